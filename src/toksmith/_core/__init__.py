@@ -1,0 +1,1 @@
+"""Compiled core of toksmith (Cython). Nothing here is public API."""

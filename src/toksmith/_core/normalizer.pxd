@@ -1,0 +1,43 @@
+from libc.stdint cimport uint32_t
+
+from toksmith._core.buffers cimport ByteBuf
+from toksmith._core.trie cimport DoubleArrayTrie
+
+# Which reference implementation's rules to follow where they differ.
+cpdef enum Rules:
+    SENTENCEPIECE = 0
+    LLAMA_CPP = 1
+
+# Error codes returned by nogil code (negative); 0 is success.
+cdef enum:
+    ERR_NO_MEMORY = -1
+    ERR_CORRUPT_CHARSMAP = -2
+    ERR_TOO_LONG = -3
+
+
+cdef class Normalizer:
+    cdef uint32_t* units
+    cdef Py_ssize_t n_units
+    cdef const char* replacements
+    cdef Py_ssize_t n_replacements
+    cdef uint32_t* replacement_lengths
+    cdef bytes _blob
+    cdef DoubleArrayTrie user_defined
+    cdef bint has_user_defined
+    cdef readonly bint add_dummy_prefix
+    cdef readonly bint remove_extra_whitespaces
+    cdef readonly bint escape_whitespaces
+    cdef readonly Rules rules
+
+    cdef int normalize(self, const unsigned char* s, Py_ssize_t n, ByteBuf* out) noexcept nogil
+    cdef _load_charsmap(self, bytes blob)
+    cdef Py_ssize_t _charsmap_match(self, const unsigned char* s, Py_ssize_t n,
+                                    uint32_t* value) noexcept nogil
+    cdef Py_ssize_t _prefix(self, const unsigned char* s, Py_ssize_t n,
+                            const char** out, Py_ssize_t* out_len) noexcept nogil
+    cdef int _append_space(self, ByteBuf* out) noexcept nogil
+    cdef int _append_escaped(self, const char* r, Py_ssize_t rl, ByteBuf* out) noexcept nogil
+    cdef int _normalize_sentencepiece(self, const unsigned char* s, Py_ssize_t n,
+                                      ByteBuf* out) noexcept nogil
+    cdef int _normalize_llama_cpp(self, const unsigned char* s, Py_ssize_t n,
+                                  ByteBuf* out) noexcept nogil

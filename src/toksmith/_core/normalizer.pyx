@@ -1,0 +1,297 @@
+"""Text normalization of SentencePiece-family tokenizers.
+
+A precompiled charsmap (the XOR-compressed double array of darts-clone plus
+NUL-terminated replacement strings, as sentencepiece serializes it) is applied
+with longest-match replacement, then whitespace is handled: dummy prefix,
+collapsing of extra whitespace, escaping of spaces to U+2581.
+
+Example::
+
+    >>> n = Normalizer(b"", add_dummy_prefix=True, remove_extra_whitespaces=True,
+    ...                escape_whitespaces=True)
+    >>> n.normalize_text("  Hello   world ")
+    '▁Hello▁world'
+"""
+from libc.stdint cimport int32_t, uint32_t
+from libc.stdlib cimport free, malloc
+
+from toksmith._core.buffers cimport ByteBuf, bytebuf_append, bytebuf_free, bytebuf_push, bytebuf_reserve
+from toksmith._core.trie cimport DoubleArrayTrie
+from toksmith._core.utf8 cimport REPLACEMENT_CHAR, SPACE_SYMBOL, structural_char_len, valid_char_len
+
+
+
+class CharsMapError(ValueError):
+    """The precompiled charsmap blob is malformed."""
+
+
+cdef inline bint _has_leaf(uint32_t unit) noexcept nogil:
+    return (unit >> 8) & 1
+
+
+cdef inline uint32_t _value(uint32_t unit) noexcept nogil:
+    return unit & 0x7FFFFFFF
+
+
+cdef inline uint32_t _label(uint32_t unit) noexcept nogil:
+    return unit & ((<uint32_t>1 << 31) | 0xFF)
+
+
+cdef inline uint32_t _offset(uint32_t unit) noexcept nogil:
+    return (unit >> 10) << ((unit & (1 << 9)) >> 6)
+
+
+cdef class Normalizer:
+    """Charsmap + whitespace normalizer with sentencepiece's or llama.cpp's rules."""
+
+    def __cinit__(self, bytes charsmap=b"", *, bint add_dummy_prefix=True,
+                  bint remove_extra_whitespaces=True, bint escape_whitespaces=True,
+                  DoubleArrayTrie user_defined=None, Rules rules=Rules.SENTENCEPIECE):
+        self.units = NULL
+        self.replacement_lengths = NULL
+        self.add_dummy_prefix = add_dummy_prefix
+        self.remove_extra_whitespaces = remove_extra_whitespaces
+        self.escape_whitespaces = escape_whitespaces
+        self.user_defined = user_defined
+        self.has_user_defined = user_defined is not None and user_defined.num_keys > 0
+        self.rules = rules
+        self._blob = charsmap
+        if charsmap:
+            self._load_charsmap(charsmap)
+
+    def __dealloc__(self):
+        free(self.units)
+        free(self.replacement_lengths)
+
+    cdef _load_charsmap(self, bytes blob):
+        # Layout: <uint32 LE trie size><double array units><replacement strings>
+        cdef const unsigned char* p = <const unsigned char*>(<char*>blob)
+        cdef Py_ssize_t size = len(blob), i
+        cdef uint32_t trie_size
+        cdef const unsigned char* q
+        if size <= 4:
+            raise CharsMapError(f"charsmap of {size} bytes is too short for its 4-byte header")
+        trie_size = p[0] | (p[1] << 8) | (p[2] << 16) | (<uint32_t>p[3] << 24)
+        if trie_size >= size - 4 + 1 or trie_size % 4 != 0 or trie_size == 0:
+            raise CharsMapError(
+                f"charsmap trie size {trie_size} does not fit a {size}-byte blob "
+                f"(expected a positive multiple of 4 below {size - 4})")
+        self.n_units = trie_size // 4
+        self.units = <uint32_t*>malloc(trie_size)
+        if self.units == NULL:
+            raise MemoryError()
+        for i in range(self.n_units):
+            q = p + 4 + 4 * i
+            self.units[i] = q[0] | (q[1] << 8) | (q[2] << 16) | (<uint32_t>q[3] << 24)
+        self.replacements = <const char*>(p + 4 + trie_size)
+        self.n_replacements = size - 4 - trie_size
+        # Length of the NUL-terminated replacement starting at each offset.
+        self.replacement_lengths = <uint32_t*>malloc((self.n_replacements + 1) * sizeof(uint32_t))
+        if self.replacement_lengths == NULL:
+            raise MemoryError()
+        self.replacement_lengths[self.n_replacements] = 0
+        for i in range(self.n_replacements - 1, -1, -1):
+            if self.replacements[i] == 0:
+                self.replacement_lengths[i] = 0
+            else:
+                self.replacement_lengths[i] = self.replacement_lengths[i + 1] + 1
+
+    cdef Py_ssize_t _charsmap_match(self, const unsigned char* s, Py_ssize_t n,
+                                           uint32_t* value) noexcept nogil:
+        """Longest charsmap key prefixing s[:n]; 0 if none.
+
+        Parity: darts-clone commonPrefixSearch as sentencepiece's NormalizePrefix
+        uses it; llama.cpp additionally stops at a NUL byte.
+        """
+        cdef Py_ssize_t node_pos, i, longest = 0
+        cdef uint32_t unit
+        cdef bint stop_at_nul = self.rules == Rules.LLAMA_CPP
+        node_pos = _offset(self.units[0])
+        for i in range(n):
+            if stop_at_nul and s[i] == 0:
+                break
+            node_pos ^= s[i]
+            if node_pos >= self.n_units:
+                break
+            unit = self.units[node_pos]
+            if _label(unit) != s[i]:
+                break
+            node_pos ^= _offset(unit)
+            if node_pos >= self.n_units:
+                break
+            if _has_leaf(unit):
+                longest = i + 1
+                value[0] = _value(self.units[node_pos])
+        return longest
+
+    cdef Py_ssize_t _prefix(self, const unsigned char* s, Py_ssize_t n,
+                                   const char** out, Py_ssize_t* out_len) noexcept nogil:
+        """Normalize the next unit of s[:n]: returns bytes consumed, or a negative error."""
+        cdef int32_t ud_value
+        cdef uint32_t value = 0
+        cdef Py_ssize_t m
+        # User-defined pieces pass through unnormalized (sentencepiece PrefixMatcher).
+        if self.has_user_defined:
+            m = self.user_defined.longest_prefix(s, n, &ud_value)
+            if m > 0:
+                out[0] = <const char*>s
+                out_len[0] = m
+                return m
+        if self.n_units:
+            m = self._charsmap_match(s, n, &value)
+            if m > 0:
+                if value >= <uint32_t>self.n_replacements:
+                    return ERR_CORRUPT_CHARSMAP
+                out[0] = self.replacements + value
+                out_len[0] = self.replacement_lengths[value]
+                return m
+        if self.rules == Rules.SENTENCEPIECE:
+            m = valid_char_len(s, n)
+        else:
+            m = structural_char_len(s, n)
+        if m == 0:
+            # Malformed UTF-8: one byte becomes U+FFFD (both references).
+            out[0] = REPLACEMENT_CHAR
+            out_len[0] = 3
+            return 1
+        out[0] = <const char*>s
+        out_len[0] = m
+        return m
+
+    cdef int _append_space(self, ByteBuf* out) noexcept nogil:
+        if self.escape_whitespaces:
+            return bytebuf_append(out, SPACE_SYMBOL, 3)
+        return bytebuf_push(out, b' ')
+
+    cdef int _append_escaped(self, const char* r, Py_ssize_t rl, ByteBuf* out) noexcept nogil:
+        cdef Py_ssize_t k
+        if bytebuf_reserve(out, rl * 3) < 0:
+            return ERR_NO_MEMORY
+        for k in range(rl):
+            if r[k] == b' ' and self.escape_whitespaces:
+                out.data[out.size] = SPACE_SYMBOL[0]
+                out.data[out.size + 1] = SPACE_SYMBOL[1]
+                out.data[out.size + 2] = SPACE_SYMBOL[2]
+                out.size += 3
+            else:
+                out.data[out.size] = r[k]
+                out.size += 1
+        return 0
+
+    cdef int normalize(self, const unsigned char* s, Py_ssize_t n, ByteBuf* out) noexcept nogil:
+        out.size = 0
+        if n == 0:
+            return 0
+        if bytebuf_reserve(out, n * 3 + 3) < 0:
+            return ERR_NO_MEMORY
+        if self.rules == Rules.SENTENCEPIECE:
+            return self._normalize_sentencepiece(s, n, out)
+        return self._normalize_llama_cpp(s, n, out)
+
+    cdef int _normalize_sentencepiece(self, const unsigned char* s, Py_ssize_t n, ByteBuf* out) noexcept nogil:
+        # Parity: sentencepiece normalizer.cc Normalizer::Normalize.
+        cdef const char* r
+        cdef Py_ssize_t rl, m
+        cdef bint is_prev_space
+        cdef const char* space
+        cdef Py_ssize_t space_len
+        if self.remove_extra_whitespaces:
+            # Heading units that normalize to exactly " " are dropped.
+            while n > 0:
+                m = self._prefix(s, n, &r, &rl)
+                if m < 0:
+                    return <int>m
+                if not (rl == 1 and r[0] == b' '):
+                    break
+                s += m
+                n -= m
+            if n == 0:
+                return 0
+        if self.add_dummy_prefix:
+            if self._append_space(out) < 0:
+                return ERR_NO_MEMORY
+        is_prev_space = self.remove_extra_whitespaces
+        while n > 0:
+            m = self._prefix(s, n, &r, &rl)
+            if m < 0:
+                return <int>m
+            while is_prev_space and rl > 0 and r[0] == b' ':
+                r += 1
+                rl -= 1
+            if rl > 0:
+                if self._append_escaped(r, rl, out) < 0:
+                    return ERR_NO_MEMORY
+                is_prev_space = r[rl - 1] == b' '
+            s += m
+            n -= m
+            if not self.remove_extra_whitespaces:
+                is_prev_space = False
+        if self.remove_extra_whitespaces:
+            space = SPACE_SYMBOL
+            space_len = 3 if self.escape_whitespaces else 1
+            while out.size >= space_len and (
+                    (space_len == 1 and out.data[out.size - 1] == b' ')
+                    or (space_len == 3 and out.data[out.size - 3] == space[0]
+                        and out.data[out.size - 2] == space[1]
+                        and out.data[out.size - 1] == space[2])):
+                out.size -= space_len
+        return 0
+
+    cdef int _normalize_llama_cpp(self, const unsigned char* s, Py_ssize_t n, ByteBuf* out) noexcept nogil:
+        # Parity: llama.cpp llm_tokenizer_ugm_session::normalize.
+        cdef const char* r
+        cdef Py_ssize_t rl, m, k
+        cdef bint prepend = self.add_dummy_prefix
+        cdef bint merge = self.remove_extra_whitespaces
+        cdef bint is_space_prepended = False
+        cdef bint processing_non_ws = False
+        while n > 0:
+            m = self._prefix(s, n, &r, &rl)
+            if m < 0:
+                return <int>m
+            for k in range(rl):
+                if r[k] != b' ':
+                    if not processing_non_ws:
+                        processing_non_ws = True
+                        if (prepend and not is_space_prepended) or merge:
+                            if self._append_space(out) < 0:
+                                return ERR_NO_MEMORY
+                            is_space_prepended = True
+                    if bytebuf_push(out, r[k]) < 0:
+                        return ERR_NO_MEMORY
+                else:
+                    processing_non_ws = False
+                    if not merge:
+                        if self._append_space(out) < 0:
+                            return ERR_NO_MEMORY
+            s += m
+            n -= m
+        return 0
+
+    def normalize_text(self, text):
+        """Normalize `text` (str or bytes) and return the result as str."""
+        cdef bytes data = text.encode("utf-8") if isinstance(text, str) else bytes(text)
+        cdef ByteBuf out
+        cdef int rc
+        out.data = NULL
+        out.size = 0
+        out.cap = 0
+        try:
+            rc = self.normalize(<const unsigned char*>(<char*>data), len(data), &out)
+            raise_for_status(rc)
+            return out.data[:out.size].decode("utf-8", "replace")
+        finally:
+            bytebuf_free(&out)
+
+
+def raise_for_status(int rc):
+    """Turn a negative status from nogil code into the matching exception."""
+    if rc >= 0:
+        return
+    if rc == ERR_NO_MEMORY:
+        raise MemoryError()
+    if rc == ERR_CORRUPT_CHARSMAP:
+        raise CharsMapError("precompiled charsmap points past its replacement strings")
+    if rc == ERR_TOO_LONG:
+        raise ValueError("text too long: more than 2**31 - 2 bytes after normalization")
+    raise RuntimeError(f"internal error {rc}")

@@ -1,0 +1,25 @@
+from libc.stdint cimport int32_t
+
+from toksmith._core.buffers cimport IdBuf
+from toksmith._core.trie cimport DANode
+
+# Trie values of the Unigram vocabulary: the piece id plus its type flags.
+cdef enum:
+    VALUE_ID_MASK = 0x0FFFFFFF
+    VALUE_USER_DEFINED = 0x10000000
+    VALUE_UNUSED = 0x20000000
+
+
+cdef struct UnigramParams:
+    const DANode* nodes
+    float unk_score      # min over NORMAL pieces minus 10
+    int32_t unk_id
+
+
+cdef int viterbi_sentencepiece(const UnigramParams* p, const unsigned char* s, Py_ssize_t n,
+                               void** lattice, Py_ssize_t* lattice_cap,
+                               IdBuf* ids, IdBuf* starts) noexcept nogil
+
+cdef int viterbi_llama_cpp(const UnigramParams* p, const unsigned char* s, Py_ssize_t n,
+                           void** lattice, Py_ssize_t* lattice_cap,
+                           IdBuf* ids, IdBuf* starts) noexcept nogil

@@ -1,0 +1,195 @@
+"""Unigram (SentencePiece UNIGRAM / llama.cpp UGM) segmentation by Viterbi.
+
+The lattice is never materialized: one pass over character starts walks the
+double-array trie and relaxes best-path entries for every piece that matches,
+then the best path is read back from the end. Time is linear in the input
+times the longest piece; memory is one small record per input byte.
+"""
+from libc.float cimport DBL_MAX
+from libc.stdint cimport int32_t
+from libc.stdlib cimport realloc
+
+from toksmith._core.buffers cimport IdBuf, idbuf_push, idbuf_reserve
+from toksmith._core.trie cimport DANode, da_child
+from toksmith._core.utf8 cimport one_char_len
+
+
+cdef float USER_DEFINED_SCORE_PER_BYTE = 0.1
+
+
+cdef struct SpEntry:
+    float score
+    int32_t start
+    int32_t id
+
+
+cdef struct LlamaEntry:
+    double score
+    int32_t start
+    int32_t id
+
+
+cdef int _reserve_lattice(void** lattice, Py_ssize_t* cap, Py_ssize_t need) noexcept nogil:
+    cdef void* p
+    if need <= cap[0]:
+        return 0
+    if need < 4096:
+        need = 4096
+    p = realloc(lattice[0], need)
+    if p == NULL:
+        return -1
+    lattice[0] = p
+    cap[0] = need
+    return 0
+
+
+cdef int _read_back(const int32_t* entry_start, const int32_t* entry_id, Py_ssize_t stride,
+                    Py_ssize_t n, IdBuf* ids, IdBuf* starts) noexcept nogil:
+    """Follow start links from n back to 0, writing pieces in text order."""
+    cdef Py_ssize_t count = 0, pos = n, i, j
+    cdef int32_t tmp
+    ids.size = 0
+    starts.size = 0
+    while pos > 0:
+        if idbuf_push(ids, entry_id[pos * stride]) < 0:
+            return -1
+        pos = entry_start[pos * stride]
+        if idbuf_push(starts, <int32_t>pos) < 0:
+            return -1
+        count += 1
+    i = 0
+    j = count - 1
+    while i < j:
+        tmp = ids.data[i]; ids.data[i] = ids.data[j]; ids.data[j] = tmp
+        tmp = starts.data[i]; starts.data[i] = starts.data[j]; starts.data[j] = tmp
+        i += 1
+        j -= 1
+    return 0
+
+
+cdef int viterbi_sentencepiece(const UnigramParams* p, const unsigned char* s, Py_ssize_t n,
+                               void** lattice, Py_ssize_t* lattice_cap,
+                               IdBuf* ids, IdBuf* starts) noexcept nogil:
+    # Parity: sentencepiece unigram_model.cc Model::EncodeOptimized. Path
+    # scores are float sums and ties keep the earlier candidate. (The source
+    # reads as double sums stored in float, but the released 0.2.3 binary
+    # agrees with float sums on every fixture line; the mixed reading broke
+    # ties differently on 75 of 159,462 lines of test_model.model.)
+    cdef SpEntry* best
+    cdef SpEntry* target
+    cdef const DANode* nodes = p.nodes
+    cdef Py_ssize_t pos, k, i, mblen, length
+    cdef int32_t node, value
+    cdef float till_here, unk_candidate
+    cdef float score, candidate
+    cdef bint has_single_node
+    if _reserve_lattice(lattice, lattice_cap, (n + 1) * sizeof(SpEntry)) < 0:
+        return -1
+    best = <SpEntry*>lattice[0]
+    for i in range(n + 1):
+        best[i].score = 0
+        best[i].start = -1
+        best[i].id = -1
+    pos = 0
+    while pos < n:
+        till_here = best[pos].score
+        has_single_node = False
+        mblen = one_char_len(s[pos])
+        if mblen > n - pos:
+            mblen = n - pos
+        node = 0
+        k = pos
+        while k < n:
+            node = da_child(nodes, node, s[k])
+            k += 1
+            if node < 0:
+                break
+            value = nodes[node].value
+            if value < 0 or (value & VALUE_UNUSED):
+                continue
+            length = k - pos
+            if value & VALUE_USER_DEFINED:
+                # Parity: "user defined symbol receives extra bonus to always be
+                # selected". The released sentencepiece 0.2.3 scores it as
+                # 0.1 per byte minus 0.1, in float (measured with nbest scores
+                # and on every corpus line; the source's max_score_ suggests
+                # about -0.1, which the binary does not do).
+                score = <float>(<double>(<float>length * USER_DEFINED_SCORE_PER_BYTE) - 0.1)
+            else:
+                score = nodes[node].score
+            candidate = score + till_here
+            target = &best[k]
+            if target.start == -1 or candidate > target.score:
+                target.score = candidate
+                target.start = <int32_t>pos
+                target.id = value & VALUE_ID_MASK
+            if length == mblen:
+                has_single_node = True
+        if not has_single_node:
+            target = &best[pos + mblen]
+            unk_candidate = p.unk_score + till_here
+            if target.start == -1 or unk_candidate > target.score:
+                target.score = unk_candidate
+                target.start = <int32_t>pos
+                target.id = p.unk_id
+        pos += mblen
+    return _read_back(&best[0].start, &best[0].id, sizeof(SpEntry) // sizeof(int32_t), n, ids, starts)
+
+
+cdef int viterbi_llama_cpp(const UnigramParams* p, const unsigned char* s, Py_ssize_t n,
+                           void** lattice, Py_ssize_t* lattice_cap,
+                           IdBuf* ids, IdBuf* starts) noexcept nogil:
+    # Parity: llama.cpp llm_tokenizer_ugm_session::tokenize: double sums,
+    # user-defined pieces scored 0, UNUSED pieces not skipped.
+    cdef LlamaEntry* best
+    cdef LlamaEntry* target
+    cdef const DANode* nodes = p.nodes
+    cdef Py_ssize_t pos, k, i, mblen
+    cdef int32_t node, value
+    cdef double till_here, candidate
+    cdef bint has_single_node
+    if _reserve_lattice(lattice, lattice_cap, (n + 1) * sizeof(LlamaEntry)) < 0:
+        return -1
+    best = <LlamaEntry*>lattice[0]
+    for i in range(n + 1):
+        best[i].score = -DBL_MAX
+        best[i].start = 0
+        best[i].id = p.unk_id
+    best[0].score = 0
+    pos = 0
+    while pos < n:
+        till_here = best[pos].score
+        has_single_node = False
+        mblen = one_char_len(s[pos])
+        if mblen > n - pos:
+            mblen = n - pos
+        node = 0
+        k = pos
+        while k < n:
+            node = da_child(nodes, node, s[k])
+            k += 1
+            if node < 0:
+                break
+            value = nodes[node].value
+            if value < 0:
+                continue
+            if k - pos == mblen:
+                has_single_node = True
+            if value & VALUE_USER_DEFINED:
+                candidate = till_here
+            else:
+                candidate = till_here + <double>nodes[node].score
+            target = &best[k]
+            if candidate > target.score:
+                target.score = candidate
+                target.start = <int32_t>pos
+                target.id = value & VALUE_ID_MASK
+        if not has_single_node:
+            target = &best[pos + mblen]
+            candidate = till_here + <double>p.unk_score
+            if candidate > target.score:
+                target.score = candidate
+                target.start = <int32_t>pos
+                target.id = p.unk_id
+        pos += mblen
+    return _read_back(&best[0].start, &best[0].id, sizeof(LlamaEntry) // sizeof(int32_t), n, ids, starts)

@@ -1,0 +1,125 @@
+"""The `toksmith` command: encode, decode and inspect from the shell.
+
+    toksmith encode "Hello, world"                 # ids, embedded model
+    toksmith encode -m spiece.model -f in.txt      # one line of ids per input line
+    echo "Hello" | toksmith encode --pieces
+    toksmith decode 259 2372 261
+    toksmith inspect -m model.gguf
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Iterable, Iterator
+
+import toksmith
+
+
+def _build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="toksmith", description="Tokenize text for language models.")
+    parser.add_argument("--version", action="version", version=f"toksmith {toksmith.__version__}")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    def with_model(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
+        p.add_argument("-m", "--model", help="tokenizer file or folder (default: the embedded model)")
+        return p
+
+    encode = with_model(commands.add_parser("encode", help="text -> token ids"))
+    encode.add_argument("text", nargs="?", help="text to encode (default: stdin, one line at a time)")
+    encode.add_argument("-f", "--file", help="encode each line of FILE ('-' for stdin)")
+    encode.add_argument("--pieces", action="store_true", help="print pieces instead of ids")
+    encode.add_argument("--json", action="store_true", help="print one JSON array per input")
+    encode.add_argument("--no-special", action="store_true", help="do not add BOS/EOS")
+
+    decode = with_model(commands.add_parser("decode", help="token ids -> text"))
+    decode.add_argument("ids", nargs="*", help="ids to decode (default: stdin, one sequence per line)")
+
+    inspect = with_model(commands.add_parser("inspect", help="describe a tokenizer"))
+    inspect.add_argument("path", nargs="?", help="tokenizer file (same as --model)")
+    inspect.add_argument("--json", action="store_true", help="print JSON")
+    return parser
+
+
+def _load(model: str | None) -> toksmith.Tokenizer:
+    return toksmith.load(model) if model else toksmith.load_embedded()
+
+
+def _lines(stream) -> Iterator[str]:
+    for line in stream:
+        yield line[:-1] if line.endswith("\n") else line
+
+
+def _encode(args) -> None:
+    tok = _load(args.model)
+    if args.text is not None and args.file:
+        raise SystemExit("toksmith: error: give TEXT or --file, not both")
+    if args.text is not None:
+        texts: Iterable[str] = [args.text]
+    elif args.file and args.file != "-":
+        with open(args.file, encoding="utf-8", errors="surrogateescape") as f:
+            texts = list(_lines(f))
+    else:
+        texts = _lines(sys.stdin)
+    out = sys.stdout
+    for text in texts:
+        if not text.isascii() and any("\udc80" <= c <= "\udcff" for c in text):
+            text = text.encode("utf-8", "surrogateescape")   # pass invalid UTF-8 through as bytes
+        if args.pieces:
+            result: list = tok.tokenize(text, add_special=not args.no_special)
+            out.write(json.dumps(result, ensure_ascii=False) if args.json else " ".join(result))
+        else:
+            result = tok.encode(text, add_special=not args.no_special)
+            out.write(json.dumps(result) if args.json else " ".join(map(str, result)))
+        out.write("\n")
+
+
+def _parse_ids(words: list[str]) -> list[int]:
+    ids = []
+    for word in words:
+        for part in word.replace(",", " ").replace("[", " ").replace("]", " ").split():
+            try:
+                ids.append(int(part))
+            except ValueError:
+                raise SystemExit(f"toksmith: error: {part!r} is not a token id") from None
+    return ids
+
+
+def _decode(args) -> None:
+    tok = _load(args.model)
+    sequences = [args.ids] if args.ids else (line.split() for line in _lines(sys.stdin))
+    for words in sequences:
+        sys.stdout.write(tok.decode(_parse_ids(words)) + "\n")
+
+
+def _inspect(args) -> None:
+    if args.path and args.model:
+        raise SystemExit("toksmith: error: give the tokenizer as PATH or --model, not both")
+    info = _load(args.path or args.model).describe()
+    if args.json:
+        print(json.dumps(info, ensure_ascii=False, indent=2))
+        return
+    for key, value in info.items():
+        if isinstance(value, dict):
+            value = ", ".join(f"{k}={v}" for k, v in value.items()) or "none"
+        print(f"{key + ':':<14} {value}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _build_parser().parse_args(argv)
+    handlers = {"encode": _encode, "decode": _decode, "inspect": _inspect}
+    try:
+        handlers[args.command](args)
+    except BrokenPipeError:
+        sys.stderr.close()   # reader went away (e.g. `| head`): not an error
+        return 0
+    except KeyboardInterrupt:
+        return 130
+    except (toksmith.ToksmithError, OSError, ValueError, TypeError) as e:
+        print(f"toksmith: error: {e}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

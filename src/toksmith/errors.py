@@ -1,0 +1,43 @@
+"""The exceptions toksmith raises.
+
+Every error a user can cause (a bad file, a bad id, a feature not there yet)
+is a `ToksmithError`, and also the builtin exception it resembles, so
+``except ValueError`` keeps working for callers who don't know toksmith.
+
+>>> try:
+...     raise ModelFormatError("m.model", "truncated varint (at byte offset 3)")
+... except ValueError as e:
+...     print(e)
+m.model: truncated varint (at byte offset 3)
+"""
+from __future__ import annotations
+
+import os
+
+
+class ToksmithError(Exception):
+    """Base class of every toksmith error."""
+
+
+class ModelFormatError(ToksmithError, ValueError):
+    """A model file is truncated, corrupted or not of the format it claims.
+
+    `path` is the file; the message says what was expected and what was found.
+    """
+
+    def __init__(self, path: str | os.PathLike, message: str):
+        self.path = os.fspath(path)
+        self.detail = message
+        super().__init__(f"{self.path}: {message}")
+
+
+class UnsupportedModelError(ModelFormatError):
+    """A well-formed model file uses a tokenizer type toksmith does not support yet."""
+
+
+class UnsupportedFeatureError(ToksmithError, NotImplementedError):
+    """An option that this tokenizer does not support yet."""
+
+
+class TokenIdError(ToksmithError, IndexError):
+    """A token id outside the vocabulary."""

@@ -1,0 +1,131 @@
+"""GGUF files: the tokenizer stored in a GGUF model's metadata.
+
+The file is memory-mapped and only its header and key/value section are
+read, so loading the tokenizer of a multi-gigabyte model touches a few
+megabytes. Example::
+
+    >>> spec = read_gguf("model.gguf")   # doctest: +SKIP
+"""
+from __future__ import annotations
+
+import mmap
+import os
+from array import array
+
+from toksmith._core.wire import WireFormatError, parse_gguf_metadata
+from toksmith.decoders.sentencepiece import SentencePieceDecoderSpec
+from toksmith.errors import ModelFormatError, UnsupportedModelError
+from toksmith.normalizers.charsmap import CharsMapNormalizerSpec
+from toksmith.spec import Algorithm, FileFormat, ReferenceRules, TokenizerSpec
+from toksmith.vocab import SpecialIds, TokenType, Vocab
+
+# tokenizer.ggml.model values llama.cpp knows; only "t5" (UGM) is read so far.
+KNOWN_TOKENIZER_MODELS = ("llama", "gpt2", "bert", "t5", "rwkv", "plamo2", "none", "no_vocab")
+SUPPORTED_TOKENIZER_MODELS = ("t5",)
+
+SPECIAL_ID_KEYS = {
+    "bos": "tokenizer.ggml.bos_token_id", "eos": "tokenizer.ggml.eos_token_id",
+    "unk": "tokenizer.ggml.unknown_token_id", "pad": "tokenizer.ggml.padding_token_id",
+    "sep": "tokenizer.ggml.seperator_token_id",   # sic: llama.cpp's spelling
+    "mask": "tokenizer.ggml.mask_token_id",
+}
+# llama.cpp's defaults for a "t5" (UGM) vocabulary (llama-vocab.cpp).
+UGM_DEFAULT_SPECIAL = {"bos": None, "eos": 1, "unk": 2, "pad": 0, "sep": None, "mask": None}
+
+
+def read_gguf_metadata(path: str | os.PathLike) -> dict[str, object]:
+    """Key/value metadata of a GGUF file (tensors are never read)."""
+    with open(path, "rb") as f:
+        try:
+            mapped = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+        except ValueError:
+            raise ModelFormatError(path, "file is empty") from None
+    try:
+        with memoryview(mapped) as view:
+            _version, _tensors, values, _types = parse_gguf_metadata(view)
+        return values
+    except WireFormatError as e:
+        raise ModelFormatError(path, str(e)) from None
+    finally:
+        mapped.close()
+
+
+def read_gguf(path: str | os.PathLike) -> TokenizerSpec:
+    """Read the tokenizer of a GGUF file."""
+    source = os.fspath(path)
+    meta = read_gguf_metadata(path)
+    model = meta.get("tokenizer.ggml.model")
+    if model is None:
+        raise ModelFormatError(source, "no tokenizer.ggml.model key: this GGUF has no tokenizer")
+    if not isinstance(model, str):
+        raise ModelFormatError(source, f"tokenizer.ggml.model is {type(model).__name__}, expected a string")
+    if model not in KNOWN_TOKENIZER_MODELS:
+        raise ModelFormatError(source, f"tokenizer.ggml.model is {model!r}, expected one of "
+                                       f"{list(KNOWN_TOKENIZER_MODELS)}")
+    if model not in SUPPORTED_TOKENIZER_MODELS:
+        raise UnsupportedModelError(source, f"GGUF tokenizer model {model!r} is not supported yet "
+                                            f"(supported: {list(SUPPORTED_TOKENIZER_MODELS)})")
+    return _read_ugm(meta, source)
+
+
+def _read_ugm(meta: dict[str, object], source: str) -> TokenizerSpec:
+    tokens = meta.get("tokenizer.ggml.tokens")
+    if not isinstance(tokens, list) or not tokens or not all(isinstance(t, bytes) for t in tokens):
+        raise ModelFormatError(source, "tokenizer.ggml.tokens must be a non-empty array of strings")
+    n = len(tokens)
+    scores = _number_array(meta, "tokenizer.ggml.scores", n, source, default=0.0)
+    types = _number_array(meta, "tokenizer.ggml.token_type", n, source, default=TokenType.NORMAL)
+    for i, t in enumerate(types):
+        if not 0 <= t <= 6:
+            raise ModelFormatError(source, f"tokenizer.ggml.token_type[{i}] is {t}, expected 0..6")
+        if not tokens[i] and t in (TokenType.NORMAL, TokenType.USER_DEFINED, TokenType.UNUSED):
+            raise ModelFormatError(source, f"token {i} is empty")
+    special = {}
+    for role, key in SPECIAL_ID_KEYS.items():
+        value = meta.get(key, UGM_DEFAULT_SPECIAL[role])
+        if value is not None and not (isinstance(value, int) and 0 <= value < n):
+            if role == "unk":
+                raise ModelFormatError(source, f"{key} is {value!r}, outside the {n}-token vocabulary")
+            value = None
+        special[role] = value
+    if special["unk"] is None:
+        raise ModelFormatError(source, "the vocabulary has no unknown token")
+
+    charsmap = meta.get("tokenizer.ggml.precompiled_charsmap", array("B"))
+    if not isinstance(charsmap, array) or charsmap.typecode not in "bB":
+        raise ModelFormatError(source, "tokenizer.ggml.precompiled_charsmap must be an int8/uint8 array")
+    normalizer = CharsMapNormalizerSpec(
+        name="precompiled" if len(charsmap) else "identity",
+        precompiled_charsmap=charsmap.tobytes(),
+        add_dummy_prefix=_flag(meta, "tokenizer.ggml.add_space_prefix", False, source),
+        remove_extra_whitespaces=_flag(meta, "tokenizer.ggml.remove_extra_whitespaces", False, source),
+        escape_whitespaces=True,
+    )
+    vocab = Vocab(pieces=list(tokens), scores=[float(s) for s in scores],
+                  types=bytes(int(t) for t in types), special=SpecialIds(**special))
+    return TokenizerSpec(
+        source=source, file_format=FileFormat.GGUF, algorithm=Algorithm.UNIGRAM,
+        rules=ReferenceRules.LLAMA_CPP, vocab=vocab, normalizer=normalizer,
+        decoder=SentencePieceDecoderSpec(add_dummy_prefix=normalizer.add_dummy_prefix,
+                                         remove_extra_whitespaces=normalizer.remove_extra_whitespaces),
+        byte_fallback=False,
+        add_bos=_flag(meta, "tokenizer.ggml.add_bos_token", False, source),
+        add_eos=_flag(meta, "tokenizer.ggml.add_eos_token", True, source),
+    )
+
+
+def _flag(meta: dict[str, object], key: str, default: bool, source: str) -> bool:
+    value = meta.get(key, default)
+    if not isinstance(value, bool):
+        raise ModelFormatError(source, f"{key} is {value!r}, expected a bool")
+    return value
+
+
+def _number_array(meta, key, n, source, default):
+    value = meta.get(key)
+    if value is None:
+        return [default] * n
+    if not isinstance(value, array) or len(value) != n:
+        found = f"{len(value)} values" if isinstance(value, (array, list)) else type(value).__name__
+        raise ModelFormatError(source, f"{key} must be a numeric array of {n} values, found {found}")
+    return value

@@ -1,0 +1,184 @@
+"""SentencePiece `.model` files (a serialized sentencepiece.ModelProto).
+
+Only the fields that change encoding or decoding are read; trainer-only
+settings are ignored. Example::
+
+    >>> spec = read_sentencepiece("spiece.model")   # doctest: +SKIP
+    >>> spec.algorithm, len(spec.vocab)              # doctest: +SKIP
+    (<Algorithm.UNIGRAM: 'unigram'>, 32000)
+"""
+from __future__ import annotations
+
+import os
+from enum import IntEnum
+
+from toksmith._core.pieces import count_type, first_invalid_piece
+from toksmith._core.wire import WireFormatError, parse_message, parse_model_proto
+from toksmith.decoders.sentencepiece import DEFAULT_UNK_SURFACE, SentencePieceDecoderSpec
+from toksmith.errors import ModelFormatError, UnsupportedModelError
+from toksmith.normalizers.charsmap import CharsMapNormalizerSpec
+from toksmith.spec import Algorithm, FileFormat, ReferenceRules, TokenizerSpec
+from toksmith.vocab import SpecialIds, TokenType, Vocab
+
+# Largest .model accepted; real ones are under 30 MB.
+MAX_MODEL_BYTES = 1 << 30
+
+
+class ModelType(IntEnum):
+    """TrainerSpec.model_type."""
+
+    UNIGRAM = 1
+    BPE = 2
+    WORD = 3
+    CHAR = 4
+
+
+# Field numbers of sentencepiece_model.proto.
+MODEL_TRAINER_SPEC, MODEL_NORMALIZER_SPEC, MODEL_DENORMALIZER_SPEC = 2, 3, 5
+TRAINER_MODEL_TYPE = 3
+TRAINER_TREAT_WHITESPACE_AS_SUFFIX = 24
+TRAINER_BYTE_FALLBACK = 35
+TRAINER_UNK_SURFACE = 44
+TRAINER_PIECES = {45: "unk", 46: "bos", 47: "eos", 48: "pad"}   # *_piece fields
+NORMALIZER_FIELDS = {1: "name", 2: "precompiled_charsmap", 3: "add_dummy_prefix",
+                     4: "remove_extra_whitespaces", 5: "escape_whitespaces"}
+DEFAULT_SPECIAL_PIECES = {"unk": b"<unk>", "bos": b"<s>", "eos": b"</s>", "pad": b"<pad>"}
+RESERVED_TYPES = (TokenType.UNKNOWN, TokenType.CONTROL, TokenType.BYTE)
+
+
+def read_sentencepiece(path: str | os.PathLike) -> TokenizerSpec:
+    """Read a SentencePiece model file; raises `ModelFormatError` on malformed input."""
+    size = os.path.getsize(path)
+    if size > MAX_MODEL_BYTES:
+        raise ModelFormatError(path, f"{size} bytes is too large for a SentencePiece model")
+    with open(path, "rb") as f:
+        data = f.read()
+    return parse_sentencepiece(data, os.fspath(path))
+
+
+def parse_sentencepiece(data: bytes, source: str = "<bytes>") -> TokenizerSpec:
+    """Parse serialized ModelProto bytes (see `read_sentencepiece`)."""
+    try:
+        pieces, scores, types, others = parse_model_proto(data)
+        fields = {field: value for field, wire, value in others if wire == 2}
+        trainer = _fields(parse_message(fields.get(MODEL_TRAINER_SPEC, b"")))
+        normalizer = _fields(parse_message(fields.get(MODEL_NORMALIZER_SPEC, b"")))
+        denormalizer = (_fields(parse_message(fields[MODEL_DENORMALIZER_SPEC]))
+                        if MODEL_DENORMALIZER_SPEC in fields else None)
+    except WireFormatError as e:
+        raise ModelFormatError(source, f"not a valid SentencePiece model: {e}") from None
+    if not pieces:
+        raise ModelFormatError(source, "no pieces found: expected a SentencePiece ModelProto "
+                                       "(field 1 repeated SentencePiece)")
+
+    model_type = trainer.get(TRAINER_MODEL_TYPE, ModelType.UNIGRAM)
+    if model_type not in ModelType._value2member_map_:
+        raise ModelFormatError(source, f"trainer_spec.model_type is {model_type}, "
+                                       f"expected one of {[m.value for m in ModelType]}")
+    if model_type != ModelType.UNIGRAM:
+        raise UnsupportedModelError(
+            source, f"SentencePiece {ModelType(model_type).name} models are not supported yet "
+                    f"(supported: UNIGRAM)")
+    if trainer.get(TRAINER_TREAT_WHITESPACE_AS_SUFFIX, 0):
+        raise UnsupportedModelError(source, "treat_whitespace_as_suffix is not supported yet")
+
+    byte_fallback = bool(trainer.get(TRAINER_BYTE_FALLBACK, 0))
+    _validate_pieces(pieces, types, byte_fallback, source)
+    special = _special_ids(pieces, types, trainer)
+    vocab = Vocab(pieces=pieces, scores=scores, types=types, special=special)
+
+    norm_spec = _normalizer_spec(normalizer, source)
+    denorm_spec = _normalizer_spec(denormalizer, source) if denormalizer else None
+    if denorm_spec is not None and not denorm_spec.precompiled_charsmap:
+        denorm_spec = None   # sentencepiece only denormalizes with a charsmap
+    unk_surface = trainer.get(TRAINER_UNK_SURFACE, DEFAULT_UNK_SURFACE.encode())
+    decoder = SentencePieceDecoderSpec(
+        unk_surface=unk_surface.decode("utf-8", "replace"),
+        add_dummy_prefix=norm_spec.add_dummy_prefix,
+        remove_extra_whitespaces=norm_spec.remove_extra_whitespaces,
+        denormalizer=denorm_spec,
+    )
+    return TokenizerSpec(
+        source=source, file_format=FileFormat.SENTENCEPIECE, algorithm=Algorithm.UNIGRAM,
+        rules=ReferenceRules.SENTENCEPIECE, vocab=vocab, normalizer=norm_spec, decoder=decoder,
+        byte_fallback=byte_fallback,
+        # sentencepiece's encode adds neither BOS nor EOS unless asked per call.
+        add_bos=False, add_eos=False,
+    )
+
+
+def _fields(fields: list[tuple[int, int, object]]) -> dict[int, object]:
+    """Last value of each field number (protobuf's rule for repeated scalars)."""
+    return {number: value for number, _wire, value in fields}
+
+
+def _normalizer_spec(fields: dict[int, object], source: str) -> CharsMapNormalizerSpec:
+    values: dict[str, object] = {}
+    for number, name in NORMALIZER_FIELDS.items():
+        if number in fields:
+            values[name] = fields[number]
+    name = values.get("name", b"")
+    charsmap = values.get("precompiled_charsmap", b"")
+    if not isinstance(name, bytes) or not isinstance(charsmap, bytes):
+        raise ModelFormatError(source, "normalizer_spec name/precompiled_charsmap must be "
+                                       "length-delimited fields")
+    return CharsMapNormalizerSpec(
+        name=name.decode("utf-8", "replace"),
+        precompiled_charsmap=charsmap,
+        add_dummy_prefix=bool(values.get("add_dummy_prefix", True)),
+        remove_extra_whitespaces=bool(values.get("remove_extra_whitespaces", True)),
+        escape_whitespaces=bool(values.get("escape_whitespaces", True)),
+    )
+
+
+def _validate_pieces(pieces: list[bytes], types: bytes, byte_fallback: bool, source: str) -> None:
+    """The checks of sentencepiece's ModelInterface::InitializePieces, same wording.
+
+    Duplicate NORMAL/USER_DEFINED/UNUSED pieces are caught when the trie is built.
+    """
+    problem = first_invalid_piece(pieces, types)
+    if problem is not None:
+        index, reason = problem
+        raise ModelFormatError(source, f"piece {index} {pieces[index]!r} {reason}")
+    if TokenType.UNDEFINED in types:
+        index = types.index(TokenType.UNDEFINED)
+        raise ModelFormatError(source, f"piece {index} has type 0, expected 1..6")
+    unk_count = count_type(types, TokenType.UNKNOWN)
+    if unk_count != 1:
+        raise ModelFormatError(source, f"expected exactly one UNKNOWN piece, found {unk_count}")
+    if not byte_fallback and TokenType.BYTE in types:
+        index = types.index(TokenType.BYTE)
+        raise ModelFormatError(source, f"byte piece {index} {pieces[index].decode()!r} is found "
+                                       f"although byte_fallback is false")
+    reserved = [p for p, t in zip(pieces, types) if t in RESERVED_TYPES] if len(pieces) else []
+    if len(set(reserved)) != len(reserved):
+        duplicate = next(p for p in reserved if reserved.count(p) > 1)
+        raise ModelFormatError(source, f"piece {duplicate.decode()!r} is already defined")
+
+
+def _special_ids(pieces: list[bytes], types: bytes, trainer: dict[int, object]) -> SpecialIds:
+    """Ids as sentencepiece's unk_id()/bos_id()/... find them: by piece text and type.
+
+    Reserved (CONTROL/UNKNOWN/BYTE) pieces are looked up before the others,
+    as in sentencepiece's PieceToId.
+    """
+    found: dict[str, int | None] = {}
+    for number, role in TRAINER_PIECES.items():
+        text = trainer.get(number, DEFAULT_SPECIAL_PIECES[role])
+        matches = [i for i in _indices(pieces, text)]
+        reserved = [i for i in matches if types[i] in RESERVED_TYPES]
+        token_id = (reserved or matches or [None])[0]
+        wanted = TokenType.UNKNOWN if role == "unk" else TokenType.CONTROL
+        found[role] = token_id if token_id is not None and types[token_id] == wanted else None
+    return SpecialIds(**found)
+
+
+def _indices(items: list[bytes], value: bytes):
+    start = 0
+    while True:
+        try:
+            start = items.index(value, start)
+        except ValueError:
+            return
+        yield start
+        start += 1

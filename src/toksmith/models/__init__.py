@@ -1,0 +1,1 @@
+"""Segmentation models. The Unigram Viterbi itself is compiled in toksmith._core.unigram."""

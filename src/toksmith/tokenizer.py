@@ -1,0 +1,102 @@
+"""`Tokenizer`: the loaded, immutable, thread-safe tokenization pipeline.
+
+>>> import toksmith
+>>> tok = toksmith.load_embedded()
+>>> tok.decode(tok.encode("Hello, world"))
+'Hello, world'
+"""
+from __future__ import annotations
+
+import dataclasses
+import os
+
+from toksmith._core.engine import Engine
+from toksmith.errors import TokenIdError
+from toksmith.models.unigram import configure_unigram
+from toksmith.spec import Algorithm, ReferenceRules, TokenizerSpec
+from toksmith.vocab import SpecialIds, TokenType, Vocab
+
+
+class Tokenizer(Engine):
+    """A tokenizer compiled from a `TokenizerSpec`; build one with `toksmith.load`.
+
+    The hot methods come from the compiled engine:
+
+    - ``encode(text, add_special=True, parse_special=False) -> list[int]``
+    - ``encode_batch(texts, add_special=True, parse_special=False, num_threads=None)``
+    - ``decode(ids, skip_special=False) -> str``
+    - ``tokenize(text) -> list[str]``
+    """
+
+    def __init__(self, spec: TokenizerSpec):
+        self.spec = spec
+        if spec.algorithm is Algorithm.UNIGRAM:
+            configure_unigram(self, spec)
+        else:   # pragma: no cover - every loader maps to a known algorithm
+            raise AssertionError(spec.algorithm)
+        self._piece_ids: dict[str, int] | None = None
+
+    @classmethod
+    def from_file(cls, path: str | os.PathLike, *, rules: ReferenceRules | None = None) -> "Tokenizer":
+        from toksmith.formats import read_spec
+        spec = read_spec(path)
+        if rules is not None and rules is not spec.rules:
+            spec = dataclasses.replace(spec, rules=rules)
+        return cls(spec)
+
+    # ---------------------------------------------------------------- vocabulary
+
+    @property
+    def vocab(self) -> Vocab:
+        return self.spec.vocab
+
+    @property
+    def vocab_size(self) -> int:
+        return len(self.spec.vocab)
+
+    @property
+    def special_ids(self) -> SpecialIds:
+        return self.spec.vocab.special
+
+    def id_to_piece(self, token_id: int) -> str:
+        """The piece text of `token_id`; raises `TokenIdError` when out of range."""
+        if not 0 <= token_id < self.vocab_size:
+            raise TokenIdError(f"token id {token_id} is out of range for a vocabulary of {self.vocab_size}")
+        return self.spec.vocab.piece(token_id)
+
+    def piece_to_id(self, piece: str) -> int | None:
+        """The id of `piece`, or None when the vocabulary lacks it."""
+        if self._piece_ids is None:
+            ids: dict[str, int] = {}
+            vocab = self.spec.vocab
+            # A NORMAL/USER_DEFINED/UNUSED piece wins over a reserved one of the
+            # same text, as in sentencepiece's PieceToId.
+            for i in range(len(vocab) - 1, -1, -1):
+                ids.setdefault(vocab.piece(i), i)
+            for i in range(len(vocab)):
+                if vocab.types[i] in (TokenType.NORMAL, TokenType.USER_DEFINED, TokenType.UNUSED):
+                    ids[vocab.piece(i)] = i
+            self._piece_ids = ids
+        return self._piece_ids.get(piece)
+
+    def describe(self) -> dict[str, object]:
+        """What `toksmith inspect` prints."""
+        spec = self.spec
+        return {
+            "source": spec.source,
+            "format": spec.file_format.value,
+            "algorithm": spec.algorithm.value,
+            "rules": spec.rules.value,
+            "vocab_size": self.vocab_size,
+            "token_types": spec.vocab.type_counts(),
+            "special_ids": spec.vocab.special.as_dict(),
+            "normalizer": spec.normalizer.describe(),
+            "byte_fallback": spec.byte_fallback,
+            "add_bos": spec.add_bos,
+            "add_eos": spec.add_eos,
+        }
+
+    def __repr__(self) -> str:
+        spec = self.spec
+        return (f"<toksmith.Tokenizer {spec.algorithm.value} from {spec.file_format.value} "
+                f"{os.path.basename(spec.source)!r}, {self.vocab_size} pieces>")

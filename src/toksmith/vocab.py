@@ -1,0 +1,71 @@
+"""The vocabulary: pieces, scores and token types, as every loader produces it.
+
+>>> v = Vocab(pieces=[b"<unk>", b"\\xe2\\x96\\x81a"], scores=[0.0, -1.5],
+...           types=bytes([TokenType.UNKNOWN, TokenType.NORMAL]))
+>>> v.piece(1), v.type_of(0)
+('▁a', <TokenType.UNKNOWN: 2>)
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import IntEnum
+
+
+class TokenType(IntEnum):
+    """Token types shared by sentencepiece's ModelProto and GGUF's token_type."""
+
+    UNDEFINED = 0
+    NORMAL = 1
+    UNKNOWN = 2
+    CONTROL = 3
+    USER_DEFINED = 4
+    UNUSED = 5
+    BYTE = 6
+
+
+@dataclass(frozen=True)
+class SpecialIds:
+    """Ids of the special tokens a model names (None when it names none)."""
+
+    unk: int | None = None
+    bos: int | None = None
+    eos: int | None = None
+    pad: int | None = None
+    sep: int | None = None
+    mask: int | None = None
+
+    def as_dict(self) -> dict[str, int]:
+        return {k: v for k, v in self.__dict__.items() if v is not None}
+
+
+@dataclass(frozen=True, eq=False)
+class Vocab:
+    """Pieces as raw UTF-8 bytes, one score and one `TokenType` byte per piece."""
+
+    pieces: list[bytes]
+    scores: list[float]
+    types: bytes
+    special: SpecialIds = SpecialIds()
+
+    def __post_init__(self):
+        if not (len(self.pieces) == len(self.scores) == len(self.types)):
+            raise ValueError("pieces, scores and types differ in length")
+
+    def __len__(self) -> int:
+        return len(self.pieces)
+
+    def piece(self, token_id: int) -> str:
+        return self.pieces[token_id].decode("utf-8", "replace")
+
+    def type_of(self, token_id: int) -> TokenType:
+        return TokenType(self.types[token_id])
+
+    def ids_of_type(self, token_type: TokenType) -> list[int]:
+        return [i for i, t in enumerate(self.types) if t == token_type]
+
+    def type_counts(self) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        for t in self.types:
+            name = TokenType(t).name.lower() if t in TokenType._value2member_map_ else str(t)
+            counts[name] = counts.get(name, 0) + 1
+        return counts

@@ -1,0 +1,82 @@
+"""Shared test plumbing: where the fixtures are, and the parity report.
+
+Tests that need real model files or corpora take them from the folder named
+by TOKSMITH_FIXTURES (CI sets it to ../shared/fixtures). Unset: those tests
+skip with a reason. Set but a file is missing: they fail.
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+PARITY_REPORT: list[str] = []
+
+# Corpora of the fixture set: every line of each is compared in parity tests.
+CORPUS_FILES = (
+    "botchan.txt", "code_python_stdlib.py.txt", "man_de.txt", "man_en.txt", "man_es.txt",
+    "man_fr.txt", "man_ja.txt", "man_ru.txt", "man_zh_CN.txt", "markup_html.txt",
+    "markup_json.txt", "markup_svg.txt", "wagahaiwa_nekodearu.txt", "tricky_strings.txt",
+)
+
+
+def fixtures_dir() -> Path | None:
+    value = os.environ.get("TOKSMITH_FIXTURES")
+    return Path(value) if value else None
+
+
+@pytest.fixture(scope="session")
+def fixtures() -> Path:
+    root = fixtures_dir()
+    if root is None:
+        pytest.skip("TOKSMITH_FIXTURES is not set: real model files and corpora are unavailable")
+    if not root.is_dir():
+        pytest.fail(f"TOKSMITH_FIXTURES={root} is not a directory")
+    return root
+
+
+def fixture_file(root: Path, relative: str) -> Path:
+    path = root / relative
+    if not path.is_file():
+        pytest.fail(f"fixture file {path} is missing (TOKSMITH_FIXTURES is set)")
+    return path
+
+
+@pytest.fixture(scope="session")
+def corpus_lines(fixtures) -> dict[str, list[str]]:
+    """Every corpus as a list of lines (split on \\n; \\r kept where the file has it)."""
+    lines = {}
+    for name in CORPUS_FILES:
+        text = fixture_file(fixtures, f"corpus/{name}").read_bytes().decode("utf-8")
+        lines[name] = text.split("\n")
+    return lines
+
+
+@pytest.fixture(scope="session")
+def invalid_utf8_lines(fixtures) -> list[bytes]:
+    """The 22 invalid-UTF-8 byte strings of tricky_invalid_utf8.bin."""
+    import json
+    index = json.loads(fixture_file(fixtures, "corpus/tricky_invalid_utf8.index.json").read_text())
+    blob = fixture_file(fixtures, "corpus/tricky_invalid_utf8.bin").read_bytes()
+    cases = index["cases"] if isinstance(index, dict) else index
+    return [blob[c["offset"]:c["offset"] + c["length"]] for c in cases]
+
+
+@pytest.fixture(scope="session")
+def tricky_strings(fixtures) -> list[str]:
+    import json
+    data = json.loads(fixture_file(fixtures, "corpus/tricky_strings.json").read_text(encoding="utf-8"))
+    return [item["text"] for item in data]
+
+
+def report(line: str) -> None:
+    """Add a line to the parity summary printed at the end of the run."""
+    PARITY_REPORT.append(line)
+
+
+def pytest_terminal_summary(terminalreporter):
+    if PARITY_REPORT:
+        terminalreporter.section("parity: lines compared against the reference")
+        for line in PARITY_REPORT:
+            terminalreporter.write_line(line)

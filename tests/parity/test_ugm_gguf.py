@@ -1,0 +1,110 @@
+"""The T5/UGM GGUF against sentencepiece on the same vocabulary.
+
+sentencepiece gets a ModelProto built from the GGUF's own pieces, scores,
+token types, charsmap and whitespace flags; toksmith loads the GGUF file.
+"""
+from __future__ import annotations
+
+import math
+
+import pytest
+
+import toksmith
+from tests.conftest import fixture_file, report
+from tests.gguf_reference import read_metadata
+from tests.parity.test_unigram_sentencepiece import compare_corpora
+
+spm = pytest.importorskip("sentencepiece")
+pb = pytest.importorskip("sentencepiece.sentencepiece_model_pb2")
+
+GGUF_UGM = "gguf/ggml-vocab-nomic-bert-moe.gguf"
+
+
+def model_proto_from_gguf(path) -> bytes:
+    """A sentencepiece ModelProto with the GGUF's vocabulary (read by tests.gguf_reference)."""
+    meta = read_metadata(path)
+    proto = pb.ModelProto()
+    for text, score, kind in zip(meta["tokenizer.ggml.tokens"], meta["tokenizer.ggml.scores"],
+                                 meta["tokenizer.ggml.token_type"]):
+        piece = proto.pieces.add()
+        piece.piece, piece.score, piece.type = text.decode("utf-8"), score, kind
+    proto.trainer_spec.model_type = pb.TrainerSpec.UNIGRAM
+    proto.normalizer_spec.name = "precompiled"
+    proto.normalizer_spec.precompiled_charsmap = bytes(meta["tokenizer.ggml.precompiled_charsmap"])
+    proto.normalizer_spec.add_dummy_prefix = meta["tokenizer.ggml.add_space_prefix"]
+    proto.normalizer_spec.remove_extra_whitespaces = meta["tokenizer.ggml.remove_extra_whitespaces"]
+    return proto.SerializeToString()
+
+
+@pytest.fixture(scope="module")
+def gguf_path(fixtures):
+    return fixture_file(fixtures, GGUF_UGM)
+
+
+@pytest.fixture(scope="module")
+def reference(gguf_path):
+    return spm.SentencePieceProcessor(model_proto=model_proto_from_gguf(gguf_path))
+
+
+class WithoutSpecials:
+    """The GGUF tokenizer with add_special=False, as the comparison needs."""
+
+    def __init__(self, tok):
+        self.tok = tok
+
+    def encode(self, text):
+        return self.tok.encode(text, add_special=False)
+
+    def encode_batch(self, texts):
+        return self.tok.encode_batch(texts, add_special=False)
+
+    def tokenize(self, text):
+        return self.tok.tokenize(text)
+
+    def decode(self, ids):
+        return self.tok.decode(ids)
+
+
+def test_gguf_with_sentencepiece_rules_matches_sentencepiece(gguf_path, reference, corpus_lines,
+                                                             invalid_utf8_lines):
+    tok = toksmith.load(gguf_path, rules=toksmith.ReferenceRules.SENTENCEPIECE)
+    compare_corpora(WithoutSpecials(tok), reference, corpus_lines, invalid_utf8_lines,
+                    f"{GGUF_UGM} (sentencepiece rules)")
+
+
+def test_gguf_llama_cpp_rules_differ_from_sentencepiece_only_on_exact_ties(
+        gguf_path, reference, corpus_lines):
+    """llama.cpp's UGM sums scores in double, sentencepiece in float.
+
+    Where the two disagree, both segmentations must have the same total score
+    in exact arithmetic: a tie broken differently, never a worse path.
+    """
+    tok = toksmith.load(gguf_path)
+    assert tok.spec.rules is toksmith.ReferenceRules.LLAMA_CPP
+    scores = tok.vocab.scores
+    ties = compared = 0
+    for corpus, lines in corpus_lines.items():
+        expected = reference.encode(lines)
+        for line, ids, want in zip(lines, tok.encode_batch(lines, add_special=False), expected):
+            compared += 1
+            if ids == want:
+                continue
+            ties += 1
+            ours = math.fsum(scores[i] for i in ids)
+            theirs = math.fsum(scores[i] for i in want)
+            assert len(ids) == len(want) and math.isclose(ours, theirs, rel_tol=1e-6), \
+                f"{corpus}: {line!r}: {ids} (score {ours}) vs {want} (score {theirs})"
+            assert tok.decode(ids) == reference.decode(want)
+    report(f"{GGUF_UGM} (llama.cpp rules): {compared} lines, {ties} tie-breaks differ from "
+           f"sentencepiece, 0 other differences")
+
+
+def test_gguf_ugm_adds_bos_and_eos_from_metadata(gguf_path, reference):
+    tok = toksmith.load(gguf_path)
+    # The file sets add_bos_token and add_eos_token; llama_tokenize with
+    # add_special=true puts BOS first and EOS last.
+    special = tok.special_ids
+    body = reference.encode("Hello world")
+    assert tok.encode("Hello world") == [special.bos, *body, special.eos]
+    assert tok.encode("Hello world", add_special=False) == body
+    assert tok.encode("", add_special=True) == [special.bos, special.eos]
