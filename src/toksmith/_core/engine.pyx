@@ -10,7 +10,7 @@ from libc.stdlib cimport calloc, free, malloc
 from libc.string cimport memcpy
 
 from toksmith._core.buffers cimport (ByteBuf, IdBuf, bytebuf_append, bytebuf_free, bytebuf_push,
-                                     bytebuf_reserve, idbuf_free, idbuf_push)
+                                     bytebuf_reserve, idbuf_free, idbuf_push, idbuf_reserve)
 from toksmith._core.normalizer cimport ERR_NO_MEMORY, ERR_TOO_LONG, Normalizer, Rules
 from toksmith._core.trie cimport DoubleArrayTrie
 from toksmith._core.unigram cimport (VALUE_UNUSED, VALUE_USER_DEFINED, UnigramParams,
@@ -21,7 +21,9 @@ from toksmith._core.normalizer import raise_for_status
 
 cdef extern from "Python.h":
     ctypedef struct PyObject
-    PyObject* PyLong_FromLong(long v)
+    ctypedef struct PyTupleObject:
+        PyObject* ob_item[1]
+    void Py_INCREF_RAW "Py_INCREF" (PyObject* o)
     void PyList_SET_ITEM(object lst, Py_ssize_t i, PyObject* item)
     const char* PyUnicode_AsUTF8AndSize(object s, Py_ssize_t* size) except NULL
 
@@ -44,9 +46,12 @@ cdef enum:
 # Past this size a thread's scratch memory is released after the call.
 cdef Py_ssize_t SCRATCH_KEEP_BYTES = 8 << 20
 cdef Py_ssize_t MAX_NORMALIZED_BYTES = 0x7FFFFFF0
+# encode() releases the GIL for texts of at least this many UTF-8 bytes.
+cdef Py_ssize_t GIL_RELEASE_MIN_BYTES = 256
 
 
 cdef struct Scratch:
+    IdBuf out
     ByteBuf norm
     IdBuf path_ids
     IdBuf path_starts
@@ -60,6 +65,7 @@ cdef void _free_scratch(void* p) noexcept nogil:
     if sc == NULL:
         return
     bytebuf_free(&sc.norm)
+    idbuf_free(&sc.out)
     idbuf_free(&sc.path_ids)
     idbuf_free(&sc.path_starts)
     idbuf_free(&sc.spans)
@@ -88,21 +94,23 @@ cdef void _trim_scratch(Scratch* sc) noexcept nogil:
         sc.lattice_cap = 0
     if sc.norm.cap > SCRATCH_KEEP_BYTES:
         bytebuf_free(&sc.norm)
-    if sc.path_ids.cap * 4 > SCRATCH_KEEP_BYTES:
+    if sc.path_ids.cap * 4 > SCRATCH_KEEP_BYTES or sc.out.cap * 4 > SCRATCH_KEEP_BYTES:
+        idbuf_free(&sc.out)
         idbuf_free(&sc.path_ids)
         idbuf_free(&sc.path_starts)
         idbuf_free(&sc.spans)
 
 
-cdef list _id_list(const int32_t* ids, Py_ssize_t n):
+cdef list _id_list(const int32_t* ids, Py_ssize_t n, tuple id_objects):
+    """Python list of `ids`, reusing the engine's int objects (all ids are in range)."""
     cdef list out = [None] * n
     cdef Py_ssize_t i
     cdef PyObject* item
+    cdef PyObject** objects = <PyObject**>&(<PyTupleObject*>id_objects).ob_item[0]
     for i in range(n):
-        item = PyLong_FromLong(ids[i])
-        if item == NULL:
-            raise MemoryError()
-        PyList_SET_ITEM(out, i, item)   # steals the new reference (None stays immortal)
+        item = objects[ids[i]]
+        Py_INCREF_RAW(item)
+        PyList_SET_ITEM(out, i, item)   # steals the reference (None stays immortal)
     return out
 
 
@@ -148,6 +156,7 @@ cdef class Engine:
     cdef bint strip_leading_space
     cdef bint strip_all_leading_spaces
     cdef list _piece_strs
+    cdef tuple _id_objects   # the Python int of every id, so lists are built without allocating
     cdef bint configured
 
     def __cinit__(self, *args, **kwargs):
@@ -218,6 +227,7 @@ cdef class Engine:
             piece = pieces[i]
             memcpy(self.piece_data + self.piece_offsets[i], <char*>piece, len(piece))
         self._piece_strs = None   # decoded on first use (tokenize)
+        self._id_objects = tuple(range(n))
         try:
             self.trie = DoubleArrayTrie.build(keys, values, key_scores)
         except ValueError as e:
@@ -272,6 +282,9 @@ cdef class Engine:
             if rc < 0:
                 return ERR_NO_MEMORY
             count = sc.path_ids.size
+            # Byte fallback emits at most one id per normalized byte.
+            if idbuf_reserve(out, (sc.norm.size if self.byte_fallback else count) + 1) < 0:
+                return ERR_NO_MEMORY
             for i in range(count):
                 pid = sc.path_ids.data[i]
                 start = sc.path_starts.data[i]
@@ -280,8 +293,8 @@ cdef class Engine:
                 if is_unk and self.byte_fallback:
                     # Parity: sentencepiece decomposes an unknown piece into byte pieces.
                     for j in range(start, end):
-                        if idbuf_push(out, self.byte_ids[<unsigned char>sc.norm.data[j]]) < 0:
-                            return ERR_NO_MEMORY
+                        out.data[out.size] = self.byte_ids[<unsigned char>sc.norm.data[j]]
+                        out.size += 1
                         if want_spans and (idbuf_push(&sc.spans, <int32_t>j) < 0
                                            or idbuf_push(&sc.spans, <int32_t>(j + 1)) < 0):
                             return ERR_NO_MEMORY
@@ -291,8 +304,8 @@ cdef class Engine:
                     if want_spans:
                         sc.spans.data[sc.spans.size - 1] = <int32_t>end
                 else:
-                    if idbuf_push(out, pid) < 0:
-                        return ERR_NO_MEMORY
+                    out.data[out.size] = pid
+                    out.size += 1
                     if want_spans and (idbuf_push(&sc.spans, <int32_t>start) < 0
                                        or idbuf_push(&sc.spans, <int32_t>end) < 0):
                         return ERR_NO_MEMORY
@@ -321,27 +334,29 @@ cdef class Engine:
         cdef Py_ssize_t n
         cdef const char* data
         cdef Scratch* sc
-        cdef IdBuf out
         cdef int rc
+        cdef list ids
         if not self.configured or parse_special:
             self._check_ready(parse_special)
-        text = _as_text(text)
+        if type(text) is not str:
+            text = _as_text(text)
         data = _text_bytes(text, &n)
-        out.data = NULL
-        out.size = 0
-        out.cap = 0
-        with nogil:
+        if n < GIL_RELEASE_MIN_BYTES:
+            # Short texts: handing the GIL over would cost more than the work.
             sc = _thread_scratch()
-            if sc == NULL:
-                rc = ERR_NO_MEMORY
-            else:
-                rc = self._encode(<const unsigned char*>data, n, add_special, sc, &out, False)
-                _trim_scratch(sc)
-        try:
+            rc = ERR_NO_MEMORY if sc == NULL else \
+                self._encode(<const unsigned char*>data, n, add_special, sc, &sc.out, False)
+        else:
+            with nogil:
+                sc = _thread_scratch()
+                rc = ERR_NO_MEMORY if sc == NULL else \
+                    self._encode(<const unsigned char*>data, n, add_special, sc, &sc.out, False)
+        if rc < 0:
             raise_for_status(rc)
-            return _id_list(out.data, out.size)
-        finally:
-            idbuf_free(&out)
+        ids = _id_list(sc.out.data, sc.out.size, self._id_objects)
+        if sc.lattice_cap > SCRATCH_KEEP_BYTES or sc.norm.cap > SCRATCH_KEEP_BYTES:
+            _trim_scratch(sc)
+        return ids
 
     def encode_batch(self, texts, bint add_special=True, bint parse_special=False,
                      num_threads=None):
@@ -390,7 +405,7 @@ cdef class Engine:
             out = [None] * n
             for i in range(n):
                 raise_for_status(status[i])
-                out[i] = _id_list(results[i].data, results[i].size)
+                out[i] = _id_list(results[i].data, results[i].size, self._id_objects)
             return out
         finally:
             if results != NULL:

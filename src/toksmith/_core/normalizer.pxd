@@ -8,6 +8,11 @@ cpdef enum Rules:
     SENTENCEPIECE = 0
     LLAMA_CPP = 1
 
+cdef enum:
+    PASS_NEVER = 0
+    PASS_BEFORE_ASCII = 1
+    PASS_ALWAYS = 2
+
 # Error codes returned by nogil code (negative); 0 is success.
 cdef enum:
     ERR_NO_MEMORY = -1
@@ -28,9 +33,20 @@ cdef class Normalizer:
     cdef readonly bint remove_extra_whitespaces
     cdef readonly bint escape_whitespaces
     cdef readonly Rules rules
+    # ascii_kind[b] for an ASCII byte b other than space: PASS_ALWAYS when it
+    # normalizes to itself whatever follows, PASS_BEFORE_ASCII when that holds
+    # if the next byte is ASCII too (charsmap keys like "e" + U+0301 start with
+    # ASCII letters), PASS_NEVER otherwise. Runs of passing bytes are copied.
+    cdef unsigned char ascii_kind[256]
+    # ' ' normalizes to itself (no charsmap key or user-defined piece starts with it)
+    cdef bint plain_space
 
     cdef int normalize(self, const unsigned char* s, Py_ssize_t n, ByteBuf* out) noexcept nogil
     cdef _load_charsmap(self, bytes blob)
+    cdef void _compute_passthrough(self)
+    cdef bint _charsmap_longest_is_match(self, const unsigned char* key)
+    cdef bint _charsmap_has_path(self, const unsigned char* key, Py_ssize_t n)
+    cdef Py_ssize_t _passthrough_run(self, const unsigned char* s, Py_ssize_t n) noexcept nogil
     cdef Py_ssize_t _charsmap_match(self, const unsigned char* s, Py_ssize_t n,
                                     uint32_t* value) noexcept nogil
     cdef Py_ssize_t _prefix(self, const unsigned char* s, Py_ssize_t n,

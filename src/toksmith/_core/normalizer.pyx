@@ -16,7 +16,7 @@ from libc.stdint cimport int32_t, uint32_t
 from libc.stdlib cimport free, malloc
 
 from toksmith._core.buffers cimport ByteBuf, bytebuf_append, bytebuf_free, bytebuf_push, bytebuf_reserve
-from toksmith._core.trie cimport DoubleArrayTrie
+from toksmith._core.trie cimport DoubleArrayTrie, da_child
 from toksmith._core.utf8 cimport REPLACEMENT_CHAR, SPACE_SYMBOL, structural_char_len, valid_char_len
 
 
@@ -58,6 +58,67 @@ cdef class Normalizer:
         self._blob = charsmap
         if charsmap:
             self._load_charsmap(charsmap)
+        self._compute_passthrough()
+
+    cdef void _compute_passthrough(self):
+        cdef int b, c
+        cdef unsigned char key[2]
+        cdef bint continues_with_ascii
+        for b in range(256):
+            self.ascii_kind[b] = PASS_NEVER
+            if b == 0 or b >= 0x80:
+                continue
+            if self.has_user_defined and da_child(self.user_defined.nodes, 0, <unsigned char>b) >= 0:
+                continue
+            key[0] = <unsigned char>b
+            if not self._charsmap_has_path(key, 1):
+                self.ascii_kind[b] = PASS_ALWAYS
+                continue
+            if self._charsmap_longest_is_match(key):
+                continue   # b itself is a key: it has a replacement
+            continues_with_ascii = False
+            for c in range(0x80):
+                key[1] = <unsigned char>c
+                if self._charsmap_has_path(key, 2):
+                    continues_with_ascii = True
+                    break
+            if not continues_with_ascii:
+                self.ascii_kind[b] = PASS_BEFORE_ASCII
+        self.plain_space = self.ascii_kind[0x20] == PASS_ALWAYS
+        self.ascii_kind[0x20] = PASS_NEVER
+
+    cdef bint _charsmap_longest_is_match(self, const unsigned char* key):
+        cdef uint32_t value
+        return self.n_units > 0 and self._charsmap_match(key, 1, &value) > 0
+
+    cdef bint _charsmap_has_path(self, const unsigned char* key, Py_ssize_t n):
+        """Whether some charsmap key starts with key[:n]."""
+        cdef Py_ssize_t node_pos, i
+        cdef uint32_t unit
+        if self.n_units == 0:
+            return False
+        node_pos = _offset(self.units[0])
+        for i in range(n):
+            node_pos ^= key[i]
+            if node_pos >= self.n_units:
+                return False
+            unit = self.units[node_pos]
+            if _label(unit) != key[i]:
+                return False
+            node_pos ^= _offset(unit)
+        return True
+
+    cdef Py_ssize_t _passthrough_run(self, const unsigned char* s, Py_ssize_t n) noexcept nogil:
+        """Length of the run of bytes at s that normalize to themselves (no spaces)."""
+        cdef Py_ssize_t m = 0
+        cdef unsigned char kind
+        while m < n:
+            kind = self.ascii_kind[s[m]]
+            if kind == PASS_ALWAYS or (kind == PASS_BEFORE_ASCII and (m + 1 == n or s[m + 1] < 0x80)):
+                m += 1
+            else:
+                break
+        return m
 
     def __dealloc__(self):
         free(self.units)
@@ -212,6 +273,22 @@ cdef class Normalizer:
                 return ERR_NO_MEMORY
         is_prev_space = self.remove_extra_whitespaces
         while n > 0:
+            m = self._passthrough_run(s, n)
+            if m > 0:
+                if bytebuf_append(out, <const char*>s, m) < 0:
+                    return ERR_NO_MEMORY
+                is_prev_space = False
+                s += m
+                n -= m
+                continue
+            if s[0] == b' ' and self.plain_space:
+                if not is_prev_space:
+                    if self._append_space(out) < 0:
+                        return ERR_NO_MEMORY
+                is_prev_space = self.remove_extra_whitespaces
+                s += 1
+                n -= 1
+                continue
             m = self._prefix(s, n, &r, &rl)
             if m < 0:
                 return <int>m
@@ -246,6 +323,19 @@ cdef class Normalizer:
         cdef bint is_space_prepended = False
         cdef bint processing_non_ws = False
         while n > 0:
+            m = self._passthrough_run(s, n)
+            if m > 0:
+                if not processing_non_ws:
+                    processing_non_ws = True
+                    if (prepend and not is_space_prepended) or merge:
+                        if self._append_space(out) < 0:
+                            return ERR_NO_MEMORY
+                        is_space_prepended = True
+                if bytebuf_append(out, <const char*>s, m) < 0:
+                    return ERR_NO_MEMORY
+                s += m
+                n -= m
+                continue
             m = self._prefix(s, n, &r, &rl)
             if m < 0:
                 return <int>m

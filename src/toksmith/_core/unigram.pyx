@@ -8,8 +8,9 @@ times the longest piece; memory is one small record per input byte.
 from libc.float cimport DBL_MAX
 from libc.stdint cimport int32_t
 from libc.stdlib cimport realloc
+from libc.string cimport memset
 
-from toksmith._core.buffers cimport IdBuf, idbuf_push, idbuf_reserve
+from toksmith._core.buffers cimport IdBuf, idbuf_reserve
 from toksmith._core.trie cimport DANode, da_child
 from toksmith._core.utf8 cimport one_char_len
 
@@ -46,24 +47,22 @@ cdef int _reserve_lattice(void** lattice, Py_ssize_t* cap, Py_ssize_t need) noex
 cdef int _read_back(const int32_t* entry_start, const int32_t* entry_id, Py_ssize_t stride,
                     Py_ssize_t n, IdBuf* ids, IdBuf* starts) noexcept nogil:
     """Follow start links from n back to 0, writing pieces in text order."""
-    cdef Py_ssize_t count = 0, pos = n, i, j
-    cdef int32_t tmp
-    ids.size = 0
-    starts.size = 0
+    cdef Py_ssize_t count = 0, pos = n, i
+    # At most one piece per byte: reserve once, then write directly.
+    if idbuf_reserve(ids, n + 1) < 0 or idbuf_reserve(starts, n + 1) < 0:
+        return -1
     while pos > 0:
-        if idbuf_push(ids, entry_id[pos * stride]) < 0:
-            return -1
-        pos = entry_start[pos * stride]
-        if idbuf_push(starts, <int32_t>pos) < 0:
-            return -1
         count += 1
-    i = 0
-    j = count - 1
-    while i < j:
-        tmp = ids.data[i]; ids.data[i] = ids.data[j]; ids.data[j] = tmp
-        tmp = starts.data[i]; starts.data[i] = starts.data[j]; starts.data[j] = tmp
-        i += 1
-        j -= 1
+        pos = entry_start[pos * stride]
+    ids.size = count
+    starts.size = count
+    pos = n
+    i = count - 1
+    while pos > 0:
+        ids.data[i] = entry_id[pos * stride]
+        pos = entry_start[pos * stride]
+        starts.data[i] = <int32_t>pos
+        i -= 1
     return 0
 
 
@@ -86,10 +85,10 @@ cdef int viterbi_sentencepiece(const UnigramParams* p, const unsigned char* s, P
     if _reserve_lattice(lattice, lattice_cap, (n + 1) * sizeof(SpEntry)) < 0:
         return -1
     best = <SpEntry*>lattice[0]
-    for i in range(n + 1):
-        best[i].score = 0
-        best[i].start = -1
-        best[i].id = -1
+    # All-ones bytes: start = id = -1 ("not reached"); the score is only read
+    # once start != -1.
+    memset(best, 0xFF, (n + 1) * sizeof(SpEntry))
+    best[0].score = 0
     pos = 0
     while pos < n:
         till_here = best[pos].score
