@@ -4,7 +4,7 @@ import sys
 from Cython.Build import cythonize
 from setuptools import Extension, setup
 
-CORE_MODULES = ["trie", "normalizer", "unigram", "engine", "wire", "pieces"]
+CORE_MODULES = ["trie", "normalizer", "unigram", "engine", "wire", "pieces", "text"]
 
 if sys.platform == "win32":
     compile_args, link_args = ["/O2", "/openmp"], []

@@ -61,11 +61,12 @@ class Vocab:
         return TokenType(self.types[token_id])
 
     def ids_of_type(self, token_type: TokenType) -> list[int]:
-        return [i for i, t in enumerate(self.types) if t == token_type]
+        ids, start, wanted = [], 0, bytes([token_type])
+        while (found := self.types.find(wanted, start)) >= 0:
+            ids.append(found)
+            start = found + 1
+        return ids
 
     def type_counts(self) -> dict[str, int]:
-        counts: dict[str, int] = {}
-        for t in self.types:
-            name = TokenType(t).name.lower() if t in TokenType._value2member_map_ else str(t)
-            counts[name] = counts.get(name, 0) + 1
-        return counts
+        return {TokenType(t).name.lower(): self.types.count(t)
+                for t in sorted(set(self.types)) if t in TokenType._value2member_map_}

@@ -15,6 +15,7 @@ from toksmith._core.normalizer cimport ERR_NO_MEMORY, ERR_TOO_LONG, Normalizer, 
 from toksmith._core.trie cimport DoubleArrayTrie
 from toksmith._core.unigram cimport (VALUE_UNUSED, VALUE_USER_DEFINED, UnigramParams,
                                      viterbi_llama_cpp, viterbi_sentencepiece)
+from toksmith._core.text cimport ERR_SURROGATE, TextRef, text_ref, utf8_of
 from toksmith._core.utf8 cimport REPLACEMENT_CHAR, SPACE_SYMBOL, valid_char_len
 
 from toksmith._core.normalizer import raise_for_status
@@ -25,7 +26,6 @@ cdef extern from "Python.h":
         PyObject* ob_item[1]
     void Py_INCREF_RAW "Py_INCREF" (PyObject* o)
     void PyList_SET_ITEM(object lst, Py_ssize_t i, PyObject* item)
-    const char* PyUnicode_AsUTF8AndSize(object s, Py_ssize_t* size) except NULL
 
 cdef extern from "<pthread.h>" nogil:
     ctypedef unsigned int pthread_key_t
@@ -51,6 +51,7 @@ cdef Py_ssize_t GIL_RELEASE_MIN_BYTES = 256
 
 
 cdef struct Scratch:
+    ByteBuf text
     IdBuf out
     ByteBuf norm
     IdBuf path_ids
@@ -65,6 +66,7 @@ cdef void _free_scratch(void* p) noexcept nogil:
     if sc == NULL:
         return
     bytebuf_free(&sc.norm)
+    bytebuf_free(&sc.text)
     idbuf_free(&sc.out)
     idbuf_free(&sc.path_ids)
     idbuf_free(&sc.path_starts)
@@ -94,6 +96,8 @@ cdef void _trim_scratch(Scratch* sc) noexcept nogil:
         sc.lattice_cap = 0
     if sc.norm.cap > SCRATCH_KEEP_BYTES:
         bytebuf_free(&sc.norm)
+    if sc.text.cap > SCRATCH_KEEP_BYTES:
+        bytebuf_free(&sc.text)
     if sc.path_ids.cap * 4 > SCRATCH_KEEP_BYTES or sc.out.cap * 4 > SCRATCH_KEEP_BYTES:
         idbuf_free(&sc.out)
         idbuf_free(&sc.path_ids)
@@ -125,12 +129,6 @@ cdef object _as_text(object text):
     raise TypeError(f"text must be str or bytes, not {type(text).__name__}")
 
 
-cdef const char* _text_bytes(object text, Py_ssize_t* n) except NULL:
-    """UTF-8 bytes of a str, or the buffer of a bytes; `text` must outlive the pointer."""
-    if type(text) is str:
-        return PyUnicode_AsUTF8AndSize(text, n)
-    n[0] = len(<bytes>text)
-    return <const char*>(<char*>text)
 
 
 cdef class Engine:
@@ -331,8 +329,7 @@ cdef class Engine:
         >>> tok.encode("Hello world")          # doctest: +SKIP
         [8774, 296]
         """
-        cdef Py_ssize_t n
-        cdef const char* data
+        cdef TextRef ref
         cdef Scratch* sc
         cdef int rc
         cdef list ids
@@ -340,23 +337,33 @@ cdef class Engine:
             self._check_ready(parse_special)
         if type(text) is not str:
             text = _as_text(text)
-        data = _text_bytes(text, &n)
-        if n < GIL_RELEASE_MIN_BYTES:
+        text_ref(text, &ref)
+        if ref.length * (ref.kind if ref.kind else 1) < GIL_RELEASE_MIN_BYTES:
             # Short texts: handing the GIL over would cost more than the work.
             sc = _thread_scratch()
-            rc = ERR_NO_MEMORY if sc == NULL else \
-                self._encode(<const unsigned char*>data, n, add_special, sc, &sc.out, False)
+            rc = self._encode_text(&ref, add_special, sc)
         else:
             with nogil:
                 sc = _thread_scratch()
-                rc = ERR_NO_MEMORY if sc == NULL else \
-                    self._encode(<const unsigned char*>data, n, add_special, sc, &sc.out, False)
+                rc = self._encode_text(&ref, add_special, sc)
         if rc < 0:
-            raise_for_status(rc)
+            _raise_encode_error(rc, text)
         ids = _id_list(sc.out.data, sc.out.size, self._id_objects)
         if sc.lattice_cap > SCRATCH_KEEP_BYTES or sc.norm.cap > SCRATCH_KEEP_BYTES:
             _trim_scratch(sc)
         return ids
+
+    cdef int _encode_text(self, const TextRef* ref, bint add_special, Scratch* sc) noexcept nogil:
+        """Encode one text into sc.out; 0 or a negative error code."""
+        cdef const unsigned char* data
+        cdef Py_ssize_t n
+        cdef int rc
+        if sc == NULL:
+            return ERR_NO_MEMORY
+        rc = utf8_of(ref, &sc.text, &data, &n)
+        if rc < 0:
+            return rc
+        return self._encode(data, n, add_special, sc, &sc.out, False)
 
     def encode_batch(self, texts, bint add_special=True, bint parse_special=False,
                      num_threads=None):
@@ -366,45 +373,45 @@ cdef class Engine:
         """
         cdef list items = list(texts)
         cdef Py_ssize_t n = len(items), i
-        cdef const char** ptrs
-        cdef Py_ssize_t* lens
+        cdef TextRef* refs
         cdef IdBuf* results
         cdef int* status
         cdef int threads
         cdef Scratch* sc
         cdef list out
-        cdef list keep = []
         if not self.configured or parse_special:
             self._check_ready(parse_special)
         threads = _resolve_threads(num_threads, n)
         if n == 0:
             return []
-        ptrs = <const char**>malloc(n * sizeof(char*))
-        lens = <Py_ssize_t*>malloc(n * sizeof(Py_ssize_t))
+        refs = <TextRef*>malloc(n * sizeof(TextRef))
         results = <IdBuf*>calloc(n, sizeof(IdBuf))
         status = <int*>calloc(n, sizeof(int))
         try:
-            if ptrs == NULL or lens == NULL or results == NULL or status == NULL:
+            if refs == NULL or results == NULL or status == NULL:
                 raise MemoryError()
             for i in range(n):
                 item = items[i]
                 if type(item) is not str and type(item) is not bytes:
                     item = _as_text(item)
-                    keep.append(item)
-                ptrs[i] = _text_bytes(item, &lens[i])
+                    items[i] = item   # keeps the converted object alive
+                text_ref(item, &refs[i])
             with nogil, parallel(num_threads=threads):
                 sc = _thread_scratch()
-                for i in prange(n, schedule="dynamic", chunksize=8):
-                    if sc == NULL:
-                        status[i] = ERR_NO_MEMORY
-                    else:
-                        status[i] = self._encode(<const unsigned char*>ptrs[i], lens[i],
-                                                 add_special, sc, &results[i], False)
+                for i in prange(n, schedule="dynamic", chunksize=4):
+                    status[i] = self._encode_text(&refs[i], add_special, sc)
+                    if status[i] == 0:
+                        # hand the ids over to results[i]; the scratch gets a fresh buffer
+                        results[i] = sc.out
+                        sc.out.data = NULL
+                        sc.out.size = 0
+                        sc.out.cap = 0
                 if sc != NULL:
                     _trim_scratch(sc)
             out = [None] * n
             for i in range(n):
-                raise_for_status(status[i])
+                if status[i] < 0:
+                    _raise_encode_error(status[i], items[i])
                 out[i] = _id_list(results[i].data, results[i].size, self._id_objects)
             return out
         finally:
@@ -413,8 +420,7 @@ cdef class Engine:
                     idbuf_free(&results[i])
             free(results)
             free(status)
-            free(ptrs)
-            free(lens)
+            free(refs)
 
     def tokenize(self, text, bint add_special=False):
         """Pieces of `text` as strings; unknown runs show their normalized text.
@@ -432,7 +438,10 @@ cdef class Engine:
         cdef Py_ssize_t k
         self._check_ready(False)
         text = _as_text(text)
-        data = _text_bytes(text, &n)
+        if isinstance(text, str):
+            text = (<str>text).encode("utf-8")   # raises on lone surrogates
+        data = <const char*>(<bytes>text)
+        n = len(<bytes>text)
         out.data = NULL
         out.size = 0
         out.cap = 0
@@ -557,6 +566,12 @@ cdef int _flush_bytes(ByteBuf* pending, ByteBuf* text) noexcept nogil:
             off += m
     pending.size = 0
     return 0
+
+
+cdef _raise_encode_error(int rc, object text):
+    if rc == ERR_SURROGATE:
+        text.encode("utf-8")   # raises Python's own UnicodeEncodeError, with the position
+    raise_for_status(rc)
 
 
 cdef int _parse_byte_piece(bytes piece):

@@ -15,8 +15,13 @@ cdef enum:
     TYPE_BYTE = 6
 
 
-def first_invalid_piece(list pieces, const uint8_t[::1] types, bint allow_empty_reserved=False):
-    """(index, reason) of the first piece that is empty, not UTF-8 or of an unknown type; else None."""
+def first_invalid_piece(list pieces, const uint8_t[::1] types, bint allow_empty_reserved=False,
+                        bint require_utf8=True):
+    """(index, reason) of the first piece that is empty, not UTF-8 or of an unknown type; else None.
+
+    Empty CONTROL/UNKNOWN/BYTE pieces pass when `allow_empty_reserved`;
+    UTF-8 is not checked unless `require_utf8`.
+    """
     cdef Py_ssize_t i, n = len(pieces), pos, m, length
     cdef bytes piece
     cdef const unsigned char* p
@@ -31,6 +36,8 @@ def first_invalid_piece(list pieces, const uint8_t[::1] types, bint allow_empty_
             if allow_empty_reserved and t != TYPE_NORMAL and t != TYPE_USER_DEFINED and t != TYPE_UNUSED:
                 continue
             return i, "is empty"
+        if not require_utf8:
+            continue
         p = <const unsigned char*>(<char*>piece)
         pos = 0
         while pos < length:

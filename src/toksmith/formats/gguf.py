@@ -12,6 +12,7 @@ import mmap
 import os
 from array import array
 
+from toksmith._core.pieces import first_invalid_piece
 from toksmith._core.wire import WireFormatError, parse_gguf_metadata
 from toksmith.decoders.sentencepiece import SentencePieceDecoderSpec
 from toksmith.errors import ModelFormatError, UnsupportedModelError
@@ -70,16 +71,23 @@ def read_gguf(path: str | os.PathLike) -> TokenizerSpec:
 
 def _read_ugm(meta: dict[str, object], source: str) -> TokenizerSpec:
     tokens = meta.get("tokenizer.ggml.tokens")
-    if not isinstance(tokens, list) or not tokens or not all(isinstance(t, bytes) for t in tokens):
+    # String arrays come back from the parser as lists of bytes, all of a kind.
+    if not isinstance(tokens, list) or not tokens or not isinstance(tokens[0], bytes):
         raise ModelFormatError(source, "tokenizer.ggml.tokens must be a non-empty array of strings")
     n = len(tokens)
     scores = _number_array(meta, "tokenizer.ggml.scores", n, source, default=0.0)
-    types = _number_array(meta, "tokenizer.ggml.token_type", n, source, default=TokenType.NORMAL)
-    for i, t in enumerate(types):
-        if not 0 <= t <= 6:
-            raise ModelFormatError(source, f"tokenizer.ggml.token_type[{i}] is {t}, expected 0..6")
-        if not tokens[i] and t in (TokenType.NORMAL, TokenType.USER_DEFINED, TokenType.UNUSED):
-            raise ModelFormatError(source, f"token {i} is empty")
+    token_types = _number_array(meta, "tokenizer.ggml.token_type", n, source, default=TokenType.NORMAL)
+    try:
+        types = bytes(token_types.tolist())   # one byte per token; ValueError if outside 0..255
+    except ValueError:
+        types = b"\xff"
+    if max(types) > TokenType.BYTE:
+        bad = next(i for i, t in enumerate(token_types) if not 0 <= t <= TokenType.BYTE)
+        raise ModelFormatError(source, f"tokenizer.ggml.token_type[{bad}] is {token_types[bad]}, "
+                                       f"expected 0..6")
+    problem = first_invalid_piece(tokens, types, allow_empty_reserved=True, require_utf8=False)
+    if problem is not None:
+        raise ModelFormatError(source, f"token {problem[0]} {problem[1]}")
     special = {}
     for role, key in SPECIAL_ID_KEYS.items():
         value = meta.get(key, UGM_DEFAULT_SPECIAL[role])
@@ -101,8 +109,7 @@ def _read_ugm(meta: dict[str, object], source: str) -> TokenizerSpec:
         remove_extra_whitespaces=_flag(meta, "tokenizer.ggml.remove_extra_whitespaces", False, source),
         escape_whitespaces=True,
     )
-    vocab = Vocab(pieces=list(tokens), scores=[float(s) for s in scores],
-                  types=bytes(int(t) for t in types), special=SpecialIds(**special))
+    vocab = Vocab(pieces=tokens, scores=list(scores), types=types, special=SpecialIds(**special))
     return TokenizerSpec(
         source=source, file_format=FileFormat.GGUF, algorithm=Algorithm.UNIGRAM,
         rules=ReferenceRules.LLAMA_CPP, vocab=vocab, normalizer=normalizer,
@@ -124,7 +131,7 @@ def _flag(meta: dict[str, object], key: str, default: bool, source: str) -> bool
 def _number_array(meta, key, n, source, default):
     value = meta.get(key)
     if value is None:
-        return [default] * n
+        return array("f" if isinstance(default, float) else "i", [default]) * n
     if not isinstance(value, array) or len(value) != n:
         found = f"{len(value)} values" if isinstance(value, (array, list)) else type(value).__name__
         raise ModelFormatError(source, f"{key} must be a numeric array of {n} values, found {found}")
