@@ -50,6 +50,12 @@ def _lines(stream) -> Iterator[str]:
         yield line[:-1] if line.endswith("\n") else line
 
 
+def _stdin_lines() -> Iterator[str]:
+    """Lines of stdin as UTF-8 whatever the locale says; invalid bytes kept as surrogates."""
+    for raw in sys.stdin.buffer:
+        yield raw.rstrip(b"\n").decode("utf-8", "surrogateescape")
+
+
 def _encode(args) -> None:
     tok = _load(args.model)
     if args.text is not None and args.file:
@@ -60,7 +66,7 @@ def _encode(args) -> None:
         with open(args.file, encoding="utf-8", errors="surrogateescape") as f:
             texts = list(_lines(f))
     else:
-        texts = _lines(sys.stdin)
+        texts = _stdin_lines()
     out = sys.stdout
     for text in texts:
         if not text.isascii() and any("\udc80" <= c <= "\udcff" for c in text):
@@ -87,7 +93,7 @@ def _parse_ids(words: list[str]) -> list[int]:
 
 def _decode(args) -> None:
     tok = _load(args.model)
-    sequences = [args.ids] if args.ids else (line.split() for line in _lines(sys.stdin))
+    sequences = [args.ids] if args.ids else (line.split() for line in _stdin_lines())
     for words in sequences:
         sys.stdout.write(tok.decode(_parse_ids(words)) + "\n")
 

@@ -18,6 +18,8 @@ from toksmith._core.unigram cimport (VALUE_UNUSED, VALUE_USER_DEFINED, UnigramPa
 from toksmith._core.text cimport ERR_SURROGATE, TextRef, text_ref, utf8_of
 from toksmith._core.utf8 cimport REPLACEMENT_CHAR, SPACE_SYMBOL, valid_char_len
 
+from operator import index
+
 from toksmith._core.normalizer import raise_for_status
 
 cdef extern from "Python.h":
@@ -48,6 +50,8 @@ cdef Py_ssize_t SCRATCH_KEEP_BYTES = 8 << 20
 cdef Py_ssize_t MAX_NORMALIZED_BYTES = 0x7FFFFFF0
 # encode() releases the GIL for texts of at least this many UTF-8 bytes.
 cdef Py_ssize_t GIL_RELEASE_MIN_BYTES = 256
+# encode_batch uses one more thread per this many characters of input.
+cdef Py_ssize_t BATCH_BYTES_PER_THREAD = 16384
 
 
 cdef struct Scratch:
@@ -377,6 +381,7 @@ cdef class Engine:
         cdef IdBuf* results
         cdef int* status
         cdef int threads
+        cdef Py_ssize_t total_units = 0
         cdef Scratch* sc
         cdef list out
         if not self.configured or parse_special:
@@ -396,6 +401,10 @@ cdef class Engine:
                     item = _as_text(item)
                     items[i] = item   # keeps the converted object alive
                 text_ref(item, &refs[i])
+                total_units += refs[i].length
+            # Waking a thread costs more than encoding a few kilobytes.
+            if threads > 1 + total_units // BATCH_BYTES_PER_THREAD:
+                threads = <int>(1 + total_units // BATCH_BYTES_PER_THREAD)
             with nogil, parallel(num_threads=threads):
                 sc = _thread_scratch()
                 for i in prange(n, schedule="dynamic", chunksize=4):
@@ -488,6 +497,8 @@ cdef class Engine:
         pending.data = NULL; pending.size = 0; pending.cap = 0
         try:
             for obj in ids:
+                if not isinstance(obj, int):
+                    obj = index(obj)   # TypeError for floats, as sentencepiece does
                 try:
                     pid = obj
                 except OverflowError:

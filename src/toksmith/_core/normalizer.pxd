@@ -43,6 +43,7 @@ cdef class Normalizer:
 
     cdef int normalize(self, const unsigned char* s, Py_ssize_t n, ByteBuf* out) noexcept nogil
     cdef _load_charsmap(self, bytes blob)
+    cdef _check_leaves(self)
     cdef void _compute_passthrough(self)
     cdef bint _charsmap_longest_is_match(self, const unsigned char* key)
     cdef bint _charsmap_has_path(self, const unsigned char* key, Py_ssize_t n)
@@ -55,5 +56,6 @@ cdef class Normalizer:
     cdef int _append_escaped(self, const char* r, Py_ssize_t rl, ByteBuf* out) noexcept nogil
     cdef int _normalize_sentencepiece(self, const unsigned char* s, Py_ssize_t n,
                                       ByteBuf* out) noexcept nogil
+    cdef int _llama_word_start(self, bint* in_word, bint* is_space_prepended, ByteBuf* out) noexcept nogil
     cdef int _normalize_llama_cpp(self, const unsigned char* s, Py_ssize_t n,
                                   ByteBuf* out) noexcept nogil

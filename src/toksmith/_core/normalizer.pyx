@@ -137,6 +137,11 @@ cdef class Normalizer:
             raise CharsMapError(
                 f"charsmap trie size {trie_size} does not fit a {size}-byte blob "
                 f"(expected a positive multiple of 4 below {size - 4})")
+        # Parity: the checks of sentencepiece's DecodePrecompiledCharsMap / Normalizer::Init.
+        if trie_size % 1024 != 0:
+            raise CharsMapError(f"charsmap trie size {trie_size} is not divisible by 1024")
+        if size - 4 - trie_size == 0 or p[size - 1] != 0:
+            raise CharsMapError("charsmap replacement strings are not NUL-terminated")
         self.n_units = trie_size // 4
         self.units = <uint32_t*>malloc(trie_size)
         if self.units == NULL:
@@ -156,6 +161,27 @@ cdef class Normalizer:
                 self.replacement_lengths[i] = 0
             else:
                 self.replacement_lengths[i] = self.replacement_lengths[i + 1] + 1
+        self._check_leaves()
+
+    cdef _check_leaves(self):
+        """Every key of the charsmap must point inside the trie and the replacement strings.
+
+        Checks each unit that carries a leaf flag (value units have bit 31 set,
+        unused ones are zero), which covers every key in one linear pass.
+        """
+        cdef Py_ssize_t node_pos, leaf_pos
+        cdef uint32_t unit
+        for node_pos in range(self.n_units):
+            unit = self.units[node_pos]
+            if (unit >> 31) or not _has_leaf(unit):
+                continue
+            leaf_pos = node_pos ^ _offset(unit)
+            if leaf_pos >= self.n_units:
+                raise CharsMapError(f"charsmap trie node {node_pos} points outside the trie")
+            if _value(self.units[leaf_pos]) >= <uint32_t>self.n_replacements:
+                raise CharsMapError(
+                    f"charsmap key at node {node_pos} points at replacement offset "
+                    f"{_value(self.units[leaf_pos])}, past the {self.n_replacements} bytes of strings")
 
     cdef Py_ssize_t _charsmap_match(self, const unsigned char* s, Py_ssize_t n,
                                            uint32_t* value) noexcept nogil:
@@ -318,20 +344,13 @@ cdef class Normalizer:
         # Parity: llama.cpp llm_tokenizer_ugm_session::normalize.
         cdef const char* r
         cdef Py_ssize_t rl, m, k
-        cdef bint prepend = self.add_dummy_prefix
-        cdef bint merge = self.remove_extra_whitespaces
         cdef bint is_space_prepended = False
-        cdef bint processing_non_ws = False
+        cdef bint in_word = False
         while n > 0:
             m = self._passthrough_run(s, n)
             if m > 0:
-                if not processing_non_ws:
-                    processing_non_ws = True
-                    if (prepend and not is_space_prepended) or merge:
-                        if self._append_space(out) < 0:
-                            return ERR_NO_MEMORY
-                        is_space_prepended = True
-                if bytebuf_append(out, <const char*>s, m) < 0:
+                if self._llama_word_start(&in_word, &is_space_prepended, out) < 0 or \
+                        bytebuf_append(out, <const char*>s, m) < 0:
                     return ERR_NO_MEMORY
                 s += m
                 n -= m
@@ -341,21 +360,25 @@ cdef class Normalizer:
                 return <int>m
             for k in range(rl):
                 if r[k] != b' ':
-                    if not processing_non_ws:
-                        processing_non_ws = True
-                        if (prepend and not is_space_prepended) or merge:
-                            if self._append_space(out) < 0:
-                                return ERR_NO_MEMORY
-                            is_space_prepended = True
-                    if bytebuf_push(out, r[k]) < 0:
+                    if self._llama_word_start(&in_word, &is_space_prepended, out) < 0 or \
+                            bytebuf_push(out, r[k]) < 0:
                         return ERR_NO_MEMORY
                 else:
-                    processing_non_ws = False
-                    if not merge:
-                        if self._append_space(out) < 0:
-                            return ERR_NO_MEMORY
+                    in_word = False
+                    if not self.remove_extra_whitespaces and self._append_space(out) < 0:
+                        return ERR_NO_MEMORY
             s += m
             n -= m
+        return 0
+
+    cdef int _llama_word_start(self, bint* in_word, bint* is_space_prepended, ByteBuf* out) noexcept nogil:
+        """Before a non-space byte: the space llama.cpp puts in front of a word, if any."""
+        if in_word[0]:
+            return 0
+        in_word[0] = True
+        if (self.add_dummy_prefix and not is_space_prepended[0]) or self.remove_extra_whitespaces:
+            is_space_prepended[0] = True
+            return self._append_space(out)
         return 0
 
     def normalize_text(self, text):

@@ -4,6 +4,7 @@
 (1, 'is not valid UTF-8')
 """
 from libc.stdint cimport uint8_t
+from libc.string cimport memchr
 
 from toksmith._core.utf8 cimport valid_char_len
 
@@ -20,7 +21,7 @@ def first_invalid_piece(list pieces, const uint8_t[::1] types, bint allow_empty_
     """(index, reason) of the first piece that is empty, not UTF-8 or of an unknown type; else None.
 
     Empty CONTROL/UNKNOWN/BYTE pieces pass when `allow_empty_reserved`;
-    UTF-8 is not checked unless `require_utf8`.
+    UTF-8 (and the absence of NUL) is not checked unless `require_utf8`.
     """
     cdef Py_ssize_t i, n = len(pieces), pos, m, length
     cdef bytes piece
@@ -39,6 +40,8 @@ def first_invalid_piece(list pieces, const uint8_t[::1] types, bint allow_empty_
         if not require_utf8:
             continue
         p = <const unsigned char*>(<char*>piece)
+        if memchr(p, 0, length) != NULL:
+            return i, "includes a NUL character"
         pos = 0
         while pos < length:
             m = valid_char_len(p + pos, length - pos)

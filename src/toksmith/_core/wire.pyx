@@ -281,6 +281,8 @@ def parse_gguf_metadata(const uint8_t[::1] data not None):
     for i in range(n_kv):
         start = r.pos
         key = r.raw_string("metadata key").decode("utf-8", "replace")
+        if key in values:
+            raise WireFormatError(f"duplicate metadata key {key!r}", start)   # ggml rejects these too
         vtype = r.u32(f"type of {key!r}")
         types[key] = vtype
         values[key] = r.value(vtype, f"value of {key!r}", 0)

@@ -22,8 +22,8 @@ def detect_format(head: bytes, path: str) -> FileFormat:
     name = os.path.basename(path).lower()
     stripped = head.lstrip()
     if name.endswith(".json") or stripped.startswith(b"{"):
-        raise UnsupportedModelError(path, "tokenizer.json files are not supported yet "
-                                          "(supported: SentencePiece .model, GGUF)")
+        raise UnsupportedModelError(path, "looks like JSON (a tokenizer.json?): tokenizer.json files "
+                                          "are not supported yet (supported: SentencePiece .model, GGUF)")
     if name.endswith(".tiktoken"):
         raise UnsupportedModelError(path, "tiktoken files are not supported yet "
                                           "(supported: SentencePiece .model, GGUF)")

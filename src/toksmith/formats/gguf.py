@@ -77,6 +77,9 @@ def _read_ugm(meta: dict[str, object], source: str) -> TokenizerSpec:
     n = len(tokens)
     scores = _number_array(meta, "tokenizer.ggml.scores", n, source, default=0.0)
     token_types = _number_array(meta, "tokenizer.ggml.token_type", n, source, default=TokenType.NORMAL)
+    if token_types.typecode not in "bBhHiIlLqQ":
+        raise ModelFormatError(source, "tokenizer.ggml.token_type must be an integer array, "
+                                       f"found typecode {token_types.typecode!r}")
     try:
         types = bytes(token_types.tolist())   # one byte per token; ValueError if outside 0..255
     except ValueError:

@@ -60,7 +60,11 @@ def parse_sentencepiece(data: bytes, source: str = "<bytes>") -> TokenizerSpec:
     """Parse serialized ModelProto bytes (see `read_sentencepiece`)."""
     try:
         pieces, scores, types, others = parse_model_proto(data)
-        fields = {field: value for field, wire, value in others if wire == 2}
+        # Repeated occurrences of a message field merge, as protobuf parsing does.
+        fields: dict[int, bytes] = {}
+        for field, wire, value in others:
+            if wire == 2:
+                fields[field] = fields.get(field, b"") + value
         trainer = _fields(parse_message(fields.get(MODEL_TRAINER_SPEC, b"")))
         normalizer = _fields(parse_message(fields.get(MODEL_NORMALIZER_SPEC, b"")))
         denormalizer = (_fields(parse_message(fields[MODEL_DENORMALIZER_SPEC]))
@@ -143,6 +147,8 @@ def _validate_pieces(pieces: list[bytes], types: bytes, byte_fallback: bool, sou
     if TokenType.UNDEFINED in types:
         index = types.index(TokenType.UNDEFINED)
         raise ModelFormatError(source, f"piece {index} has type 0, expected 1..6")
+    if not any(count_type(types, t) for t in (TokenType.NORMAL, TokenType.USER_DEFINED, TokenType.UNUSED)):
+        raise ModelFormatError(source, "no pieces are loaded: every piece is UNKNOWN, CONTROL or BYTE")
     unk_count = count_type(types, TokenType.UNKNOWN)
     if unk_count != 1:
         raise ModelFormatError(source, f"expected exactly one UNKNOWN piece, found {unk_count}")

@@ -1,0 +1,255 @@
+"""The `toksmith` command line, run as ``python -m toksmith.cli`` in a subprocess.
+
+Expected ids and pieces come from sentencepiece on the same model file (by
+default the embedded model). Errors must exit with status 1 and print one
+line, "toksmith: error: ...", on stderr, never a traceback.
+"""
+from __future__ import annotations
+
+import json
+import os
+import struct
+import subprocess
+import sys
+
+import pytest
+
+import toksmith
+from tests.conftest import fixture_file
+
+spm = pytest.importorskip("sentencepiece")
+
+TEXTS = ["Hello, world", "  two  spaces  ", "café ＡＢＣ ①", "日本語のテキスト", "emoji 😀 🇯🇵", "tab\there", ""]
+
+
+@pytest.fixture(scope="module")
+def sp():
+    return spm.SentencePieceProcessor(model_file=toksmith.embedded_model_path())
+
+
+def cli(*args: str, stdin: bytes | None = None, env: dict | None = None) -> subprocess.CompletedProcess:
+    full_env = dict(os.environ)
+    full_env.pop("PYTHONIOENCODING", None)
+    full_env.update(env or {})
+    return subprocess.run([sys.executable, "-m", "toksmith.cli", *args], input=stdin if stdin is not None else b"",
+                          capture_output=True, timeout=120, env=full_env)
+
+
+def out_lines(result: subprocess.CompletedProcess) -> list[str]:
+    assert result.returncode == 0, result.stderr.decode(errors="replace")
+    assert b"Traceback" not in result.stderr
+    return result.stdout.decode("utf-8").split("\n")[:-1]
+
+
+def assert_cli_error(result: subprocess.CompletedProcess, *fragments: str) -> str:
+    stderr = result.stderr.decode("utf-8", "replace")
+    assert result.returncode == 1, (result.returncode, stderr)
+    assert "Traceback" not in stderr, stderr
+    lines = stderr.splitlines()
+    assert len(lines) == 1, stderr
+    assert lines[0].startswith("toksmith: error:"), stderr
+    for fragment in fragments:
+        assert fragment in lines[0], (fragment, stderr)
+    return lines[0]
+
+
+def ids_line(ids) -> str:
+    return " ".join(map(str, ids))
+
+
+# ----------------------------------------------------------------- encode
+
+
+def test_encode_text_argument(sp):
+    assert out_lines(cli("encode", "Hello, world")) == [ids_line(sp.encode("Hello, world"))]
+
+
+@pytest.mark.parametrize("text", TEXTS)
+def test_encode_ids_pieces_and_json(sp, text):
+    assert out_lines(cli("encode", "--", text)) == [ids_line(sp.encode(text))]
+    assert out_lines(cli("encode", "--pieces", "--", text)) == [" ".join(sp.encode(text, out_type=str))]
+    assert json.loads(out_lines(cli("encode", "--json", "--", text))[0]) == sp.encode(text)
+    assert json.loads(out_lines(cli("encode", "--pieces", "--json", "--", text))[0]) == sp.encode(text, out_type=str)
+
+
+def test_encode_no_special_on_a_model_without_default_specials(sp):
+    # A .model adds no BOS/EOS by default, so --no-special changes nothing.
+    assert out_lines(cli("encode", "--no-special", "Hello, world")) == [ids_line(sp.encode("Hello, world"))]
+
+
+def test_encode_file(sp, tmp_path):
+    lines = [t.encode() for t in TEXTS] + [b"caf\xff\xfe invalid", b"\xc3", b"last line"]
+    path = tmp_path / "input.txt"
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    assert out_lines(cli("encode", "-f", str(path))) == [ids_line(sp.encode(raw)) for raw in lines]
+    got = out_lines(cli("encode", "--json", "--file", str(path)))
+    assert [json.loads(line) for line in got] == [sp.encode(raw) for raw in lines]
+
+
+def test_encode_file_without_final_newline_and_crlf(sp, tmp_path):
+    path = tmp_path / "input.txt"
+    path.write_bytes(b"first\r\nsecond")
+    # Lines split on \n; the \r stays part of the first line (as the parity tests read corpora).
+    assert out_lines(cli("encode", "-f", str(path))) == [ids_line(sp.encode("first\r")), ids_line(sp.encode("second"))]
+
+
+def test_encode_stdin_lines(sp):
+    stdin = "Hello\nworld\n\n日本語\nno newline at end"
+    want = [ids_line(sp.encode(line)) for line in stdin.split("\n")]
+    assert out_lines(cli("encode", stdin=stdin.encode())) == want
+    assert out_lines(cli("encode", "-f", "-", stdin=stdin.encode())) == want
+    pieces = out_lines(cli("encode", "--pieces", stdin=stdin.encode()))
+    assert pieces == [" ".join(sp.encode(line, out_type=str)) for line in stdin.split("\n")]
+
+
+def test_encode_stdin_invalid_utf8(sp):
+    stdin = b"caf\xff\xfe ok\nplain\n"
+    want = [ids_line(sp.encode(raw)) for raw in stdin.split(b"\n")[:-1]]
+    assert out_lines(cli("encode", stdin=stdin, env={"LC_ALL": "C.UTF-8"})) == want
+
+
+def test_encode_stdin_invalid_utf8_with_strict_locale(sp):
+    stdin = b"caf\xff\xfe ok\nplain\n"
+    want = [ids_line(sp.encode(raw)) for raw in stdin.split(b"\n")[:-1]]
+    assert out_lines(cli("encode", stdin=stdin, env={"PYTHONIOENCODING": "utf-8:strict"})) == want
+
+
+def test_encode_with_model_option(fixtures):
+    path = fixture_file(fixtures, "spm/t5_base_japanese_spiece.model")
+    ref = spm.SentencePieceProcessor(model_file=str(path))
+    for text in ("吾輩は猫である。", "Hello, world"):
+        assert out_lines(cli("encode", "-m", str(path), text)) == [ids_line(ref.encode(text))]
+        assert out_lines(cli("encode", "--model", str(path), "--pieces", text)) == \
+            [" ".join(ref.encode(text, out_type=str))]
+
+
+def test_encode_output_stops_quietly_when_reader_goes_away(tmp_path):
+    path = tmp_path / "big.txt"
+    path.write_text("hello world line\n" * 200_000)
+    proc = subprocess.Popen([sys.executable, "-m", "toksmith.cli", "encode", "-f", str(path)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    first = proc.stdout.readline()
+    proc.stdout.close()
+    stderr = proc.stderr.read()
+    assert proc.wait(timeout=120) == 0
+    assert first.strip()
+    assert b"Traceback" not in stderr and b"BrokenPipe" not in stderr, stderr
+
+
+# ----------------------------------------------------------------- decode
+
+
+@pytest.mark.parametrize("text", [t for t in TEXTS if t])   # no ids at all means "read stdin"
+def test_decode_round_trip(sp, text):
+    ids = sp.encode(text)
+    assert out_lines(cli("decode", *map(str, ids))) == [sp.decode(ids)]
+
+
+def test_decode_list_syntax_and_stdin(sp):
+    ids = sp.encode("Hello, world")
+    assert out_lines(cli("decode", json.dumps(ids))) == ["Hello, world"]
+    assert out_lines(cli("decode", ",".join(map(str, ids)))) == ["Hello, world"]
+    stdin = "\n".join(ids_line(sp.encode(t)) for t in ("Hello", "world", "日本")) + "\n"
+    assert out_lines(cli("decode", stdin=stdin.encode())) == ["Hello", "world", "日本"]
+
+
+def test_encode_then_decode_pipeline(sp, tmp_path):
+    path = tmp_path / "in.txt"
+    texts = [t for t in TEXTS if t]
+    path.write_text("\n".join(texts) + "\n", encoding="utf-8")
+    encoded = cli("encode", "-f", str(path))
+    decoded = out_lines(cli("decode", stdin=encoded.stdout))
+    assert decoded == [sp.decode(sp.encode(t)) for t in texts]
+
+
+# ----------------------------------------------------------------- inspect
+
+
+def test_inspect_embedded(sp):
+    lines = out_lines(cli("inspect"))
+    fields = {line.split(":", 1)[0]: line.split(":", 1)[1].strip() for line in lines if ":" in line}
+    assert fields["vocab_size"] == str(sp.get_piece_size())
+    assert fields["format"] == "sentencepiece"
+    info = json.loads(cli("inspect", "--json").stdout)
+    assert info["vocab_size"] == sp.get_piece_size()
+    assert info["format"] == "sentencepiece"
+    assert info["byte_fallback"] is True
+
+
+def test_inspect_gguf(tmp_path):
+    def s(text):
+        raw = text.encode()
+        return struct.pack("<Q", len(raw)) + raw
+
+    tokens = ["<pad>", "</s>", "<unk>", "\u2581", "a", "b", "\u2581ab"]
+    kvs = [s("tokenizer.ggml.model") + struct.pack("<I", 8) + s("t5"),
+           s("tokenizer.ggml.tokens") + struct.pack("<IIQ", 9, 8, len(tokens)) + b"".join(s(t) for t in tokens)]
+    path = tmp_path / "tiny.gguf"
+    path.write_bytes(b"GGUF" + struct.pack("<IQQ", 3, 0, len(kvs)) + b"".join(kvs))
+    for args in (["inspect", str(path), "--json"], ["inspect", "-m", str(path), "--json"]):
+        result = cli(*args)
+        out_lines(result)
+        info = json.loads(result.stdout)
+        assert info["format"] == "gguf" and info["vocab_size"] == len(tokens)
+
+
+# ----------------------------------------------------------------- errors
+
+
+def test_error_missing_model_file(tmp_path):
+    missing = str(tmp_path / "missing.model")
+    assert_cli_error(cli("encode", "-m", missing, "hello"), missing)
+    assert_cli_error(cli("decode", "-m", missing, "5"), missing)
+    assert_cli_error(cli("inspect", missing), missing)
+
+
+def test_error_bad_model_file(tmp_path):
+    bad = tmp_path / "bad.model"
+    bad.write_bytes(b"this is not a sentencepiece model\n" * 3)
+    assert_cli_error(cli("encode", "-m", str(bad), "hello"), str(bad))
+    folder = tmp_path / "empty"
+    folder.mkdir()
+    assert_cli_error(cli("inspect", str(folder)), str(folder))
+    unsupported = tmp_path / "tokenizer.json"
+    unsupported.write_text('{"model": {"type": "BPE"}}')
+    assert_cli_error(cli("encode", "-m", str(unsupported), "hello"), "not supported")
+
+
+@pytest.mark.parametrize("bad", ["abc", "1.5", "0x10", "5a"])
+def test_error_bad_id(bad):
+    assert_cli_error(cli("decode", "5", bad), bad)
+
+
+@pytest.mark.parametrize("bad", ["-1", "8000", str(2**70), str(-(2**70))])
+def test_error_out_of_range_id(sp, bad):
+    assert sp.get_piece_size() == 8000
+    assert_cli_error(cli("decode", "259", bad), bad)
+    assert_cli_error(cli("decode", stdin=f"259\n{bad}\n".encode()), bad)
+
+
+def test_error_missing_input_file(tmp_path):
+    assert_cli_error(cli("encode", "-f", str(tmp_path / "nope.txt")), "nope.txt")
+
+
+def test_error_conflicting_arguments(tmp_path):
+    path = tmp_path / "in.txt"
+    path.write_text("x\n")
+    assert_cli_error(cli("encode", "text", "-f", str(path)))
+    assert_cli_error(cli("inspect", toksmith.embedded_model_path(), "-m", toksmith.embedded_model_path()))
+
+
+def test_usage_error_has_no_traceback():
+    result = cli()
+    assert result.returncode == 2
+    assert b"usage" in result.stderr and b"Traceback" not in result.stderr
+    result = cli("frobnicate")
+    assert result.returncode == 2 and b"Traceback" not in result.stderr
+
+
+def test_main_in_process(capsys, sp):
+    from toksmith.cli import main
+    assert main(["encode", "--json", "Hello, world"]) == 0
+    assert json.loads(capsys.readouterr().out) == sp.encode("Hello, world")
+    assert main(["decode", "259", "99999"]) == 1
+    captured = capsys.readouterr()
+    assert captured.err.startswith("toksmith: error:") and "99999" in captured.err
