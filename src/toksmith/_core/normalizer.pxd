@@ -10,8 +10,9 @@ cpdef enum Rules:
 
 cdef enum:
     PASS_NEVER = 0
-    PASS_BEFORE_ASCII = 1
+    PASS_BEFORE_ASCII = 1          # ascii_kind only
     PASS_ALWAYS = 2
+    PASS_UNLESS_KEY_MATCHES = 3    # bmp_passes only
 
 # Error codes returned by nogil code (negative); 0 is success.
 cdef enum:
@@ -40,11 +41,17 @@ cdef class Normalizer:
     cdef unsigned char ascii_kind[256]
     # ' ' normalizes to itself (no charsmap key or user-defined piece starts with it)
     cdef bint plain_space
+    # bmp_passes[cp] for U+0080..U+FFFF: PASS_ALWAYS when no charsmap key and
+    # no user-defined piece starts with the character (it is copied unchanged),
+    # PASS_UNLESS_KEY_MATCHES when only longer keys start with it.
+    cdef unsigned char* bmp_passes
 
     cdef int normalize(self, const unsigned char* s, Py_ssize_t n, ByteBuf* out) noexcept nogil
     cdef _load_charsmap(self, bytes blob)
     cdef _check_leaves(self)
-    cdef void _compute_passthrough(self)
+    cdef _compute_passthrough(self)
+    cdef _compute_bmp_passes(self)
+    cdef bint _bmp_char_passes(self, unsigned int cp, const unsigned char* s, Py_ssize_t n) noexcept nogil
     cdef bint _charsmap_longest_is_match(self, const unsigned char* key)
     cdef bint _charsmap_has_path(self, const unsigned char* key, Py_ssize_t n)
     cdef Py_ssize_t _passthrough_run(self, const unsigned char* s, Py_ssize_t n) noexcept nogil

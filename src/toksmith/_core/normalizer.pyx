@@ -13,7 +13,7 @@ Example::
     '▁Hello▁world'
 """
 from libc.stdint cimport int32_t, uint32_t
-from libc.stdlib cimport free, malloc
+from libc.stdlib cimport calloc, free, malloc
 
 from toksmith._core.buffers cimport ByteBuf, bytebuf_append, bytebuf_free, bytebuf_push, bytebuf_reserve
 from toksmith._core.trie cimport DoubleArrayTrie, da_child
@@ -49,6 +49,7 @@ cdef class Normalizer:
                   DoubleArrayTrie user_defined=None, Rules rules=Rules.SENTENCEPIECE):
         self.units = NULL
         self.replacement_lengths = NULL
+        self.bmp_passes = NULL
         self.add_dummy_prefix = add_dummy_prefix
         self.remove_extra_whitespaces = remove_extra_whitespaces
         self.escape_whitespaces = escape_whitespaces
@@ -60,7 +61,7 @@ cdef class Normalizer:
             self._load_charsmap(charsmap)
         self._compute_passthrough()
 
-    cdef void _compute_passthrough(self):
+    cdef _compute_passthrough(self):
         cdef int b, c
         cdef unsigned char key[2]
         cdef bint continues_with_ascii
@@ -86,6 +87,35 @@ cdef class Normalizer:
                 self.ascii_kind[b] = PASS_BEFORE_ASCII
         self.plain_space = self.ascii_kind[0x20] == PASS_ALWAYS
         self.ascii_kind[0x20] = PASS_NEVER
+        self._compute_bmp_passes()
+
+    cdef _compute_bmp_passes(self):
+        cdef unsigned char key[3]
+        cdef int cp, length
+        cdef uint32_t value
+        self.bmp_passes = <unsigned char*>calloc(0x10000, 1)
+        if self.bmp_passes == NULL:
+            raise MemoryError()
+        for cp in range(0x80, 0x10000):
+            if 0xD800 <= cp <= 0xDFFF:
+                continue
+            if cp < 0x800:
+                key[0] = <unsigned char>(0xC0 | (cp >> 6))
+                key[1] = <unsigned char>(0x80 | (cp & 0x3F))
+                length = 2
+            else:
+                key[0] = <unsigned char>(0xE0 | (cp >> 12))
+                key[1] = <unsigned char>(0x80 | ((cp >> 6) & 0x3F))
+                key[2] = <unsigned char>(0x80 | (cp & 0x3F))
+                length = 3
+            if self.has_user_defined and da_child(self.user_defined.nodes, 0, key[0]) >= 0:
+                continue
+            if not self._charsmap_has_path(key, length):
+                self.bmp_passes[cp] = PASS_ALWAYS
+            elif self._charsmap_match(key, length, &value) == 0:
+                # Only longer keys start here (e.g. "か" + U+3099 -> "が"): the
+                # character passes when no key matches at its position.
+                self.bmp_passes[cp] = PASS_UNLESS_KEY_MATCHES
 
     cdef bint _charsmap_longest_is_match(self, const unsigned char* key):
         cdef uint32_t value
@@ -109,18 +139,48 @@ cdef class Normalizer:
         return True
 
     cdef Py_ssize_t _passthrough_run(self, const unsigned char* s, Py_ssize_t n) noexcept nogil:
-        """Length of the run of bytes at s that normalize to themselves (no spaces)."""
+        """Length of the run of characters at s that normalize to themselves (no spaces).
+
+        Covers ASCII (see ascii_kind) and well-formed 2- and 3-byte characters
+        (see bmp_passes); anything else ends the run.
+        """
         cdef Py_ssize_t m = 0
-        cdef unsigned char kind
+        cdef unsigned char kind, b
+        cdef unsigned int cp
         while m < n:
-            kind = self.ascii_kind[s[m]]
-            if kind == PASS_ALWAYS or (kind == PASS_BEFORE_ASCII and (m + 1 == n or s[m + 1] < 0x80)):
-                m += 1
-            else:
+            b = s[m]
+            if b < 0x80:
+                kind = self.ascii_kind[b]
+                if kind == PASS_ALWAYS or (kind == PASS_BEFORE_ASCII and (m + 1 == n or s[m + 1] < 0x80)):
+                    m += 1
+                    continue
                 break
+            if 0xC2 <= b <= 0xDF and m + 1 < n and (s[m + 1] & 0xC0) == 0x80:
+                cp = ((b & 0x1F) << 6) | (s[m + 1] & 0x3F)
+                if not self._bmp_char_passes(cp, s + m, n - m):
+                    break
+                m += 2
+                continue
+            if 0xE0 <= b <= 0xEF and m + 2 < n and (s[m + 1] & 0xC0) == 0x80 and (s[m + 2] & 0xC0) == 0x80:
+                cp = ((b & 0x0F) << 12) | ((s[m + 1] & 0x3F) << 6) | (s[m + 2] & 0x3F)
+                # bmp_passes is 0 for surrogates; cp < 0x800 is an overlong form
+                if cp < 0x800 or not self._bmp_char_passes(cp, s + m, n - m):
+                    break
+                m += 3
+                continue
+            break
         return m
 
+    cdef inline bint _bmp_char_passes(self, unsigned int cp, const unsigned char* s,
+                                      Py_ssize_t n) noexcept nogil:
+        cdef unsigned char kind = self.bmp_passes[cp]
+        cdef uint32_t value
+        if kind == PASS_ALWAYS:
+            return True
+        return kind == PASS_UNLESS_KEY_MATCHES and self._charsmap_match(s, n, &value) == 0
+
     def __dealloc__(self):
+        free(self.bmp_passes)
         free(self.units)
         free(self.replacement_lengths)
 

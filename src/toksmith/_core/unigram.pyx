@@ -6,7 +6,8 @@ then the best path is read back from the end. Time is linear in the input
 times the longest piece; memory is one small record per input byte.
 """
 from libc.float cimport DBL_MAX
-from libc.stdint cimport int32_t
+from libc.math cimport INFINITY
+from libc.stdint cimport int32_t, uint32_t
 from libc.stdlib cimport realloc
 from libc.string cimport memset
 
@@ -77,17 +78,20 @@ cdef int viterbi_sentencepiece(const UnigramParams* p, const unsigned char* s, P
     cdef SpEntry* best
     cdef SpEntry* target
     cdef const DANode* nodes = p.nodes
-    cdef Py_ssize_t pos, k, i, mblen, length
-    cdef int32_t node, value
+    cdef const unsigned char* cursor
+    cdef const unsigned char* end = s + n
+    cdef Py_ssize_t pos, i, mblen, length
+    cdef int32_t node, child, value
     cdef float till_here, unk_candidate
     cdef float score, candidate
     cdef bint has_single_node
     if _reserve_lattice(lattice, lattice_cap, (n + 1) * sizeof(SpEntry)) < 0:
         return -1
     best = <SpEntry*>lattice[0]
-    # All-ones bytes: start = id = -1 ("not reached"); the score is only read
-    # once start != -1.
-    memset(best, 0xFF, (n + 1) * sizeof(SpEntry))
+    # -inf marks "not reached": any real candidate beats it, as the
+    # reference's starts_at == -1 test makes the first candidate win.
+    for i in range(1, n + 1):
+        best[i].score = -INFINITY
     best[0].score = 0
     pos = 0
     while pos < n:
@@ -97,16 +101,18 @@ cdef int viterbi_sentencepiece(const UnigramParams* p, const unsigned char* s, P
         if mblen > n - pos:
             mblen = n - pos
         node = 0
-        k = pos
-        while k < n:
-            node = da_child(nodes, node, s[k])
-            k += 1
-            if node < 0:
+        cursor = s + pos
+        while cursor < end:
+            child = nodes[node].base + cursor[0]
+            cursor += 1
+            if nodes[child].check != node:
                 break
+            node = child
             value = nodes[node].value
-            if value < 0 or (value & VALUE_UNUSED):
+            # one test for "no piece ends here" (-1) and "UNUSED piece"
+            if <uint32_t>value >= <uint32_t>VALUE_UNUSED:
                 continue
-            length = k - pos
+            length = cursor - (s + pos)
             if value & VALUE_USER_DEFINED:
                 # Parity: "user defined symbol receives extra bonus to always be
                 # selected". The released sentencepiece 0.2.3 scores it as
@@ -117,8 +123,8 @@ cdef int viterbi_sentencepiece(const UnigramParams* p, const unsigned char* s, P
             else:
                 score = nodes[node].score
             candidate = score + till_here
-            target = &best[k]
-            if target.start == -1 or candidate > target.score:
+            target = &best[pos + length]
+            if candidate > target.score:
                 target.score = candidate
                 target.start = <int32_t>pos
                 target.id = value & VALUE_ID_MASK
@@ -127,7 +133,7 @@ cdef int viterbi_sentencepiece(const UnigramParams* p, const unsigned char* s, P
         if not has_single_node:
             target = &best[pos + mblen]
             unk_candidate = p.unk_score + till_here
-            if target.start == -1 or unk_candidate > target.score:
+            if unk_candidate > target.score:
                 target.score = unk_candidate
                 target.start = <int32_t>pos
                 target.id = p.unk_id
