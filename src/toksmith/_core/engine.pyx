@@ -18,6 +18,7 @@ from toksmith._core.unigram cimport (VALUE_UNUSED, VALUE_USER_DEFINED, UnigramPa
 from toksmith._core.text cimport ERR_SURROGATE, TextRef, text_ref, utf8_of
 from toksmith._core.utf8 cimport REPLACEMENT_CHAR, SPACE_SYMBOL, valid_char_len
 
+import gc
 from operator import index
 
 from toksmith._core.normalizer import raise_for_status
@@ -417,11 +418,21 @@ cdef class Engine:
                         sc.out.cap = 0
                 if sc != NULL:
                     _trim_scratch(sc)
-            out = [None] * n
             for i in range(n):
                 if status[i] < 0:
                     _raise_encode_error(status[i], items[i])
-                out[i] = _id_list(results[i].data, results[i].size, self._id_objects)
+            # Lists of ints cannot form cycles: building thousands of them should
+            # not trigger full passes of the cyclic garbage collector.
+            gc_was_enabled = gc.isenabled()
+            gc.disable()
+            try:
+                out = [None] * n
+                for i in range(n):
+                    out[i] = _id_list(results[i].data, results[i].size, self._id_objects)
+                    idbuf_free(&results[i])
+            finally:
+                if gc_was_enabled:
+                    gc.enable()
             return out
         finally:
             if results != NULL:
