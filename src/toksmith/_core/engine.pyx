@@ -235,7 +235,9 @@ cdef class Engine:
             self.trie = DoubleArrayTrie.build(keys, values, key_scores)
         except ValueError as e:
             raise ValueError(f"{e}: a piece is already defined") from None
+        self.trie.build_char3_nodes()
         self.unigram.nodes = self.trie.nodes
+        self.unigram.char3_nodes = self.trie.char3_nodes
         self.unigram.unk_score = min_score - <float>10.0
         self.unigram.unk_id = unk_id
         self.rules = rules

@@ -22,10 +22,14 @@ cdef class DoubleArrayTrie:
     cdef Py_ssize_t capacity
     cdef readonly Py_ssize_t num_keys
     cdef readonly Py_ssize_t max_key_length
+    # node reached from the root by the 3 UTF-8 bytes of each code point
+    # U+0800..U+FFFF (-1 when no key starts with it); NULL until built
+    cdef int32_t* char3_nodes
 
     cdef int _grow(self, Py_ssize_t need) noexcept nogil
     cdef int32_t _find_base(self, const int* labels, int n_labels, Py_ssize_t* first_free) noexcept nogil
     cdef int _build(self, KeyRef* keys, Py_ssize_t n) noexcept nogil
+    cdef int build_char3_nodes(self) except -1
     cdef int32_t exact(self, const unsigned char* key, Py_ssize_t n) noexcept nogil
     cdef Py_ssize_t longest_prefix(self, const unsigned char* s, Py_ssize_t n,
                                    int32_t* value) noexcept nogil

@@ -37,12 +37,14 @@ cdef class DoubleArrayTrie:
 
     def __cinit__(self):
         self.nodes = NULL
+        self.char3_nodes = NULL
         self.capacity = 0
         self.num_keys = 0
         self.max_key_length = 0
 
     def __dealloc__(self):
         free(self.nodes)
+        free(self.char3_nodes)
 
     @staticmethod
     def build(list keys, values, scores=None):
@@ -203,6 +205,26 @@ cdef class DoubleArrayTrie:
                 stack[top].depth = depth + 1
                 top += 1
         free(stack)
+        return 0
+
+    cdef int build_char3_nodes(self) except -1:
+        """Fill char3_nodes: one lookup replaces three steps at a CJK character."""
+        cdef int cp
+        cdef int32_t node
+        if self.char3_nodes != NULL:
+            return 0
+        self.char3_nodes = <int32_t*>malloc(0x10000 * sizeof(int32_t))
+        if self.char3_nodes == NULL:
+            raise MemoryError()
+        for cp in range(0x10000):
+            node = -1
+            if cp >= 0x800 and self.nodes != NULL:
+                node = da_child(self.nodes, 0, <unsigned char>(0xE0 | (cp >> 12)))
+                if node >= 0:
+                    node = da_child(self.nodes, node, <unsigned char>(0x80 | ((cp >> 6) & 0x3F)))
+                if node >= 0:
+                    node = da_child(self.nodes, node, <unsigned char>(0x80 | (cp & 0x3F)))
+            self.char3_nodes[cp] = node
         return 0
 
     cdef int32_t exact(self, const unsigned char* key, Py_ssize_t n) noexcept nogil:

@@ -12,6 +12,7 @@ cdef enum:
 
 cdef struct UnigramParams:
     const DANode* nodes
+    const int32_t* char3_nodes   # see DoubleArrayTrie.char3_nodes
     float unk_score      # min over NORMAL pieces minus 10
     int32_t unk_id
 

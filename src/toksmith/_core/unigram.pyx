@@ -84,7 +84,7 @@ cdef int viterbi_sentencepiece(const UnigramParams* p, const unsigned char* s, P
     cdef int32_t node, child, value
     cdef float till_here, unk_candidate
     cdef float score, candidate
-    cdef bint has_single_node
+    cdef bint has_single_node, stepped
     if _reserve_lattice(lattice, lattice_cap, (n + 1) * sizeof(SpEntry)) < 0:
         return -1
     best = <SpEntry*>lattice[0]
@@ -102,12 +102,24 @@ cdef int viterbi_sentencepiece(const UnigramParams* p, const unsigned char* s, P
             mblen = n - pos
         node = 0
         cursor = s + pos
-        while cursor < end:
-            child = nodes[node].base + cursor[0]
-            cursor += 1
-            if nodes[child].check != node:
-                break
-            node = child
+        stepped = False
+        if mblen == 3 and (cursor[1] & 0xC0) == 0x80 and (cursor[2] & 0xC0) == 0x80:
+            # One table lookup for the three bytes of a BMP character.
+            node = p.char3_nodes[((cursor[0] & 0x0F) << 12) | ((cursor[1] & 0x3F) << 6)
+                                 | (cursor[2] & 0x3F)]
+            cursor += 3
+            stepped = True
+        while node >= 0:
+            if stepped:
+                stepped = False
+            else:
+                if cursor >= end:
+                    break
+                child = nodes[node].base + cursor[0]
+                cursor += 1
+                if nodes[child].check != node:
+                    break
+                node = child
             value = nodes[node].value
             # one test for "no piece ends here" (-1) and "UNUSED piece"
             if <uint32_t>value >= <uint32_t>VALUE_UNUSED:
