@@ -14,6 +14,7 @@ Example::
 """
 from libc.stdint cimport int32_t, uint32_t
 from libc.stdlib cimport calloc, free, malloc
+from libc.string cimport memset
 
 from toksmith._core.buffers cimport ByteBuf, bytebuf_append, bytebuf_free, bytebuf_push, bytebuf_reserve
 from toksmith._core.trie cimport DoubleArrayTrie, da_child
@@ -39,6 +40,34 @@ cdef inline uint32_t _label(uint32_t unit) noexcept nogil:
 
 cdef inline uint32_t _offset(uint32_t unit) noexcept nogil:
     return (unit >> 10) << ((unit & (1 << 9)) >> 6)
+
+
+cdef inline Py_ssize_t _charsmap_step(const uint32_t* units, Py_ssize_t n_units,
+                                      Py_ssize_t node_pos, int c, bint* leaf) noexcept nogil:
+    """darts-clone transition by byte c from node_pos (-1: none); *leaf says a key ends there."""
+    cdef uint32_t unit
+    leaf[0] = False
+    if node_pos < 0:
+        return -1
+    node_pos ^= c
+    if node_pos >= n_units:
+        return -1
+    unit = units[node_pos]
+    if _label(unit) != <uint32_t>c:
+        return -1
+    node_pos ^= _offset(unit)
+    if node_pos >= n_units:
+        return -1
+    leaf[0] = _has_leaf(unit)
+    return node_pos
+
+
+cdef inline unsigned char _bmp_kind(Py_ssize_t end_node, bint key_ends_inside) noexcept nogil:
+    if end_node < 0:
+        return PASS_ALWAYS          # no charsmap key starts with the character
+    if key_ends_inside:
+        return PASS_NEVER           # the character (or a prefix of it) is a key
+    return PASS_UNLESS_KEY_MATCHES  # only longer keys (e.g. "か" + U+3099) start here
 
 
 cdef class Normalizer:
@@ -90,32 +119,34 @@ cdef class Normalizer:
         self._compute_bmp_passes()
 
     cdef _compute_bmp_passes(self):
-        cdef unsigned char key[3]
-        cdef int cp, length
-        cdef uint32_t value
+        """Fill bmp_passes, walking shared byte prefixes once (lead, middle, final byte)."""
+        cdef int b0, b1, b2, cp, lo1, hi1
+        cdef Py_ssize_t root, n0, n1, n2
+        cdef bint leaf0, leaf1, leaf2
         self.bmp_passes = <unsigned char*>calloc(0x10000, 1)
         if self.bmp_passes == NULL:
             raise MemoryError()
-        for cp in range(0x80, 0x10000):
-            if 0xD800 <= cp <= 0xDFFF:
+        root = _offset(self.units[0]) if self.n_units else -1
+        for b0 in range(0xC2, 0xF0):
+            if self.has_user_defined and da_child(self.user_defined.nodes, 0, <unsigned char>b0) >= 0:
                 continue
-            if cp < 0x800:
-                key[0] = <unsigned char>(0xC0 | (cp >> 6))
-                key[1] = <unsigned char>(0x80 | (cp & 0x3F))
-                length = 2
-            else:
-                key[0] = <unsigned char>(0xE0 | (cp >> 12))
-                key[1] = <unsigned char>(0x80 | ((cp >> 6) & 0x3F))
-                key[2] = <unsigned char>(0x80 | (cp & 0x3F))
-                length = 3
-            if self.has_user_defined and da_child(self.user_defined.nodes, 0, key[0]) >= 0:
-                continue
-            if not self._charsmap_has_path(key, length):
-                self.bmp_passes[cp] = PASS_ALWAYS
-            elif self._charsmap_match(key, length, &value) == 0:
-                # Only longer keys start here (e.g. "か" + U+3099 -> "が"): the
-                # character passes when no key matches at its position.
-                self.bmp_passes[cp] = PASS_UNLESS_KEY_MATCHES
+            n0 = _charsmap_step(self.units, self.n_units, root, b0, &leaf0)
+            # well-formed second bytes: no overlongs after E0, no surrogates after ED
+            lo1 = 0xA0 if b0 == 0xE0 else 0x80
+            hi1 = 0x9F if b0 == 0xED else 0xBF
+            for b1 in range(lo1, hi1 + 1):
+                n1 = _charsmap_step(self.units, self.n_units, n0, b1, &leaf1)
+                if b0 < 0xE0:
+                    self.bmp_passes[((b0 & 0x1F) << 6) | (b1 & 0x3F)] = _bmp_kind(n1, leaf0 or leaf1)
+                    continue
+                cp = ((b0 & 0x0F) << 12) | ((b1 & 0x3F) << 6)
+                if n1 < 0 and not (leaf0 or leaf1):
+                    memset(self.bmp_passes + cp, PASS_ALWAYS, 64)   # no key starts with these 64
+                    continue
+                for b2 in range(0x80, 0xC0):
+                    n2 = _charsmap_step(self.units, self.n_units, n1, b2, &leaf2)
+                    cp = ((b0 & 0x0F) << 12) | ((b1 & 0x3F) << 6) | (b2 & 0x3F)
+                    self.bmp_passes[cp] = _bmp_kind(n2, leaf0 or leaf1 or leaf2)
 
     cdef bint _charsmap_longest_is_match(self, const unsigned char* key):
         cdef uint32_t value

@@ -8,7 +8,7 @@ Example (from Python)::
 """
 from libc.stdint cimport int32_t
 from libc.stdlib cimport free, malloc, qsort, realloc
-from libc.string cimport memcmp
+from libc.string cimport memcmp, memset
 
 cdef enum:
     FREE_CELL = -1
@@ -209,22 +209,29 @@ cdef class DoubleArrayTrie:
 
     cdef int build_char3_nodes(self) except -1:
         """Fill char3_nodes: one lookup replaces three steps at a CJK character."""
-        cdef int cp
-        cdef int32_t node
+        cdef int b0, b1, b2
+        cdef int32_t n0, n1
         if self.char3_nodes != NULL:
             return 0
         self.char3_nodes = <int32_t*>malloc(0x10000 * sizeof(int32_t))
         if self.char3_nodes == NULL:
             raise MemoryError()
-        for cp in range(0x10000):
-            node = -1
-            if cp >= 0x800 and self.nodes != NULL:
-                node = da_child(self.nodes, 0, <unsigned char>(0xE0 | (cp >> 12)))
-                if node >= 0:
-                    node = da_child(self.nodes, node, <unsigned char>(0x80 | ((cp >> 6) & 0x3F)))
-                if node >= 0:
-                    node = da_child(self.nodes, node, <unsigned char>(0x80 | (cp & 0x3F)))
-            self.char3_nodes[cp] = node
+        memset(self.char3_nodes, 0xFF, 0x10000 * sizeof(int32_t))   # -1 everywhere
+        if self.nodes == NULL:
+            return 0
+        for b0 in range(0xE0, 0xF0):
+            n0 = da_child(self.nodes, 0, <unsigned char>b0)
+            if n0 < 0:
+                continue
+            for b1 in range(0x80, 0xC0):
+                n1 = da_child(self.nodes, n0, <unsigned char>b1)
+                if n1 < 0:
+                    continue
+                for b2 in range(0x80, 0xC0):
+                    self.char3_nodes[((b0 & 0x0F) << 12) | ((b1 & 0x3F) << 6) | (b2 & 0x3F)] = \
+                        da_child(self.nodes, n1, <unsigned char>b2)
+        # code points below U+0800 have no 3-byte form (overlong): keep -1
+        memset(self.char3_nodes, 0xFF, 0x800 * sizeof(int32_t))
         return 0
 
     cdef int32_t exact(self, const unsigned char* key, Py_ssize_t n) noexcept nogil:
