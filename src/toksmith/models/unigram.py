@@ -42,14 +42,10 @@ def configure_unigram(engine: Engine, spec: TokenizerSpec) -> None:
     decoder = spec.decoder
     denormalizer = None
     if decoder.denormalizer is not None:
-        # The denormalizer only maps characters: no whitespace rules.
-        denormalizer = build_normalizer(
-            CharsMapNormalizerSpec(name=decoder.denormalizer.name,
-                                   precompiled_charsmap=decoder.denormalizer.precompiled_charsmap,
-                                   add_dummy_prefix=decoder.denormalizer.add_dummy_prefix,
-                                   remove_extra_whitespaces=decoder.denormalizer.remove_extra_whitespaces,
-                                   escape_whitespaces=decoder.denormalizer.escape_whitespaces),
-            ReferenceRules.SENTENCEPIECE, None, spec.source)
+        # Parity: sentencepiece denormalizes decoded text with the denormalizer
+        # spec's own charsmap and flags.
+        denormalizer = build_normalizer(decoder.denormalizer, ReferenceRules.SENTENCEPIECE,
+                                        None, spec.source)
     special = vocab.special
     unk_id = special.unk if special.unk is not None else -1
     try:
