@@ -172,26 +172,27 @@ def test_text_file(tmp_path, name):
     expect_format_error(write(tmp_path, name, text.encode()))
 
 
-def test_random_bytes_as_model(tmp_path):
-    rng = random.Random(20240601)
-    for i in range(150):
-        data = rng.randbytes(rng.choice([1, 2, 3, 7, 64, 500, 4096]))
-        path = write(tmp_path, f"random{i}.model", data)
+def assert_all_rejected_fast(tmp_path, cases, suffix):
+    """Each byte string in `cases` must fail with ModelFormatError, in < 2 s and < 32 MB."""
+    for i, data in enumerate(cases):
+        path = write(tmp_path, f"random{i}{suffix}", data)
         with Budget() as budget:
             outcome = load_outcome(path)
-        assert isinstance(outcome, toksmith.ModelFormatError), f"random bytes {data[:16]!r}... loaded"
-        assert budget.seconds < 2 and budget.peak < 32 << 20, (data[:16], budget.seconds, budget.peak)
+        assert isinstance(outcome, toksmith.ModelFormatError), f"random bytes {data[:24]!r}... loaded"
+        assert budget.seconds < 2 and budget.peak < 32 << 20, (data[:24], budget.seconds, budget.peak)
+
+
+def test_random_bytes_as_model(tmp_path):
+    rng = random.Random(20240601)
+    cases = [rng.randbytes(rng.choice([1, 2, 3, 7, 64, 500, 4096])) for _ in range(150)]
+    assert_all_rejected_fast(tmp_path, cases, ".model")
 
 
 def test_random_bytes_after_gguf_magic(tmp_path):
     rng = random.Random(7)
-    for i in range(150):
-        data = b"GGUF" + struct.pack("<I", rng.choice([2, 3])) + rng.randbytes(rng.randrange(0, 600))
-        path = write(tmp_path, f"random{i}.bin", data)
-        with Budget() as budget:
-            outcome = load_outcome(path)
-        assert isinstance(outcome, toksmith.ModelFormatError), f"random GGUF {data[:24]!r}... loaded"
-        assert budget.seconds < 2 and budget.peak < 32 << 20, (data[:24], budget.seconds, budget.peak)
+    cases = [b"GGUF" + struct.pack("<I", rng.choice([2, 3])) + rng.randbytes(rng.randrange(0, 600))
+             for _ in range(150)]
+    assert_all_rejected_fast(tmp_path, cases, ".bin")
 
 
 def test_missing_file_and_folders(tmp_path):

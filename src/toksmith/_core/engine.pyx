@@ -134,8 +134,6 @@ cdef object _as_text(object text):
     raise TypeError(f"text must be str or bytes, not {type(text).__name__}")
 
 
-
-
 cdef class Engine:
     """Compiled tables of one tokenizer. Use `toksmith.load` to get one."""
 
@@ -356,12 +354,12 @@ cdef class Engine:
         if rc < 0:
             _raise_encode_error(rc, text)
         ids = _id_list(sc.out.data, sc.out.size, self._id_objects)
-        if sc.lattice_cap > SCRATCH_KEEP_BYTES or sc.norm.cap > SCRATCH_KEEP_BYTES:
-            _trim_scratch(sc)
+        _trim_scratch(sc)
         return ids
 
-    cdef int _encode_text(self, const TextRef* ref, bint add_special, Scratch* sc) noexcept nogil:
-        """Encode one text into sc.out; 0 or a negative error code."""
+    cdef int _encode_text(self, const TextRef* ref, bint add_special, Scratch* sc,
+                          bint want_spans=False) noexcept nogil:
+        """Encode one text into sc.out (spans into sc.spans); 0 or a negative error code."""
         cdef const unsigned char* data
         cdef Py_ssize_t n
         cdef int rc
@@ -370,7 +368,7 @@ cdef class Engine:
         rc = utf8_of(ref, &sc.text, &data, &n)
         if rc < 0:
             return rc
-        return self._encode(data, n, add_special, sc, &sc.out, False)
+        return self._encode(data, n, add_special, sc, &sc.out, want_spans)
 
     def encode_batch(self, texts, bint add_special=True, bint parse_special=False,
                      num_threads=None):
@@ -450,33 +448,25 @@ cdef class Engine:
         >>> tok.tokenize("Hello world")        # doctest: +SKIP
         ['▁Hello', '▁world']
         """
-        cdef Py_ssize_t n, i
-        cdef const char* data
+        cdef TextRef ref
         cdef Scratch* sc
-        cdef IdBuf out
         cdef int rc
         cdef list pieces
         cdef int32_t pid
-        cdef Py_ssize_t k
+        cdef Py_ssize_t i, k
         self._check_ready(False)
-        text = _as_text(text)
-        if isinstance(text, str):
-            text = (<str>text).encode("utf-8")   # raises on lone surrogates
-        data = <const char*>(<bytes>text)
-        n = len(<bytes>text)
-        out.data = NULL
-        out.size = 0
-        out.cap = 0
-        sc = _thread_scratch()
-        if sc == NULL:
-            raise MemoryError()
+        if type(text) is not str:
+            text = _as_text(text)
+        text_ref(text, &ref)
+        with nogil:
+            sc = _thread_scratch()
+            rc = self._encode_text(&ref, add_special, sc, True)
+        if rc < 0:
+            _raise_encode_error(rc, text)
         try:
-            with nogil:
-                rc = self._encode(<const unsigned char*>data, n, add_special, sc, &out, True)
-            raise_for_status(rc)
             pieces = []
-            for i in range(out.size):
-                pid = out.data[i]
+            for i in range(sc.out.size):
+                pid = sc.out.data[i]
                 if self.piece_types[pid] == TYPE_UNKNOWN:
                     pieces.append(sc.norm.data[sc.spans.data[2 * i]:sc.spans.data[2 * i + 1]]
                                   .decode("utf-8", "replace"))
@@ -487,7 +477,6 @@ cdef class Engine:
                     pieces.append(self._piece_strs[pid])
             return pieces
         finally:
-            idbuf_free(&out)
             _trim_scratch(sc)
 
     # ------------------------------------------------------------------ decode

@@ -52,8 +52,6 @@ cdef class Normalizer:
     cdef _compute_passthrough(self)
     cdef _compute_bmp_passes(self)
     cdef bint _bmp_char_passes(self, unsigned int cp, const unsigned char* s, Py_ssize_t n) noexcept nogil
-    cdef bint _charsmap_longest_is_match(self, const unsigned char* key)
-    cdef bint _charsmap_has_path(self, const unsigned char* key, Py_ssize_t n)
     cdef Py_ssize_t _passthrough_run(self, const unsigned char* s, Py_ssize_t n) noexcept nogil
     cdef Py_ssize_t _charsmap_match(self, const unsigned char* s, Py_ssize_t n,
                                     uint32_t* value) noexcept nogil

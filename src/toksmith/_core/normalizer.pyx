@@ -92,24 +92,24 @@ cdef class Normalizer:
 
     cdef _compute_passthrough(self):
         cdef int b, c
-        cdef unsigned char key[2]
-        cdef bint continues_with_ascii
+        cdef Py_ssize_t node
+        cdef bint leaf, continues_with_ascii
+        cdef Py_ssize_t root = _offset(self.units[0]) if self.n_units else -1
         for b in range(256):
             self.ascii_kind[b] = PASS_NEVER
             if b == 0 or b >= 0x80:
                 continue
             if self.has_user_defined and da_child(self.user_defined.nodes, 0, <unsigned char>b) >= 0:
                 continue
-            key[0] = <unsigned char>b
-            if not self._charsmap_has_path(key, 1):
+            node = _charsmap_step(self.units, self.n_units, root, b, &leaf)
+            if node < 0:
                 self.ascii_kind[b] = PASS_ALWAYS
                 continue
-            if self._charsmap_longest_is_match(key):
+            if leaf:
                 continue   # b itself is a key: it has a replacement
             continues_with_ascii = False
             for c in range(0x80):
-                key[1] = <unsigned char>c
-                if self._charsmap_has_path(key, 2):
+                if _charsmap_step(self.units, self.n_units, node, c, &leaf) >= 0:
                     continues_with_ascii = True
                     break
             if not continues_with_ascii:
@@ -147,27 +147,6 @@ cdef class Normalizer:
                     n2 = _charsmap_step(self.units, self.n_units, n1, b2, &leaf2)
                     cp = ((b0 & 0x0F) << 12) | ((b1 & 0x3F) << 6) | (b2 & 0x3F)
                     self.bmp_passes[cp] = _bmp_kind(n2, leaf0 or leaf1 or leaf2)
-
-    cdef bint _charsmap_longest_is_match(self, const unsigned char* key):
-        cdef uint32_t value
-        return self.n_units > 0 and self._charsmap_match(key, 1, &value) > 0
-
-    cdef bint _charsmap_has_path(self, const unsigned char* key, Py_ssize_t n):
-        """Whether some charsmap key starts with key[:n]."""
-        cdef Py_ssize_t node_pos, i
-        cdef uint32_t unit
-        if self.n_units == 0:
-            return False
-        node_pos = _offset(self.units[0])
-        for i in range(n):
-            node_pos ^= key[i]
-            if node_pos >= self.n_units:
-                return False
-            unit = self.units[node_pos]
-            if _label(unit) != key[i]:
-                return False
-            node_pos ^= _offset(unit)
-        return True
 
     cdef Py_ssize_t _passthrough_run(self, const unsigned char* s, Py_ssize_t n) noexcept nogil:
         """Length of the run of characters at s that normalize to themselves (no spaces).
@@ -275,29 +254,23 @@ cdef class Normalizer:
                     f"{_value(self.units[leaf_pos])}, past the {self.n_replacements} bytes of strings")
 
     cdef Py_ssize_t _charsmap_match(self, const unsigned char* s, Py_ssize_t n,
-                                           uint32_t* value) noexcept nogil:
+                                    uint32_t* value) noexcept nogil:
         """Longest charsmap key prefixing s[:n]; 0 if none.
 
         Parity: darts-clone commonPrefixSearch as sentencepiece's NormalizePrefix
         uses it; llama.cpp additionally stops at a NUL byte.
         """
         cdef Py_ssize_t node_pos, i, longest = 0
-        cdef uint32_t unit
+        cdef bint leaf
         cdef bint stop_at_nul = self.rules == Rules.LLAMA_CPP
         node_pos = _offset(self.units[0])
         for i in range(n):
             if stop_at_nul and s[i] == 0:
                 break
-            node_pos ^= s[i]
-            if node_pos >= self.n_units:
+            node_pos = _charsmap_step(self.units, self.n_units, node_pos, s[i], &leaf)
+            if node_pos < 0:
                 break
-            unit = self.units[node_pos]
-            if _label(unit) != s[i]:
-                break
-            node_pos ^= _offset(unit)
-            if node_pos >= self.n_units:
-                break
-            if _has_leaf(unit):
+            if leaf:
                 longest = i + 1
                 value[0] = _value(self.units[node_pos])
         return longest

@@ -50,11 +50,3 @@ def first_invalid_piece(list pieces, const uint8_t[::1] types, bint allow_empty_
             pos += m
     return None
 
-
-def count_type(const uint8_t[::1] types, int wanted):
-    """How many pieces have type `wanted`."""
-    cdef Py_ssize_t i, count = 0
-    for i in range(types.shape[0]):
-        if types[i] == wanted:
-            count += 1
-    return count

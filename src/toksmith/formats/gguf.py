@@ -83,8 +83,8 @@ def _read_ugm(meta: dict[str, object], source: str) -> TokenizerSpec:
     try:
         types = bytes(token_types.tolist())   # one byte per token; ValueError if outside 0..255
     except ValueError:
-        types = b"\xff"
-    if max(types) > TokenType.BYTE:
+        types = None
+    if types is None or max(types) > TokenType.BYTE:
         bad = next(i for i, t in enumerate(token_types) if not 0 <= t <= TokenType.BYTE)
         raise ModelFormatError(source, f"tokenizer.ggml.token_type[{bad}] is {token_types[bad]}, "
                                        f"expected 0..6")

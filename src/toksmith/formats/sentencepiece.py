@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 from enum import IntEnum
 
-from toksmith._core.pieces import count_type, first_invalid_piece
+from toksmith._core.pieces import first_invalid_piece
 from toksmith._core.wire import WireFormatError, parse_message, parse_model_proto
 from toksmith.decoders.sentencepiece import DEFAULT_UNK_SURFACE, SentencePieceDecoderSpec
 from toksmith.errors import ModelFormatError, UnsupportedModelError
@@ -147,9 +147,9 @@ def _validate_pieces(pieces: list[bytes], types: bytes, byte_fallback: bool, sou
     if TokenType.UNDEFINED in types:
         index = types.index(TokenType.UNDEFINED)
         raise ModelFormatError(source, f"piece {index} has type 0, expected 1..6")
-    if not any(count_type(types, t) for t in (TokenType.NORMAL, TokenType.USER_DEFINED, TokenType.UNUSED)):
+    if not any(types.count(t) for t in (TokenType.NORMAL, TokenType.USER_DEFINED, TokenType.UNUSED)):
         raise ModelFormatError(source, "no pieces are loaded: every piece is UNKNOWN, CONTROL or BYTE")
-    unk_count = count_type(types, TokenType.UNKNOWN)
+    unk_count = types.count(TokenType.UNKNOWN)
     if unk_count != 1:
         raise ModelFormatError(source, f"expected exactly one UNKNOWN piece, found {unk_count}")
     if not byte_fallback and TokenType.BYTE in types:
