@@ -4,7 +4,8 @@ import sys
 from Cython.Build import cythonize
 from setuptools import Extension, setup
 
-CORE_MODULES = ["trie", "normalizer", "unigram", "engine", "wire", "pieces", "text"]
+CORE_MODULES = ["trie", "normalizer", "unigram", "spm_bpe", "specials", "detokenizer", "engine",
+                "wire", "pieces", "text"]
 
 if sys.platform == "win32":
     compile_args, link_args = ["/O2", "/openmp"], []

@@ -20,6 +20,7 @@ class FileFormat(Enum):
 
 class Algorithm(Enum):
     UNIGRAM = "unigram"
+    SPM_BPE = "spm-bpe"     # SentencePiece BPE: merges chosen by piece score
 
 
 class ReferenceRules(Enum):
@@ -41,3 +42,6 @@ class TokenizerSpec:
     byte_fallback: bool = False
     add_bos: bool = False
     add_eos: bool = False
+    # llama.cpp's per-token attribute bits (special_tokens.TokenAttr) when the
+    # file carries what llama.cpp derives them from (GGUF); None: from types.
+    token_attributes: tuple[int, ...] | None = None

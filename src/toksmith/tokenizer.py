@@ -12,7 +12,9 @@ import os
 
 from toksmith._core.engine import Engine
 from toksmith.errors import TokenIdError
+from toksmith.models.spm_bpe import configure_spm_bpe
 from toksmith.models.unigram import configure_unigram
+from toksmith.special_tokens import SpecialToken, special_tokens_of
 from toksmith.spec import Algorithm, ReferenceRules, TokenizerSpec
 from toksmith.vocab import SpecialIds, TokenType, Vocab
 
@@ -25,16 +27,20 @@ class Tokenizer(Engine):
     - ``encode(text, add_special=True, parse_special=False) -> list[int]``
     - ``encode_batch(texts, add_special=True, parse_special=False, num_threads=None)``
     - ``decode(ids, skip_special=False) -> str``
-    - ``tokenize(text) -> list[str]``
+    - ``stream_decoder(skip_special=False) -> StreamDecoder``
+    - ``tokenize(text, add_special=False, parse_special=False) -> list[str]``
     """
 
     def __init__(self, spec: TokenizerSpec):
         self.spec = spec
         if spec.algorithm is Algorithm.UNIGRAM:
             configure_unigram(self, spec)
+        elif spec.algorithm is Algorithm.SPM_BPE:
+            configure_spm_bpe(self, spec)
         else:   # pragma: no cover - every loader maps to a known algorithm
             raise AssertionError(spec.algorithm)
         self._piece_ids: dict[str, int] | None = None
+        self._special_tokens: tuple[SpecialToken, ...] | None = None
 
     @classmethod
     def from_file(cls, path: str | os.PathLike, *, rules: ReferenceRules | None = None) -> "Tokenizer":
@@ -57,6 +63,13 @@ class Tokenizer(Engine):
     @property
     def special_ids(self) -> SpecialIds:
         return self.spec.vocab.special
+
+    @property
+    def special_tokens(self) -> tuple[SpecialToken, ...]:
+        """Control, unknown and user-defined tokens, and when input text is split at them."""
+        if self._special_tokens is None:
+            self._special_tokens = special_tokens_of(self.spec)
+        return self._special_tokens
 
     def id_to_piece(self, token_id: int) -> str:
         """The piece text of `token_id`; raises `TokenIdError` when out of range."""
@@ -90,6 +103,9 @@ class Tokenizer(Engine):
             "vocab_size": self.vocab_size,
             "token_types": spec.vocab.type_counts(),
             "special_ids": spec.vocab.special.as_dict(),
+            "special_tokens": [{"id": t.id, "text": t.text, "kind": t.kind.value,
+                                "split": t.split.value, "lstrip": t.lstrip, "rstrip": t.rstrip}
+                               for t in self.special_tokens],
             "normalizer": spec.normalizer.describe(),
             "byte_fallback": spec.byte_fallback,
             "add_bos": spec.add_bos,

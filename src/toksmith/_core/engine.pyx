@@ -1,4 +1,4 @@
-"""The compiled tokenizer pipeline: normalize -> segment -> post-process, and decode.
+"""The compiled tokenizer pipeline: split specials -> normalize -> segment -> post-process.
 
 `Engine` holds the immutable model tables; every call keeps its working
 memory in a per-thread scratch area, so one engine serves any number of
@@ -11,15 +11,18 @@ from libc.string cimport memcpy
 
 from toksmith._core.buffers cimport (ByteBuf, IdBuf, bytebuf_append, bytebuf_free, bytebuf_push,
                                      bytebuf_reserve, idbuf_free, idbuf_push, idbuf_reserve)
+from toksmith._core.detokenizer cimport Detokenizer, StreamDecoder
 from toksmith._core.normalizer cimport ERR_NO_MEMORY, ERR_TOO_LONG, Normalizer, Rules
+from toksmith._core.specials cimport SpecialSplitter, SplitWork, split_work_free
+from toksmith._core.spm_bpe cimport BpeWork, ScoreBpe, bpe_work_free
 from toksmith._core.trie cimport DoubleArrayTrie
 from toksmith._core.unigram cimport (VALUE_UNUSED, VALUE_USER_DEFINED, UnigramParams,
                                      viterbi_llama_cpp, viterbi_sentencepiece)
 from toksmith._core.text cimport ERR_SURROGATE, TextRef, text_ref, utf8_of
-from toksmith._core.utf8 cimport REPLACEMENT_CHAR, SPACE_SYMBOL, valid_char_len
+from toksmith._core.utf8 cimport SPACE_SYMBOL
 
 import gc
-from operator import index
+import warnings
 
 from toksmith._core.normalizer import raise_for_status
 
@@ -41,10 +44,8 @@ cdef extern from "<pthread.h>" nogil:
 cdef enum:
     TYPE_NORMAL = 1
     TYPE_UNKNOWN = 2
-    TYPE_CONTROL = 3
     TYPE_USER_DEFINED = 4
     TYPE_UNUSED = 5
-    TYPE_BYTE = 6
 
 # Past this size a thread's scratch memory is released after the call.
 cdef Py_ssize_t SCRATCH_KEEP_BYTES = 8 << 20
@@ -55,15 +56,25 @@ cdef Py_ssize_t GIL_RELEASE_MIN_BYTES = 256
 cdef Py_ssize_t BATCH_BYTES_PER_THREAD = 16384
 
 
+# How the normalized text is cut into pieces.
+cpdef enum Segmenter:
+    SEGMENT_UNIGRAM = 0      # Viterbi over piece scores
+    SEGMENT_SCORE_BPE = 1    # SentencePiece BPE: merges by piece score
+
+
 cdef struct Scratch:
     ByteBuf text
     IdBuf out
     ByteBuf norm
+    ByteBuf norm_all         # every fragment's normalized text, for tokenize's spans
     IdBuf path_ids
     IdBuf path_starts
     IdBuf spans
+    IdBuf segments
     void* lattice
     Py_ssize_t lattice_cap
+    BpeWork bpe
+    SplitWork split
 
 
 cdef void _free_scratch(void* p) noexcept nogil:
@@ -71,11 +82,15 @@ cdef void _free_scratch(void* p) noexcept nogil:
     if sc == NULL:
         return
     bytebuf_free(&sc.norm)
+    bytebuf_free(&sc.norm_all)
     bytebuf_free(&sc.text)
     idbuf_free(&sc.out)
     idbuf_free(&sc.path_ids)
     idbuf_free(&sc.path_starts)
     idbuf_free(&sc.spans)
+    idbuf_free(&sc.segments)
+    bpe_work_free(&sc.bpe)
+    split_work_free(&sc.split)
     free(sc.lattice)
     free(sc)
 
@@ -101,6 +116,8 @@ cdef void _trim_scratch(Scratch* sc) noexcept nogil:
         sc.lattice_cap = 0
     if sc.norm.cap > SCRATCH_KEEP_BYTES:
         bytebuf_free(&sc.norm)
+    if sc.norm_all.cap > SCRATCH_KEEP_BYTES:
+        bytebuf_free(&sc.norm_all)
     if sc.text.cap > SCRATCH_KEEP_BYTES:
         bytebuf_free(&sc.text)
     if sc.path_ids.cap * 4 > SCRATCH_KEEP_BYTES or sc.out.cap * 4 > SCRATCH_KEEP_BYTES:
@@ -108,6 +125,11 @@ cdef void _trim_scratch(Scratch* sc) noexcept nogil:
         idbuf_free(&sc.path_ids)
         idbuf_free(&sc.path_starts)
         idbuf_free(&sc.spans)
+        idbuf_free(&sc.segments)
+    if sc.bpe.symbols.cap * 4 > SCRATCH_KEEP_BYTES:
+        bpe_work_free(&sc.bpe)
+    if sc.split.claimed.cap > SCRATCH_KEEP_BYTES:
+        split_work_free(&sc.split)
 
 
 cdef list _id_list(const int32_t* ids, Py_ssize_t n, tuple id_objects):
@@ -137,98 +159,94 @@ cdef object _as_text(object text):
 cdef class Engine:
     """Compiled tables of one tokenizer. Use `toksmith.load` to get one."""
 
-    cdef Normalizer normalizer
-    cdef Normalizer denormalizer
+    cdef Segmenter segmenter
+    cdef Rules rules
+    cdef Normalizer normalizer          # None: spaces are only escaped (llama.cpp SPM)
+    cdef bint escape_prefix_space       # with no normalizer: prepend U+2581 to each fragment
     cdef DoubleArrayTrie trie
     cdef UnigramParams unigram
-    cdef Rules rules
+    cdef ScoreBpe bpe
+    cdef SpecialSplitter splitter       # None when the model has no special texts to split
+    cdef Detokenizer detokenizer
+    cdef int32_t unk_id
     cdef int32_t bos_id
     cdef int32_t eos_id
     cdef bint add_bos
     cdef bint add_eos
-    cdef bint byte_fallback
+    cdef int32_t missing_id             # emitted for a BPE symbol that is no piece; -1: its bytes
+    cdef bint byte_fallback             # unknown pieces become byte pieces
+    cdef bint merge_unknown_runs        # consecutive unknown pieces become one
+    cdef bint warned_double_bos
     cdef int32_t byte_ids[256]
     cdef Py_ssize_t n_pieces
     cdef uint8_t* piece_types
-    cdef int32_t* byte_values
-    cdef char* piece_data
-    cdef Py_ssize_t* piece_offsets
-    cdef bytes unk_surface
-    cdef bint strip_leading_space
-    cdef bint strip_all_leading_spaces
     cdef list _piece_strs
     cdef tuple _id_objects   # the Python int of every id, so lists are built without allocating
     cdef bint configured
 
     def __cinit__(self, *args, **kwargs):
         self.piece_types = NULL
-        self.byte_values = NULL
-        self.piece_data = NULL
-        self.piece_offsets = NULL
         self.configured = False
+        self.splitter = None
+        self.normalizer = None
 
     def __dealloc__(self):
         free(self.piece_types)
-        free(self.byte_values)
-        free(self.piece_data)
-        free(self.piece_offsets)
 
-    def _configure_unigram(self, list pieces, list scores, bytes types, *,
-                           int unk_id, int bos_id, int eos_id,
-                           bint add_bos, bint add_eos, bint byte_fallback,
-                           Rules rules, Normalizer normalizer, Normalizer denormalizer,
-                           bytes unk_surface, bint add_dummy_prefix,
-                           bint remove_extra_whitespaces):
-        """Install a Unigram model. `pieces` are UTF-8 bytes, `types` one byte per piece."""
-        cdef Py_ssize_t n = len(pieces), i, total = 0
-        cdef bytes piece
+    def _configure_vocab(self, Py_ssize_t n_pieces, bytes types, *, int unk_id, int bos_id,
+                         int eos_id, bint add_bos, bint add_eos, list byte_ids,
+                         Detokenizer detokenizer, SpecialSplitter splitter):
+        """Install what every model shares; a `_configure_<model>` call must follow."""
+        cdef Py_ssize_t i
+        if self.configured or self.piece_types != NULL:
+            raise RuntimeError("engine is already configured")
+        if n_pieces == 0 or len(types) != n_pieces:
+            raise ValueError("pieces and types must be non-empty and of equal length")
+        if not (-1 <= unk_id < n_pieces):
+            raise ValueError(f"unknown-piece id {unk_id} is outside the vocabulary")
+        if len(byte_ids) != 256 or any(not (-1 <= b < n_pieces) for b in byte_ids):
+            raise ValueError("byte_ids must hold 256 ids in range (or -1)")
+        self.n_pieces = n_pieces
+        self.piece_types = <uint8_t*>malloc(n_pieces)
+        if self.piece_types == NULL:
+            raise MemoryError()
+        for i in range(n_pieces):
+            self.piece_types[i] = types[i]
+        for i in range(256):
+            self.byte_ids[i] = byte_ids[i] if byte_ids[i] >= 0 else unk_id
+        self.unk_id = unk_id
+        self.bos_id = bos_id
+        self.eos_id = eos_id
+        self.add_bos = add_bos and 0 <= bos_id < n_pieces
+        self.add_eos = add_eos and 0 <= eos_id < n_pieces
+        self.detokenizer = detokenizer
+        self.splitter = splitter
+        self._piece_strs = None   # decoded on first use (tokenize)
+        self._id_objects = tuple(range(n_pieces))
+
+    def _configure_unigram(self, list pieces, list scores, *, Rules rules,
+                           Normalizer normalizer, bint byte_fallback):
+        """Install a Unigram model. `pieces` are UTF-8 bytes."""
+        cdef Py_ssize_t n = len(pieces), i
         cdef int t
         cdef float min_score = 3.4028234663852886e38, score
         cdef list keys = [], values = [], key_scores = []
-        if self.configured:
-            raise RuntimeError("engine is already configured")
-        if n == 0 or len(scores) != n or len(types) != n:
-            raise ValueError("pieces, scores and types must be non-empty and of equal length")
-        if not (0 <= unk_id < n):
-            raise ValueError(f"unknown-piece id {unk_id} is outside the vocabulary")
-        self.n_pieces = n
-        self.piece_types = <uint8_t*>malloc(n)
-        self.byte_values = <int32_t*>malloc(n * sizeof(int32_t))
-        self.piece_offsets = <Py_ssize_t*>malloc((n + 1) * sizeof(Py_ssize_t))
-        if self.piece_types == NULL or self.byte_values == NULL or self.piece_offsets == NULL:
-            raise MemoryError()
-        for i in range(256):
-            self.byte_ids[i] = unk_id
+        self._check_vocab_installed(n)
+        if len(scores) != n:
+            raise ValueError("pieces and scores must have equal lengths")
+        if self.unk_id < 0:
+            raise ValueError("a Unigram model needs an unknown piece")
         for i in range(n):
-            piece = pieces[i]
-            t = types[i]
+            t = self.piece_types[i]
             score = scores[i]
-            self.piece_types[i] = t
-            self.byte_values[i] = -1
-            self.piece_offsets[i] = total
-            total += len(piece)
             if t == TYPE_NORMAL and score < min_score:
                 # The unknown-piece score is min over NORMAL pieces minus 10 (both references).
                 min_score = score
             if t == TYPE_NORMAL or t == TYPE_USER_DEFINED or t == TYPE_UNUSED:
-                keys.append(piece)
+                keys.append(pieces[i])
                 values.append(i | (VALUE_USER_DEFINED if t == TYPE_USER_DEFINED else 0)
                               | (VALUE_UNUSED if t == TYPE_UNUSED else 0))
                 key_scores.append(score)
-            elif t == TYPE_BYTE:
-                self.byte_values[i] = _parse_byte_piece(piece)
-                if self.byte_values[i] < 0:
-                    raise ValueError(f"byte piece {i} is {piece!r}, expected <0xXX>")
-                self.byte_ids[self.byte_values[i]] = <int32_t>i
-        self.piece_offsets[n] = total
-        self.piece_data = <char*>malloc(total if total else 1)
-        if self.piece_data == NULL:
-            raise MemoryError()
-        for i in range(n):
-            piece = pieces[i]
-            memcpy(self.piece_data + self.piece_offsets[i], <char*>piece, len(piece))
-        self._piece_strs = None   # decoded on first use (tokenize)
-        self._id_objects = tuple(range(n))
         try:
             self.trie = DoubleArrayTrie.build(keys, values, key_scores)
         except ValueError as e:
@@ -237,99 +255,172 @@ cdef class Engine:
         self.unigram.nodes = self.trie.nodes
         self.unigram.char3_nodes = self.trie.char3_nodes
         self.unigram.unk_score = min_score - <float>10.0
-        self.unigram.unk_id = unk_id
+        self.unigram.unk_id = self.unk_id
+        self.segmenter = SEGMENT_UNIGRAM
         self.rules = rules
-        self.bos_id = bos_id
-        self.eos_id = eos_id
-        self.add_bos = add_bos and 0 <= bos_id < n
-        self.add_eos = add_eos and 0 <= eos_id < n
+        self.normalizer = normalizer
         # llama.cpp's UGM tokenizer has no byte fallback.
         self.byte_fallback = byte_fallback and rules == Rules.SENTENCEPIECE
-        self.normalizer = normalizer
-        self.denormalizer = denormalizer
-        self.unk_surface = unk_surface
-        self.strip_leading_space = add_dummy_prefix or remove_extra_whitespaces
-        self.strip_all_leading_spaces = remove_extra_whitespaces
+        self.merge_unknown_runs = True
+        self.missing_id = self.unk_id
         self.configured = True
+
+    def _configure_score_bpe(self, ScoreBpe bpe, *, Rules rules, Normalizer normalizer,
+                             bint escape_prefix_space, bint byte_fallback):
+        """Install a SentencePiece-BPE model; `normalizer` None escapes spaces only."""
+        self._check_vocab_installed(self.n_pieces)
+        self.bpe = bpe
+        self.segmenter = SEGMENT_SCORE_BPE
+        self.rules = rules
+        self.normalizer = normalizer
+        self.escape_prefix_space = escape_prefix_space
+        if rules == Rules.SENTENCEPIECE:
+            if self.unk_id < 0:
+                raise ValueError("a SentencePiece model needs an unknown piece")
+            # Parity: sentencepiece maps a character that is no piece to <unk>,
+            # then byte fallback (if on) and unknown-run merging apply.
+            self.missing_id = self.unk_id
+            self.byte_fallback = byte_fallback
+            self.merge_unknown_runs = True
+        else:
+            # Parity: llama.cpp's SPM session emits the byte tokens of a symbol
+            # that is no token, and keeps real unknown tokens as they are.
+            self.missing_id = -1
+            self.byte_fallback = False
+            self.merge_unknown_runs = False
+        self.configured = True
+
+    cdef _check_vocab_installed(self, Py_ssize_t n):
+        if self.configured:
+            raise RuntimeError("engine is already configured")
+        if self.piece_types == NULL or n != self.n_pieces:
+            raise RuntimeError("_configure_vocab must come first, with the same vocabulary")
 
     # ------------------------------------------------------------------ encode
 
     cdef int _encode(self, const unsigned char* s, Py_ssize_t n, bint add_special,
-                     Scratch* sc, IdBuf* out, bint want_spans) noexcept nogil:
+                     bint parse_special, Scratch* sc, IdBuf* out, bint want_spans) noexcept nogil:
         """Encode s[:n] into `out` (cleared first). Returns 0 or a negative error code."""
-        cdef int rc
-        cdef Py_ssize_t i, j, start, end, count
-        cdef int32_t pid
-        cdef bint is_unk, prev_unk = False
+        cdef int rc = 0
+        cdef Py_ssize_t k
+        cdef int32_t token
         out.size = 0
         sc.spans.size = 0
+        sc.norm_all.size = 0
         if add_special and self.add_bos:
-            if idbuf_push(out, self.bos_id) < 0:
+            if _push_id(out, self.bos_id, &sc.spans, want_spans, 0, 0) < 0:
                 return ERR_NO_MEMORY
-            if want_spans and (idbuf_push(&sc.spans, 0) < 0 or idbuf_push(&sc.spans, 0) < 0):
+        if self.splitter is not None and (parse_special or self.splitter.has_always):
+            if self.splitter.split(s, n, parse_special, &sc.split, &sc.segments) < 0:
                 return ERR_NO_MEMORY
-        rc = self.normalizer.normalize(s, n, &sc.norm)
+            for k in range(0, sc.segments.size, 3):
+                token = sc.segments.data[k]
+                if token >= 0:
+                    if _push_id(out, token, &sc.spans, want_spans, 0, 0) < 0:
+                        return ERR_NO_MEMORY
+                else:
+                    rc = self._encode_fragment(s + sc.segments.data[k + 1],
+                                               sc.segments.data[k + 2] - sc.segments.data[k + 1],
+                                               sc, out, want_spans)
+                    if rc < 0:
+                        return rc
+        else:
+            rc = self._encode_fragment(s, n, sc, out, want_spans)
+            if rc < 0:
+                return rc
+        if add_special and self.add_eos:
+            if _push_id(out, self.eos_id, &sc.spans, want_spans, 0, 0) < 0:
+                return ERR_NO_MEMORY
+        return 0
+
+    cdef int _encode_fragment(self, const unsigned char* s, Py_ssize_t n, Scratch* sc,
+                              IdBuf* out, bint want_spans) noexcept nogil:
+        """Append the ids of one raw-text fragment: normalize, segment, post-process."""
+        cdef int rc
+        cdef Py_ssize_t i, j, start, end, count, base
+        cdef int32_t pid
+        cdef bint is_unk, prev_unk = False
+        cdef const unsigned char* norm
+        if n == 0:
+            return 0
+        if self.normalizer is not None:
+            rc = self.normalizer.normalize(s, n, &sc.norm)
+        else:
+            rc = _escape_spaces(s, n, self.escape_prefix_space, &sc.norm)
         if rc < 0:
             return rc
         if sc.norm.size > MAX_NORMALIZED_BYTES:
             return ERR_TOO_LONG
-        if sc.norm.size > 0:
-            if self.rules == Rules.SENTENCEPIECE:
-                rc = viterbi_sentencepiece(&self.unigram, <const unsigned char*>sc.norm.data,
-                                           sc.norm.size, &sc.lattice, &sc.lattice_cap,
-                                           &sc.path_ids, &sc.path_starts)
-            else:
-                rc = viterbi_llama_cpp(&self.unigram, <const unsigned char*>sc.norm.data,
-                                       sc.norm.size, &sc.lattice, &sc.lattice_cap,
-                                       &sc.path_ids, &sc.path_starts)
-            if rc < 0:
-                return ERR_NO_MEMORY
-            count = sc.path_ids.size
-            # Byte fallback emits at most one id per normalized byte.
-            if idbuf_reserve(out, (sc.norm.size if self.byte_fallback else count) + 1) < 0:
-                return ERR_NO_MEMORY
-            for i in range(count):
-                pid = sc.path_ids.data[i]
-                start = sc.path_starts.data[i]
-                end = sc.path_starts.data[i + 1] if i + 1 < count else sc.norm.size
-                is_unk = self.piece_types[pid] == TYPE_UNKNOWN
-                if is_unk and self.byte_fallback:
-                    # Parity: sentencepiece decomposes an unknown piece into byte pieces.
-                    for j in range(start, end):
-                        out.data[out.size] = self.byte_ids[<unsigned char>sc.norm.data[j]]
-                        out.size += 1
-                        if want_spans and (idbuf_push(&sc.spans, <int32_t>j) < 0
-                                           or idbuf_push(&sc.spans, <int32_t>(j + 1)) < 0):
-                            return ERR_NO_MEMORY
-                elif is_unk and prev_unk:
-                    # Parity: a run of unknown characters is one <unk> (sentencepiece
-                    # PopulateSentencePieceText, llama.cpp UGM read-back).
-                    if want_spans:
-                        sc.spans.data[sc.spans.size - 1] = <int32_t>end
-                else:
-                    out.data[out.size] = pid
+        if sc.norm.size == 0:
+            return 0
+        base = sc.norm_all.size
+        if want_spans and bytebuf_append(&sc.norm_all, sc.norm.data, sc.norm.size) < 0:
+            return ERR_NO_MEMORY
+        norm = <const unsigned char*>sc.norm.data
+        if self.segmenter == SEGMENT_SCORE_BPE:
+            sc.path_ids.size = 0
+            sc.path_starts.size = 0
+            rc = self.bpe.encode(norm, sc.norm.size, &sc.bpe, &sc.path_ids, &sc.path_starts)
+        elif self.rules == Rules.SENTENCEPIECE:
+            rc = viterbi_sentencepiece(&self.unigram, norm, sc.norm.size, &sc.lattice,
+                                       &sc.lattice_cap, &sc.path_ids, &sc.path_starts)
+        else:
+            rc = viterbi_llama_cpp(&self.unigram, norm, sc.norm.size, &sc.lattice,
+                                   &sc.lattice_cap, &sc.path_ids, &sc.path_starts)
+        if rc < 0:
+            return ERR_NO_MEMORY
+        count = sc.path_ids.size
+        # Byte pieces: at most one id per normalized byte.
+        if idbuf_reserve(out, sc.norm.size + count + 1) < 0:
+            return ERR_NO_MEMORY
+        for i in range(count):
+            pid = sc.path_ids.data[i]
+            if pid < 0:
+                pid = self.missing_id
+            start = sc.path_starts.data[i]
+            end = sc.path_starts.data[i + 1] if i + 1 < count else sc.norm.size
+            is_unk = pid < 0 or self.piece_types[pid] == TYPE_UNKNOWN
+            if pid < 0 or (is_unk and self.byte_fallback):
+                # Parity: an unknown piece becomes its byte pieces (sentencepiece
+                # byte fallback; llama.cpp SPM resegment).
+                for j in range(start, end):
+                    out.data[out.size] = self.byte_ids[norm[j]]
                     out.size += 1
-                    if want_spans and (idbuf_push(&sc.spans, <int32_t>start) < 0
-                                       or idbuf_push(&sc.spans, <int32_t>end) < 0):
+                    if want_spans and (idbuf_push(&sc.spans, <int32_t>(base + j)) < 0
+                                       or idbuf_push(&sc.spans, <int32_t>(base + j + 1)) < 0):
                         return ERR_NO_MEMORY
-                prev_unk = is_unk
-        if add_special and self.add_eos:
-            if idbuf_push(out, self.eos_id) < 0:
-                return ERR_NO_MEMORY
-            if want_spans and (idbuf_push(&sc.spans, 0) < 0 or idbuf_push(&sc.spans, 0) < 0):
-                return ERR_NO_MEMORY
+            elif is_unk and prev_unk and self.merge_unknown_runs:
+                # Parity: a run of unknown characters is one <unk> (sentencepiece
+                # PopulateSentencePieceText, llama.cpp UGM read-back).
+                if want_spans:
+                    sc.spans.data[sc.spans.size - 1] = <int32_t>(base + end)
+            else:
+                out.data[out.size] = pid
+                out.size += 1
+                if want_spans and (idbuf_push(&sc.spans, <int32_t>(base + start)) < 0
+                                   or idbuf_push(&sc.spans, <int32_t>(base + end)) < 0):
+                    return ERR_NO_MEMORY
+            prev_unk = is_unk
         return 0
 
-    cdef _check_ready(self, bint parse_special):
+    cdef _check_ready(self):
         if not self.configured:
             raise RuntimeError("tokenizer is not configured; use toksmith.load()")
-        if parse_special:
-            from toksmith.errors import UnsupportedFeatureError
-            raise UnsupportedFeatureError(
-                "parse_special=True is not supported yet for this tokenizer")
+
+    cdef _warn_double_bos(self, const IdBuf* ids, bint add_special):
+        # Parity: llama.cpp warns when the prompt already started with BOS.
+        if add_special and self.add_bos and ids.size >= 2 and ids.data[1] == self.bos_id \
+                and not self.warned_double_bos:
+            self.warned_double_bos = True
+            warnings.warn("the text starts with a BOS token and add_special=True added "
+                          "another, so the ids start with two BOS tokens; pass "
+                          "add_special=False if the text has its own", stacklevel=3)
 
     def encode(self, text, bint add_special=True, bint parse_special=False):
         """Token ids of `text` (str, or bytes that may hold invalid UTF-8).
+
+        add_special adds BOS/EOS as the model says; parse_special turns
+        special-token texts such as "<s>" into their ids (llama_tokenize's flags).
 
         >>> tok.encode("Hello world")          # doctest: +SKIP
         [8774, 296]
@@ -338,27 +429,29 @@ cdef class Engine:
         cdef Scratch* sc
         cdef int rc
         cdef list ids
-        if not self.configured or parse_special:
-            self._check_ready(parse_special)
+        if not self.configured:
+            self._check_ready()
         if type(text) is not str:
             text = _as_text(text)
         text_ref(text, &ref)
         if ref.length * (ref.kind if ref.kind else 1) < GIL_RELEASE_MIN_BYTES:
             # Short texts: handing the GIL over would cost more than the work.
             sc = _thread_scratch()
-            rc = self._encode_text(&ref, add_special, sc)
+            rc = self._encode_text(&ref, add_special, parse_special, sc)
         else:
             with nogil:
                 sc = _thread_scratch()
-                rc = self._encode_text(&ref, add_special, sc)
+                rc = self._encode_text(&ref, add_special, parse_special, sc)
         if rc < 0:
             _raise_encode_error(rc, text)
+        if add_special and self.add_bos:
+            self._warn_double_bos(&sc.out, add_special)
         ids = _id_list(sc.out.data, sc.out.size, self._id_objects)
         _trim_scratch(sc)
         return ids
 
-    cdef int _encode_text(self, const TextRef* ref, bint add_special, Scratch* sc,
-                          bint want_spans=False) noexcept nogil:
+    cdef int _encode_text(self, const TextRef* ref, bint add_special, bint parse_special,
+                          Scratch* sc, bint want_spans=False) noexcept nogil:
         """Encode one text into sc.out (spans into sc.spans); 0 or a negative error code."""
         cdef const unsigned char* data
         cdef Py_ssize_t n
@@ -368,13 +461,13 @@ cdef class Engine:
         rc = utf8_of(ref, &sc.text, &data, &n)
         if rc < 0:
             return rc
-        return self._encode(data, n, add_special, sc, &sc.out, want_spans)
+        return self._encode(data, n, add_special, parse_special, sc, &sc.out, want_spans)
 
     def encode_batch(self, texts, bint add_special=True, bint parse_special=False,
                      num_threads=None):
         """Encode many texts on `num_threads` threads (None: all cores), GIL released.
 
-        Returns exactly ``[self.encode(t, add_special) for t in texts]``.
+        Returns exactly ``[self.encode(t, add_special, parse_special) for t in texts]``.
         """
         cdef list items = list(texts)
         cdef Py_ssize_t n = len(items), i
@@ -385,8 +478,8 @@ cdef class Engine:
         cdef Py_ssize_t total_units = 0
         cdef Scratch* sc
         cdef list out
-        if not self.configured or parse_special:
-            self._check_ready(parse_special)
+        if not self.configured:
+            self._check_ready()
         threads = _resolve_threads(num_threads, n)
         if n == 0:
             return []
@@ -409,7 +502,7 @@ cdef class Engine:
             with nogil, parallel(num_threads=threads):
                 sc = _thread_scratch()
                 for i in prange(n, schedule="dynamic", chunksize=4):
-                    status[i] = self._encode_text(&refs[i], add_special, sc)
+                    status[i] = self._encode_text(&refs[i], add_special, parse_special, sc)
                     if status[i] == 0:
                         # hand the ids over to results[i]; the scratch gets a fresh buffer
                         results[i] = sc.out
@@ -421,6 +514,9 @@ cdef class Engine:
             for i in range(n):
                 if status[i] < 0:
                     _raise_encode_error(status[i], items[i])
+            if add_special and self.add_bos:
+                for i in range(n):
+                    self._warn_double_bos(&results[i], add_special)
             # Lists of ints cannot form cycles: building thousands of them should
             # not trigger full passes of the cyclic garbage collector.
             gc_was_enabled = gc.isenabled()
@@ -442,7 +538,7 @@ cdef class Engine:
             free(status)
             free(refs)
 
-    def tokenize(self, text, bint add_special=False):
+    def tokenize(self, text, bint add_special=False, bint parse_special=False):
         """Pieces of `text` as strings; unknown runs show their normalized text.
 
         >>> tok.tokenize("Hello world")        # doctest: +SKIP
@@ -452,28 +548,29 @@ cdef class Engine:
         cdef Scratch* sc
         cdef int rc
         cdef list pieces
-        cdef int32_t pid
+        cdef int32_t pid, a, b
         cdef Py_ssize_t i, k
-        self._check_ready(False)
+        self._check_ready()
         if type(text) is not str:
             text = _as_text(text)
         text_ref(text, &ref)
         with nogil:
             sc = _thread_scratch()
-            rc = self._encode_text(&ref, add_special, sc, True)
+            rc = self._encode_text(&ref, add_special, parse_special, sc, True)
         if rc < 0:
             _raise_encode_error(rc, text)
         try:
+            if self._piece_strs is None:
+                self._piece_strs = [self.detokenizer.piece(k).decode("utf-8", "replace")
+                                    for k in range(self.n_pieces)]
             pieces = []
             for i in range(sc.out.size):
                 pid = sc.out.data[i]
-                if self.piece_types[pid] == TYPE_UNKNOWN:
-                    pieces.append(sc.norm.data[sc.spans.data[2 * i]:sc.spans.data[2 * i + 1]]
-                                  .decode("utf-8", "replace"))
+                a = sc.spans.data[2 * i]
+                b = sc.spans.data[2 * i + 1]
+                if self.piece_types[pid] == TYPE_UNKNOWN and b > a:
+                    pieces.append(sc.norm_all.data[a:b].decode("utf-8", "replace"))
                 else:
-                    if self._piece_strs is None:
-                        self._piece_strs = [self.piece_data[self.piece_offsets[k]:self.piece_offsets[k + 1]]
-                                            .decode("utf-8", "replace") for k in range(self.n_pieces)]
                     pieces.append(self._piece_strs[pid])
             return pieces
         finally:
@@ -482,102 +579,59 @@ cdef class Engine:
     # ------------------------------------------------------------------ decode
 
     def decode(self, ids, bint skip_special=False):
-        """Text of `ids`. Control pieces render as nothing, as in sentencepiece.
+        """Text of `ids`, as the model's reference decodes them.
+
+        sentencepiece rules: control pieces are always invisible.
+        llama.cpp rules: skip_special=False renders special tokens
+        (unparse_special); True drops them and the BOS/EOS the model adds
+        (remove_special).
 
         >>> tok.decode(tok.encode("Hello world"))   # doctest: +SKIP
         'Hello world'
         """
-        cdef ByteBuf text
-        cdef ByteBuf pending
-        cdef long pid
-        cdef int t
-        cdef bint is_bos_ws = True, bos_ws_seen = False, has_bos_ws
-        cdef const char* piece
-        cdef Py_ssize_t plen, k, start_size
-        self._check_ready(False)
-        text.data = NULL; text.size = 0; text.cap = 0
-        pending.data = NULL; pending.size = 0; pending.cap = 0
-        try:
-            for obj in ids:
-                if not isinstance(obj, int):
-                    obj = index(obj)   # TypeError for floats, as sentencepiece does
-                try:
-                    pid = obj
-                except OverflowError:
-                    pid = -1
-                if pid < 0 or pid >= self.n_pieces:
-                    from toksmith.errors import TokenIdError
-                    raise TokenIdError(
-                        f"token id {obj} is out of range for a vocabulary of {self.n_pieces}")
-                t = self.piece_types[pid]
-                if t == TYPE_BYTE:
-                    if bytebuf_push(&pending, <char>self.byte_values[pid]) < 0:
-                        raise MemoryError()
-                    continue
-                if _flush_bytes(&pending, &text) < 0:
-                    raise MemoryError()
-                # Parity: sentencepiece SentencePieceProcessor::Decode (0.2.x).
-                if bos_ws_seen or text.size > 0:
-                    is_bos_ws = False
-                has_bos_ws = False
-                if t == TYPE_CONTROL:
-                    pass
-                elif t == TYPE_UNKNOWN:
-                    if bytebuf_append(&text, <char*>self.unk_surface, len(self.unk_surface)) < 0:
-                        raise MemoryError()
-                else:
-                    piece = self.piece_data + self.piece_offsets[pid]
-                    plen = self.piece_offsets[pid + 1] - self.piece_offsets[pid]
-                    if is_bos_ws and self.strip_leading_space and plen >= 3 and \
-                            piece[0] == SPACE_SYMBOL[0] and piece[1] == SPACE_SYMBOL[1] and \
-                            piece[2] == SPACE_SYMBOL[2]:
-                        piece += 3
-                        plen -= 3
-                        has_bos_ws = not self.strip_all_leading_spaces
-                    if _append_unescaped(&text, piece, plen) < 0:
-                        raise MemoryError()
-                bos_ws_seen = has_bos_ws
-            if _flush_bytes(&pending, &text) < 0:
-                raise MemoryError()
-            if self.denormalizer is not None:
-                return self.denormalizer.normalize_text(text.data[:text.size])
-            return text.data[:text.size].decode("utf-8", "replace")
-        finally:
-            bytebuf_free(&text)
-            bytebuf_free(&pending)
+        self._check_ready()
+        return self.detokenizer.decode(ids, skip_special)
+
+    def stream_decoder(self, bint skip_special=False):
+        """A `StreamDecoder`: feed ids one at a time, get text as soon as it is complete.
+
+        >>> stream = tok.stream_decoder()                      # doctest: +SKIP
+        >>> "".join(map(stream.feed, ids)) + stream.finish()   # doctest: +SKIP
+        'Hello world'
+        """
+        self._check_ready()
+        return StreamDecoder(self.detokenizer, skip_special)
 
 
-cdef int _append_unescaped(ByteBuf* text, const char* piece, Py_ssize_t plen) noexcept nogil:
-    """Append `piece` with every U+2581 turned back into a space."""
-    cdef Py_ssize_t k = 0
-    if bytebuf_reserve(text, plen) < 0:
+cdef inline int _push_id(IdBuf* out, int32_t token, IdBuf* spans, bint want_spans,
+                         int32_t a, int32_t b) noexcept nogil:
+    if idbuf_push(out, token) < 0:
         return -1
-    while k < plen:
-        if k + 2 < plen and piece[k] == SPACE_SYMBOL[0] and piece[k + 1] == SPACE_SYMBOL[1] \
-                and piece[k + 2] == SPACE_SYMBOL[2]:
-            text.data[text.size] = b' '
-            k += 3
-        else:
-            text.data[text.size] = piece[k]
-            k += 1
-        text.size += 1
+    if want_spans and (idbuf_push(spans, a) < 0 or idbuf_push(spans, b) < 0):
+        return -1
     return 0
 
 
-cdef int _flush_bytes(ByteBuf* pending, ByteBuf* text) noexcept nogil:
-    """Move byte-piece bytes into `text`; each malformed byte becomes U+FFFD (sentencepiece)."""
-    cdef Py_ssize_t off = 0, m
-    while off < pending.size:
-        m = valid_char_len(<const unsigned char*>pending.data + off, pending.size - off)
-        if m == 0:
-            if bytebuf_append(text, REPLACEMENT_CHAR, 3) < 0:
-                return -1
-            off += 1
+cdef int _escape_spaces(const unsigned char* s, Py_ssize_t n, bint prefix, ByteBuf* out) noexcept nogil:
+    """Parity: llama.cpp SPM: optional ' ' prefix, then every ' ' becomes U+2581; bytes kept raw."""
+    cdef Py_ssize_t i
+    out.size = 0
+    if bytebuf_reserve(out, 3 * n + 3) < 0:
+        return ERR_NO_MEMORY
+    if prefix:
+        out.data[0] = SPACE_SYMBOL[0]
+        out.data[1] = SPACE_SYMBOL[1]
+        out.data[2] = SPACE_SYMBOL[2]
+        out.size = 3
+    for i in range(n):
+        if s[i] == 32:
+            out.data[out.size] = SPACE_SYMBOL[0]
+            out.data[out.size + 1] = SPACE_SYMBOL[1]
+            out.data[out.size + 2] = SPACE_SYMBOL[2]
+            out.size += 3
         else:
-            if bytebuf_append(text, pending.data + off, m) < 0:
-                return -1
-            off += m
-    pending.size = 0
+            out.data[out.size] = <char>s[i]
+            out.size += 1
     return 0
 
 
@@ -585,16 +639,6 @@ cdef _raise_encode_error(int rc, object text):
     if rc == ERR_SURROGATE:
         text.encode("utf-8")   # raises Python's own UnicodeEncodeError, with the position
     raise_for_status(rc)
-
-
-cdef int _parse_byte_piece(bytes piece):
-    """Value of a "<0xXX>" piece, or -1 (sentencepiece PieceToByte)."""
-    if len(piece) != 6 or not piece.startswith(b"<0x") or not piece.endswith(b">"):
-        return -1
-    try:
-        return int(piece[3:5], 16)
-    except ValueError:
-        return -1
 
 
 cdef int _resolve_threads(object num_threads, Py_ssize_t n_items) except -1:

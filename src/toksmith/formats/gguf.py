@@ -16,13 +16,14 @@ from toksmith._core.pieces import first_invalid_piece
 from toksmith._core.wire import WireFormatError, parse_gguf_metadata
 from toksmith.decoders.sentencepiece import SentencePieceDecoderSpec
 from toksmith.errors import ModelFormatError, UnsupportedModelError
+from toksmith.formats.llama_cpp_attributes import token_attributes
 from toksmith.normalizers.charsmap import CharsMapNormalizerSpec
 from toksmith.spec import Algorithm, FileFormat, ReferenceRules, TokenizerSpec
 from toksmith.vocab import SpecialIds, TokenType, Vocab
 
-# tokenizer.ggml.model values llama.cpp knows; only "t5" (UGM) is read so far.
+# tokenizer.ggml.model values llama.cpp knows; "llama" (SPM) and "t5" (UGM) are read so far.
 KNOWN_TOKENIZER_MODELS = ("llama", "gpt2", "bert", "t5", "rwkv", "plamo2", "none", "no_vocab")
-SUPPORTED_TOKENIZER_MODELS = ("t5",)
+SUPPORTED_TOKENIZER_MODELS = ("llama", "t5")
 
 SPECIAL_ID_KEYS = {
     "bos": "tokenizer.ggml.bos_token_id", "eos": "tokenizer.ggml.eos_token_id",
@@ -30,8 +31,16 @@ SPECIAL_ID_KEYS = {
     "sep": "tokenizer.ggml.seperator_token_id",   # sic: llama.cpp's spelling
     "mask": "tokenizer.ggml.mask_token_id",
 }
-# llama.cpp's defaults for a "t5" (UGM) vocabulary (llama-vocab.cpp).
-UGM_DEFAULT_SPECIAL = {"bos": None, "eos": 1, "unk": 2, "pad": 0, "sep": None, "mask": None}
+# llama.cpp's defaults per tokenizer model (llama_vocab::impl::load).
+DEFAULT_SPECIAL = {
+    "llama": {"bos": 1, "eos": 2, "unk": 0, "pad": None, "sep": None, "mask": None},
+    "t5": {"bos": None, "eos": 1, "unk": 2, "pad": 0, "sep": None, "mask": None},
+}
+DEFAULT_FLAGS = {   # add_space_prefix, add_bos, add_eos
+    "llama": (True, True, False),
+    "t5": (False, False, True),
+}
+ALGORITHMS = {"llama": Algorithm.SPM_BPE, "t5": Algorithm.UNIGRAM}
 
 
 def read_gguf_metadata(path: str | os.PathLike) -> dict[str, object]:
@@ -66,15 +75,19 @@ def read_gguf(path: str | os.PathLike) -> TokenizerSpec:
     if model not in SUPPORTED_TOKENIZER_MODELS:
         raise UnsupportedModelError(source, f"GGUF tokenizer model {model!r} is not supported yet "
                                             f"(supported: {list(SUPPORTED_TOKENIZER_MODELS)})")
-    return _read_ugm(meta, source)
+    return _read_sentencepiece_family(meta, source, model)
 
 
-def _read_ugm(meta: dict[str, object], source: str) -> TokenizerSpec:
+def _read_sentencepiece_family(meta: dict[str, object], source: str, model: str) -> TokenizerSpec:
+    """A "llama" (SPM) or "t5" (UGM) vocabulary."""
     tokens = meta.get("tokenizer.ggml.tokens")
     # String arrays come back from the parser as lists of bytes, all of a kind.
     if not isinstance(tokens, list) or not tokens or not isinstance(tokens[0], bytes):
         raise ModelFormatError(source, "tokenizer.ggml.tokens must be a non-empty array of strings")
     n = len(tokens)
+    if model == "llama" and not all(tokens):
+        # Parity: llama.cpp renames an empty token to "[EMPTY_<id>]".
+        tokens = [t if t else f"[EMPTY_{i}]".encode() for i, t in enumerate(tokens)]
     scores = _number_array(meta, "tokenizer.ggml.scores", n, source, default=0.0)
     token_types = _number_array(meta, "tokenizer.ggml.token_type", n, source, default=TokenType.NORMAL)
     if token_types.typecode not in "bBhHiIlLqQ":
@@ -91,9 +104,12 @@ def _read_ugm(meta: dict[str, object], source: str) -> TokenizerSpec:
     problem = first_invalid_piece(tokens, types, allow_empty_reserved=True, require_utf8=False)
     if problem is not None:
         raise ModelFormatError(source, f"token {problem[0]} {problem[1]}")
+    if model == "llama" and len(set(tokens)) != n:
+        raise ModelFormatError(source, "tokenizer.ggml.tokens holds the same text twice "
+                                       "(llama.cpp refuses such a vocabulary)")
     special = {}
     for role, key in SPECIAL_ID_KEYS.items():
-        value = meta.get(key, UGM_DEFAULT_SPECIAL[role])
+        value = meta.get(key, DEFAULT_SPECIAL[model][role])
         if value is not None and not (isinstance(value, int) and 0 <= value < n):
             if role == "unk":
                 raise ModelFormatError(source, f"{key} is {value!r}, outside the {n}-token vocabulary")
@@ -105,22 +121,29 @@ def _read_ugm(meta: dict[str, object], source: str) -> TokenizerSpec:
     charsmap = meta.get("tokenizer.ggml.precompiled_charsmap", array("B"))
     if not isinstance(charsmap, array) or charsmap.typecode not in "bB":
         raise ModelFormatError(source, "tokenizer.ggml.precompiled_charsmap must be an int8/uint8 array")
+    space_prefix, add_bos, add_eos = DEFAULT_FLAGS[model]
     normalizer = CharsMapNormalizerSpec(
         name="precompiled" if len(charsmap) else "identity",
         precompiled_charsmap=charsmap.tobytes(),
-        add_dummy_prefix=_flag(meta, "tokenizer.ggml.add_space_prefix", False, source),
+        add_dummy_prefix=_flag(meta, "tokenizer.ggml.add_space_prefix", space_prefix, source),
         remove_extra_whitespaces=_flag(meta, "tokenizer.ggml.remove_extra_whitespaces", False, source),
         escape_whitespaces=True,
     )
     vocab = Vocab(pieces=tokens, scores=list(scores), types=types, special=SpecialIds(**special))
+    end_ids = dict(eos=special["eos"])
+    for role in ("eot", "eom"):
+        value = meta.get(f"tokenizer.ggml.{role}_token_id")
+        end_ids[role] = value if isinstance(value, int) and 0 <= value < n else None
     return TokenizerSpec(
-        source=source, file_format=FileFormat.GGUF, algorithm=Algorithm.UNIGRAM,
+        source=source, file_format=FileFormat.GGUF, algorithm=ALGORITHMS[model],
         rules=ReferenceRules.LLAMA_CPP, vocab=vocab, normalizer=normalizer,
         decoder=SentencePieceDecoderSpec(add_dummy_prefix=normalizer.add_dummy_prefix,
                                          remove_extra_whitespaces=normalizer.remove_extra_whitespaces),
-        byte_fallback=False,
-        add_bos=_flag(meta, "tokenizer.ggml.add_bos_token", False, source),
-        add_eos=_flag(meta, "tokenizer.ggml.add_eos_token", True, source),
+        # sentencepiece's rules (when chosen) fall back to bytes when byte pieces exist
+        byte_fallback=TokenType.BYTE in types,
+        add_bos=_flag(meta, "tokenizer.ggml.add_bos_token", add_bos, source),
+        add_eos=_flag(meta, "tokenizer.ggml.add_eos_token", add_eos, source),
+        token_attributes=tuple(token_attributes(tokens, types, meta, end_ids)),
     )
 
 

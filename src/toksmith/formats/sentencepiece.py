@@ -33,6 +33,8 @@ class ModelType(IntEnum):
     CHAR = 4
 
 
+ALGORITHMS = {ModelType.UNIGRAM: Algorithm.UNIGRAM, ModelType.BPE: Algorithm.SPM_BPE}
+
 # Field numbers of sentencepiece_model.proto.
 MODEL_TRAINER_SPEC, MODEL_NORMALIZER_SPEC, MODEL_DENORMALIZER_SPEC = 2, 3, 5
 TRAINER_MODEL_TYPE = 3
@@ -79,10 +81,10 @@ def parse_sentencepiece(data: bytes, source: str = "<bytes>") -> TokenizerSpec:
     if model_type not in ModelType._value2member_map_:
         raise ModelFormatError(source, f"trainer_spec.model_type is {model_type}, "
                                        f"expected one of {[m.value for m in ModelType]}")
-    if model_type != ModelType.UNIGRAM:
+    if model_type not in ALGORITHMS:
         raise UnsupportedModelError(
             source, f"SentencePiece {ModelType(model_type).name} models are not supported yet "
-                    f"(supported: UNIGRAM)")
+                    f"(supported: UNIGRAM, BPE)")
     if trainer.get(TRAINER_TREAT_WHITESPACE_AS_SUFFIX, 0):
         raise UnsupportedModelError(source, "treat_whitespace_as_suffix is not supported yet")
 
@@ -103,7 +105,7 @@ def parse_sentencepiece(data: bytes, source: str = "<bytes>") -> TokenizerSpec:
         denormalizer=denorm_spec,
     )
     return TokenizerSpec(
-        source=source, file_format=FileFormat.SENTENCEPIECE, algorithm=Algorithm.UNIGRAM,
+        source=source, file_format=FileFormat.SENTENCEPIECE, algorithm=ALGORITHMS[model_type],
         rules=ReferenceRules.SENTENCEPIECE, vocab=vocab, normalizer=norm_spec, decoder=decoder,
         byte_fallback=byte_fallback,
         # sentencepiece's encode adds neither BOS nor EOS unless asked per call.

@@ -1,0 +1,153 @@
+"""Shared pieces of the throughput benchmarks: peers, timing and the report table.
+
+A peer is a `Peer(load, one, batch)`: `load()` returns a tokenizer object,
+`one(tok, text)` encodes one line to a list of ids, `batch(tok, texts)` encodes
+all lines at once with the library's batch API (None where it has none). Imports
+happen inside `load`, so a library that is missing or cannot read the model
+shows up as "unavailable: <reason>" and the others still run.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import time
+from pathlib import Path
+from typing import Callable, NamedTuple, Optional
+
+REFERENCE = "sentencepiece"  # every peer's ids are compared with this one's
+SUBJECT = "toksmith"         # the ratio columns are SUBJECT's MB/s over each peer's
+
+
+class Peer(NamedTuple):
+    load: Callable[[], object]
+    one: Callable[[object, str], list]
+    batch: Optional[Callable[[object, list], list]]
+
+
+def _load_toksmith(model_path: Path):
+    import toksmith
+    return toksmith.load(model_path)
+
+
+def _load_sentencepiece(model_path: Path):
+    import sentencepiece as spm
+    return spm.SentencePieceProcessor(model_file=str(model_path))
+
+
+def _load_hf(hf_json: Path):
+    from tokenizers import Tokenizer
+    return Tokenizer.from_file(str(hf_json))
+
+
+def _load_tokie(hf_json: Path):
+    import tokie
+    return tokie.Tokenizer.from_json(str(hf_json))
+
+
+def standard_peers(model_path: Path, hf_json: Path) -> dict[str, Peer]:
+    """toksmith and sentencepiece read the .model; HF tokenizers and tokie read hf_json."""
+    return {
+        SUBJECT: Peer(lambda: _load_toksmith(model_path),
+                      lambda t, s: t.encode(s, add_special=False),
+                      lambda t, xs: t.encode_batch(xs, add_special=False)),
+        REFERENCE: Peer(lambda: _load_sentencepiece(model_path),
+                        lambda t, s: t.encode(s),
+                        lambda t, xs: t.encode(xs, num_threads=os.cpu_count())),
+        "hf-tokenizers": Peer(lambda: _load_hf(hf_json),
+                              lambda t, s: t.encode(s, add_special_tokens=False).ids,
+                              lambda t, xs: [e.ids for e in t.encode_batch(xs, add_special_tokens=False)]),
+        "tokie": Peer(lambda: _load_tokie(hf_json),
+                      lambda t, s: t.encode(s, add_special_tokens=False).ids,
+                      lambda t, xs: [e.ids for e in t.encode_batch(xs, add_special_tokens=False)]),
+    }
+
+
+def best_of(repeat: int, fn) -> float:
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+def parse_args(doc: str) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
+    parser.add_argument("fixtures", nargs="?", default="../shared/fixtures")
+    parser.add_argument("--repeat", type=int, default=3)
+    return parser.parse_args()
+
+
+def read_corpora(root: Path, names) -> dict[str, list[str]]:
+    return {name: (root / "corpus" / name).read_text(encoding="utf-8").split("\n") for name in names}
+
+
+def print_preamble(repeat: int) -> None:
+    print(f"cores: {os.cpu_count()}; lines encoded one call each; MB/s of UTF-8 input; best of {repeat}")
+
+
+def _reason(exc: BaseException) -> str:
+    text = " ".join(str(exc).split()) or "(no message)"
+    return f"{type(exc).__name__}: {text}"
+
+
+def load_peers(table: dict[str, Peer]):
+    """-> (loaded tokenizers, load ms as the median of 5 loads, {name: reason} for peers that failed)."""
+    loaded, load_ms, failed = {}, {}, {}
+    for name, peer in table.items():
+        try:
+            loaded[name] = peer.load()
+        except Exception as exc:  # missing package, unsupported model, bad file...
+            failed[name] = _reason(exc)
+            continue
+        load_ms[name] = 1000 * statistics.median(best_of(1, peer.load) for _ in range(5))
+    return loaded, load_ms, failed
+
+
+def _ratio(num: Optional[float], den: Optional[float]) -> str:
+    return f"{num / den:.2f}" if num and den else "-"
+
+
+def bench_model(label: str, rel: str, table: dict[str, Peer], corpora: dict[str, list[str]], repeat: int) -> None:
+    """Load every peer, then time each on every corpus and print one table for the model."""
+    loaded, load_ms, failed = load_peers(table)
+    print(f"\n== {label}: {rel}")
+    print("load ms: " + (", ".join(f"{n} {v:.1f}" for n, v in load_ms.items()) or "-"))
+    for name, reason in failed.items():
+        print(f"{name}: unavailable: {reason}")
+    print(f"{'corpus':<26}{'tokenizer':<15}{'1-thread MB/s':>14}{'batch MB/s':>12}"
+          f"{f'{SUBJECT} x':>12}{'x batch':>9}{'same ids as spm':>17}")
+    for corpus, lines in corpora.items():
+        mb = sum(len(s.encode()) for s in lines) / 1e6
+        rows, ids, notes = {}, {}, []
+        for name, tok in loaded.items():
+            peer = table[name]
+            try:
+                ids[name] = [list(peer.one(tok, s)) for s in lines]  # also warms up
+                single = mb / best_of(repeat, lambda: [peer.one(tok, s) for s in lines])
+                batch = None
+                if peer.batch is not None:
+                    batch = mb / best_of(repeat, lambda: peer.batch(tok, lines))
+                    off = sum(list(a) != b for a, b in zip(peer.batch(tok, lines), ids[name]))
+                    if off:
+                        notes.append(f"  note: {name} batch ids differ from its one-call ids on {off} lines")
+            except Exception as exc:
+                rows[name] = f"error: {_reason(exc)}"
+                ids.pop(name, None)
+                continue
+            rows[name] = (single, batch)
+        ref = ids.get(REFERENCE)
+        mine = rows.get(SUBJECT) if isinstance(rows.get(SUBJECT), tuple) else (None, None)
+        for name, row in rows.items():
+            if isinstance(row, str):
+                print(f"{corpus:<26}{name:<15}{row}")
+                continue
+            single, batch = row
+            same = "-" if ref is None else \
+                f"{100 * sum(a == b for a, b in zip(ids[name], ref)) / len(lines):.2f}%"
+            print(f"{corpus:<26}{name:<15}{single:>14.1f}"
+                  f"{(f'{batch:.1f}' if batch else '-'):>12}"
+                  f"{_ratio(mine[0], single):>12}{_ratio(mine[1], batch):>9}{same:>17}")
+        for note in notes:
+            print(note)

@@ -1,0 +1,387 @@
+"""Ids back to text, in one call or streamed one id at a time.
+
+Two rule sets:
+
+* SENTENCEPIECE (SentencePieceProcessor::Decode, 0.2.x): control pieces are
+  invisible, unknown pieces show the unk surface, byte pieces are joined into
+  UTF-8 with one U+FFFD per malformed byte, the dummy-prefix space of the
+  first piece is removed, and the denormalizer runs on the result.
+* LLAMA_CPP (llama_detokenize): each token renders as llama_token_to_piece
+  does; `skip_special` means remove_special=True, unparse_special=False and
+  its absence the opposite; byte tokens are raw bytes, so the text is their
+  concatenation decoded with U+FFFD for malformed sequences.
+
+A `StreamDecoder` runs the same state machine, so the text it returns piece
+by piece always concatenates to `decode(ids)`.
+
+    >>> stream = tok.stream_decoder()        # doctest: +SKIP
+    >>> "".join(stream.feed(i) for i in ids) + stream.finish() == tok.decode(ids)  # doctest: +SKIP
+    True
+"""
+import codecs
+from operator import index
+
+from libc.stdint cimport int32_t, uint8_t
+from libc.stdlib cimport free, malloc
+from libc.string cimport memcpy
+
+from toksmith._core.buffers cimport (ByteBuf, bytebuf_append, bytebuf_free, bytebuf_push,
+                                     bytebuf_reserve)
+from toksmith._core.utf8 cimport REPLACEMENT_CHAR, SPACE_SYMBOL, valid_char_len
+
+
+cdef class Detokenizer:
+    """Piece texts and rendering rules of one vocabulary."""
+
+    def __cinit__(self):
+        self.piece_data = NULL
+        self.piece_offsets = NULL
+        self.kinds = NULL
+        self.byte_values = NULL
+
+    def __dealloc__(self):
+        free(self.piece_data)
+        free(self.piece_offsets)
+        free(self.kinds)
+        free(self.byte_values)
+
+    @staticmethod
+    def build(DecodeRules rules, list pieces, bytes kinds, list byte_values, *,
+              bytes unk_surface=b"", bint add_dummy_prefix=False,
+              bint remove_extra_whitespaces=False, Normalizer denormalizer=None,
+              bint add_space_prefix=False, bint add_bos=False, bint add_eos=False,
+              int bos_id=-1, int eos_id=-1):
+        """`kinds`: one piece type per piece (sentencepiece) or one `Render` (llama.cpp);
+        `byte_values`: the byte of each byte piece, -1 for the others."""
+        cdef Detokenizer self = Detokenizer()
+        cdef Py_ssize_t n = len(pieces), i, total = 0
+        cdef bytes piece
+        if len(kinds) != n or len(byte_values) != n:
+            raise ValueError("pieces, kinds and byte values must have equal lengths")
+        self.rules = rules
+        self.n_pieces = n
+        self.piece_offsets = <Py_ssize_t*>malloc((n + 1) * sizeof(Py_ssize_t))
+        self.kinds = <uint8_t*>malloc(max(n, 1))
+        self.byte_values = <int32_t*>malloc(max(n, 1) * sizeof(int32_t))
+        if self.piece_offsets == NULL or self.kinds == NULL or self.byte_values == NULL:
+            raise MemoryError()
+        for i in range(n):
+            self.piece_offsets[i] = total
+            total += len(pieces[i])
+            self.kinds[i] = kinds[i]
+            self.byte_values[i] = byte_values[i]
+        self.piece_offsets[n] = total
+        self.piece_data = <char*>malloc(total if total else 1)
+        if self.piece_data == NULL:
+            raise MemoryError()
+        for i in range(n):
+            piece = pieces[i]
+            memcpy(self.piece_data + self.piece_offsets[i], <char*>piece, len(piece))
+        self.unk_surface = unk_surface
+        self.strip_leading_space = add_dummy_prefix or remove_extra_whitespaces
+        self.strip_all_leading_spaces = remove_extra_whitespaces
+        self.denormalizer = denormalizer
+        self.add_space_prefix = add_space_prefix
+        self.add_bos = add_bos and 0 <= bos_id < n
+        self.add_eos = add_eos and 0 <= eos_id < n
+        self.bos_id = bos_id
+        self.eos_id = eos_id
+        return self
+
+    cpdef bytes piece(self, Py_ssize_t piece_id):
+        """The stored text of one piece (no range check: callers validate)."""
+        return self.piece_data[self.piece_offsets[piece_id]:self.piece_offsets[piece_id + 1]]
+
+    @property
+    def streamable(self):
+        """False when a denormalizer rewrites the decoded text as a whole."""
+        return self.denormalizer is None
+
+    # ------------------------------------------------------------------ state machine
+
+    cdef void _start(self, DecodeState* st) noexcept:
+        st.pending.data = NULL
+        st.pending.size = 0
+        st.pending.cap = 0
+        st.is_bos_ws = True
+        st.bos_ws_seen = False
+        st.any_text = False
+        st.remove_space = self.add_space_prefix
+        st.started = False
+        st.held_eos = -1
+
+    cdef long _checked_id(self, object obj) except? -1:
+        cdef long pid
+        if not isinstance(obj, int):
+            obj = index(obj)   # TypeError for floats, as sentencepiece does
+        try:
+            pid = obj
+        except OverflowError:
+            pid = -1
+        if pid < 0 or pid >= self.n_pieces:
+            from toksmith.errors import TokenIdError
+            raise TokenIdError(f"token id {obj} is out of range for a vocabulary of {self.n_pieces}")
+        return pid
+
+    cdef int _feed(self, DecodeState* st, long pid, bint skip_special, ByteBuf* out) except -1:
+        if self.rules == DECODE_SENTENCEPIECE:
+            return self._feed_sentencepiece(st, pid, out)
+        if skip_special:
+            # Parity: llama_detokenize with remove_special drops one leading BOS
+            # and one trailing EOS when the model adds them.
+            if not st.started and self.add_bos and pid == self.bos_id:
+                st.started = True
+                st.remove_space = False
+                return 0
+            st.started = True
+            if st.held_eos >= 0:
+                self._render_llama(st, st.held_eos, False, out)
+                st.held_eos = -1
+            if self.add_eos and pid == self.eos_id:
+                st.held_eos = <int32_t>pid
+                return 0
+        st.started = True
+        return self._render_llama(st, pid, not skip_special, out)
+
+    cdef int _render_llama(self, DecodeState* st, long pid, bint unparse_special,
+                           ByteBuf* out) except -1:
+        """Parity: llama_vocab::impl::token_to_piece for SPM/UGM vocabularies."""
+        cdef uint8_t kind = self.kinds[pid]
+        cdef const char* text = self.piece_data + self.piece_offsets[pid]
+        cdef Py_ssize_t size = self.piece_offsets[pid + 1] - self.piece_offsets[pid]
+        cdef bint strip = st.remove_space
+        st.remove_space = False
+        if kind == RENDER_NOTHING or (kind == RENDER_SPECIAL and not unparse_special):
+            return 0
+        if kind == RENDER_BYTE:
+            if strip and self.byte_values[pid] == 32:
+                return 0
+            if bytebuf_push(out, <char>self.byte_values[pid]) < 0:
+                raise MemoryError()
+            return 0
+        if kind == RENDER_UNESCAPED:
+            if strip and size >= 3 and text[0] == SPACE_SYMBOL[0] and text[1] == SPACE_SYMBOL[1] \
+                    and text[2] == SPACE_SYMBOL[2]:
+                text += 3
+                size -= 3
+            elif strip and size >= 1 and text[0] == b' ':
+                text += 1
+                size -= 1
+            if _append_unescaped(out, text, size) < 0:
+                raise MemoryError()
+            return 0
+        if strip and size >= 1 and text[0] == b' ':
+            text += 1
+            size -= 1
+        if bytebuf_append(out, text, size) < 0:
+            raise MemoryError()
+        return 0
+
+    cdef int _feed_sentencepiece(self, DecodeState* st, long pid, ByteBuf* out) except -1:
+        """Parity: sentencepiece SentencePieceProcessor::Decode (0.2.x)."""
+        cdef uint8_t t = self.kinds[pid]
+        cdef const char* piece
+        cdef Py_ssize_t plen
+        cdef bint has_bos_ws
+        if t == TYPE_BYTE:
+            if bytebuf_push(&st.pending, <char>self.byte_values[pid]) < 0:
+                raise MemoryError()
+            return 0
+        self._flush_pending(st, out, True)
+        if st.bos_ws_seen or st.any_text:
+            st.is_bos_ws = False
+        has_bos_ws = False
+        if t == TYPE_CONTROL:
+            pass
+        elif t == TYPE_UNKNOWN:
+            if len(self.unk_surface):
+                st.any_text = True
+            if bytebuf_append(out, <char*>self.unk_surface, len(self.unk_surface)) < 0:
+                raise MemoryError()
+        else:
+            piece = self.piece_data + self.piece_offsets[pid]
+            plen = self.piece_offsets[pid + 1] - self.piece_offsets[pid]
+            if st.is_bos_ws and self.strip_leading_space and plen >= 3 and \
+                    piece[0] == SPACE_SYMBOL[0] and piece[1] == SPACE_SYMBOL[1] and \
+                    piece[2] == SPACE_SYMBOL[2]:
+                piece += 3
+                plen -= 3
+                has_bos_ws = not self.strip_all_leading_spaces
+            if plen:
+                st.any_text = True
+            if _append_unescaped(out, piece, plen) < 0:
+                raise MemoryError()
+        st.bos_ws_seen = has_bos_ws
+        return 0
+
+    cdef int _flush_pending(self, DecodeState* st, ByteBuf* out, bint complete) except -1:
+        """Move byte-piece bytes to `out`, one U+FFFD per malformed byte (sentencepiece).
+
+        With `complete` false, bytes that may still start a valid character stay pending.
+        """
+        cdef Py_ssize_t off = 0, m
+        cdef const unsigned char* p = <const unsigned char*>st.pending.data
+        while off < st.pending.size:
+            m = valid_char_len(p + off, st.pending.size - off)
+            if m == 0 and not complete and _may_complete(p + off, st.pending.size - off):
+                break
+            if m == 0:
+                if bytebuf_append(out, REPLACEMENT_CHAR, 3) < 0:
+                    raise MemoryError()
+                off += 1
+            else:
+                if bytebuf_append(out, st.pending.data + off, m) < 0:
+                    raise MemoryError()
+                off += m
+            st.any_text = True
+        if off:
+            st.pending.size -= off
+            if st.pending.size:
+                memcpy(st.pending.data, st.pending.data + off, st.pending.size)
+        return 0
+
+    cdef int _finish(self, DecodeState* st, bint skip_special, ByteBuf* out) except -1:
+        if self.rules == DECODE_SENTENCEPIECE:
+            self._flush_pending(st, out, True)
+        # llama.cpp: a held trailing EOS is dropped (remove_special)
+        st.held_eos = -1
+        return 0
+
+    # ------------------------------------------------------------------ public
+
+    def decode(self, ids, bint skip_special=False):
+        """Text of `ids` (see the module docstring for the rules)."""
+        cdef DecodeState st
+        cdef ByteBuf out
+        out.data = NULL; out.size = 0; out.cap = 0
+        self._start(&st)
+        try:
+            for obj in ids:
+                self._feed(&st, self._checked_id(obj), skip_special, &out)
+            self._finish(&st, skip_special, &out)
+            text = out.data[:out.size]
+        finally:
+            bytebuf_free(&out)
+            bytebuf_free(&st.pending)
+        if self.denormalizer is not None:
+            return self.denormalizer.normalize_text(text)
+        return text.decode("utf-8", "replace")
+
+    def decode_bytes(self, ids, bint skip_special=False):
+        """Like `decode`, but the raw bytes (llama.cpp rules keep malformed UTF-8)."""
+        cdef DecodeState st
+        cdef ByteBuf out
+        out.data = NULL; out.size = 0; out.cap = 0
+        self._start(&st)
+        try:
+            for obj in ids:
+                self._feed(&st, self._checked_id(obj), skip_special, &out)
+            self._finish(&st, skip_special, &out)
+            return out.data[:out.size]
+        finally:
+            bytebuf_free(&out)
+            bytebuf_free(&st.pending)
+
+
+cdef class StreamDecoder:
+    """Text from ids fed one at a time, as soon as it is complete UTF-8.
+
+    >>> stream = tok.stream_decoder()              # doctest: +SKIP
+    >>> stream.feed(ids[0]); stream.feed(ids[1:])  # doctest: +SKIP
+    >>> stream.finish()                            # doctest: +SKIP
+    """
+
+    def __cinit__(self, Detokenizer detokenizer, bint skip_special=False):
+        if not detokenizer.streamable:
+            from toksmith.errors import UnsupportedFeatureError
+            raise UnsupportedFeatureError(
+                "streaming decode is not supported for a model with a denormalizer "
+                "(it rewrites the decoded text as a whole); use decode()")
+        self.detokenizer = detokenizer
+        detokenizer._start(&self.state)
+        self.skip_special = skip_special
+        self.utf8 = codecs.getincrementaldecoder("utf-8")("replace")
+        self.finished = False
+
+    def __dealloc__(self):
+        bytebuf_free(&self.state.pending)
+
+    def feed(self, ids):
+        """Text completed by one id or an iterable of ids ('' while a character is partial)."""
+        cdef ByteBuf out
+        if self.finished:
+            raise ValueError("this StreamDecoder is finished; create a new one")
+        out.data = NULL; out.size = 0; out.cap = 0
+        try:
+            if isinstance(ids, int) or hasattr(ids, "__index__"):
+                self.detokenizer._feed(&self.state, self.detokenizer._checked_id(ids),
+                                       self.skip_special, &out)
+            else:
+                for obj in ids:
+                    self.detokenizer._feed(&self.state, self.detokenizer._checked_id(obj),
+                                           self.skip_special, &out)
+            if self.detokenizer.rules == DECODE_SENTENCEPIECE:
+                self.detokenizer._flush_pending(&self.state, &out, False)
+            return self.utf8.decode(out.data[:out.size])
+        finally:
+            bytebuf_free(&out)
+
+    def finish(self):
+        """The rest of the text: pending bytes are flushed (malformed ones as U+FFFD)."""
+        cdef ByteBuf out
+        if self.finished:
+            return ""
+        out.data = NULL; out.size = 0; out.cap = 0
+        try:
+            self.detokenizer._finish(&self.state, self.skip_special, &out)
+            self.finished = True
+            return self.utf8.decode(out.data[:out.size], True)
+        finally:
+            bytebuf_free(&out)
+
+
+cdef bint _may_complete(const unsigned char* s, Py_ssize_t n) noexcept nogil:
+    """s[:n] is a proper prefix of some character valid_char_len accepts."""
+    cdef unsigned char c = s[0]
+    cdef Py_ssize_t need, i
+    if 0xC2 <= c <= 0xDF:
+        need = 2
+    elif 0xE0 <= c <= 0xEF:
+        need = 3
+    elif 0xF0 <= c <= 0xF4:
+        need = 4
+    else:
+        return False
+    if n >= need:
+        return False
+    for i in range(1, n):
+        if (s[i] & 0xC0) != 0x80:
+            return False
+    if n >= 2:
+        # second-byte ranges that rule out overlongs, surrogates and > U+10FFFF
+        if c == 0xE0 and s[1] < 0xA0:
+            return False
+        if c == 0xED and s[1] >= 0xA0:
+            return False
+        if c == 0xF0 and s[1] < 0x90:
+            return False
+        if c == 0xF4 and s[1] >= 0x90:
+            return False
+    return True
+
+
+cdef int _append_unescaped(ByteBuf* text, const char* piece, Py_ssize_t plen) noexcept nogil:
+    """Append `piece` with every U+2581 turned back into a space."""
+    cdef Py_ssize_t k = 0
+    if bytebuf_reserve(text, plen) < 0:
+        return -1
+    while k < plen:
+        if k + 2 < plen and piece[k] == SPACE_SYMBOL[0] and piece[k + 1] == SPACE_SYMBOL[1] \
+                and piece[k + 2] == SPACE_SYMBOL[2]:
+            text.data[text.size] = b' '
+            k += 3
+        else:
+            text.data[text.size] = piece[k]
+            k += 1
+        text.size += 1
+    return 0

@@ -1,0 +1,545 @@
+"""SentencePiece BPE: merge adjacent symbols by the score of the piece they form.
+
+Both references (sentencepiece's bpe::Model::SampleEncode and llama.cpp's
+llm_tokenizer_spm_session) split the text into characters, then repeatedly
+merge the adjacent pair whose concatenation is a piece with the highest
+score, the leftmost pair on ties. This module does the same with integer
+symbols: every (left symbol, right symbol) pair that forms a piece is found
+once at load time, so encoding never hashes strings.
+
+Two speed-ups keep the result identical to the references:
+
+* When no mergeable piece contains a character followed by U+2581, no merge
+  can ever cross the boundary before a U+2581 that follows another
+  character, so the text is merged word by word ("chunks").
+* Short chunks are merged by a linear scan, long ones with a binary heap,
+  so a megabyte without spaces stays O(n log n).
+
+    >>> bpe = ScoreBpe.build(pieces, scores, mergeable, unused, output_ids, None, False)  # doctest: +SKIP
+"""
+from libc.stdint cimport int32_t, uint32_t, uint64_t
+from libc.stdlib cimport calloc, free, malloc, realloc
+from libc.string cimport memcmp
+
+from toksmith._core.buffers cimport IdBuf, idbuf_free, idbuf_push, idbuf_reserve
+from toksmith._core.trie cimport DoubleArrayTrie
+from toksmith._core.utf8 cimport one_char_len
+
+# Chunks of at most this many symbols are merged by a linear scan.
+cdef Py_ssize_t LINEAR_MAX_SYMBOLS = 24
+cdef unsigned char SPACE0 = 0xE2, SPACE1 = 0x96, SPACE2 = 0x81   # U+2581 in UTF-8
+
+
+cdef void bpe_work_free(BpeWork* w) noexcept nogil:
+    idbuf_free(&w.symbols)
+    idbuf_free(&w.starts)
+    idbuf_free(&w.lengths)
+    idbuf_free(&w.prev)
+    idbuf_free(&w.next)
+    idbuf_free(&w.candidates)
+    idbuf_free(&w.rev_merges)
+    free(w.heap)
+    w.heap = NULL
+    w.heap_size = 0
+    w.heap_cap = 0
+
+
+cdef inline uint64_t _char_key(const unsigned char* s, int length) noexcept nogil:
+    """The character's bytes and its length packed into one non-zero integer."""
+    cdef uint64_t key = <uint64_t>length << 32
+    cdef int i
+    for i in range(length):
+        key |= (<uint64_t>s[i]) << (8 * i)
+    return key
+
+
+cdef inline uint64_t _hash(uint64_t key) noexcept nogil:
+    key ^= key >> 29
+    key *= <uint64_t>0xBF58476D1CE4E5B9
+    key ^= key >> 32
+    return key
+
+
+cdef inline bint _is_space_symbol(const unsigned char* s, Py_ssize_t length) noexcept nogil:
+    return length == 3 and s[0] == SPACE0 and s[1] == SPACE1 and s[2] == SPACE2
+
+
+cdef inline bint _heap_before(const HeapEntry* a, const HeapEntry* b) noexcept nogil:
+    """Parity: both references pop the highest score first, the leftmost pair on ties."""
+    return a.score > b.score or (a.score == b.score and a.left < b.left)
+
+
+cdef inline void _heap_push(BpeWork* w, HeapEntry e) noexcept nogil:
+    # capacity is reserved by the caller
+    cdef Py_ssize_t i = w.heap_size, parent
+    w.heap_size += 1
+    while i > 0:
+        parent = (i - 1) >> 1
+        if not _heap_before(&e, &w.heap[parent]):
+            break
+        w.heap[i] = w.heap[parent]
+        i = parent
+    w.heap[i] = e
+
+
+cdef inline HeapEntry _heap_pop(BpeWork* w) noexcept nogil:
+    cdef HeapEntry top = w.heap[0]
+    cdef HeapEntry last
+    cdef Py_ssize_t i = 0, child, n
+    w.heap_size -= 1
+    n = w.heap_size
+    if n > 0:
+        last = w.heap[n]
+        while True:
+            child = 2 * i + 1
+            if child >= n:
+                break
+            if child + 1 < n and _heap_before(&w.heap[child + 1], &w.heap[child]):
+                child += 1
+            if not _heap_before(&w.heap[child], &last):
+                break
+            w.heap[i] = w.heap[child]
+            i = child
+        w.heap[i] = last
+    return top
+
+
+cdef class ScoreBpe:
+    """The merge tables of one SentencePiece-BPE vocabulary (see the module docstring)."""
+
+    def __cinit__(self):
+        self.pairs = NULL
+        self.chars = NULL
+        self.scores = NULL
+        self.output_ids = NULL
+        self.symbol_lengths = NULL
+        self.is_unused = NULL
+
+    def __dealloc__(self):
+        free(self.pairs)
+        free(self.chars)
+        free(self.scores)
+        free(self.output_ids)
+        free(self.symbol_lengths)
+        free(self.is_unused)
+
+    @staticmethod
+    def build(list pieces, scores, bytes mergeable, bytes unused, list output_ids,
+              DoubleArrayTrie frozen, bint resegment_unused):
+        """Tables for `pieces` (UTF-8 bytes, distinct among the mergeable ones).
+
+        mergeable[i]: piece i can be formed by a merge (sentencepiece: NORMAL,
+        USER_DEFINED and UNUSED pieces; llama.cpp: every token).
+        unused[i]: piece i is re-split into the pair that formed it
+        (sentencepiece's UNUSED pieces, when `resegment_unused`).
+        output_ids[i]: the id emitted for a symbol whose text is piece i.
+        frozen: user-defined pieces matched whole and never merged, or None.
+        """
+        cdef ScoreBpe self = ScoreBpe()
+        cdef Py_ssize_t n = len(pieces), i, k, count_pairs = 0, cap
+        cdef bytes piece
+        cdef const unsigned char* p
+        cdef Py_ssize_t plen
+        cdef int32_t left, right
+        cdef list merge_keys = [], merge_ids = []
+        cdef DoubleArrayTrie by_text
+        if len(scores) != n or len(mergeable) != n or len(unused) != n or len(output_ids) != n:
+            raise ValueError("pieces, scores, flags and output ids must have equal lengths")
+        self.n_pieces = n
+        self.frozen = frozen
+        self.has_frozen = frozen is not None and frozen.num_keys > 0
+        self.resegment_unused = resegment_unused
+        self.scores = <float*>malloc(max(n, 1) * sizeof(float))
+        self.is_unused = <unsigned char*>calloc(max(n, 1), 1)
+        if self.scores == NULL or self.is_unused == NULL:
+            raise MemoryError()
+        for i in range(n):
+            self.scores[i] = scores[i]
+            self.is_unused[i] = unused[i] != 0
+            if mergeable[i]:
+                merge_keys.append(pieces[i])
+                merge_ids.append(i)
+        by_text = DoubleArrayTrie.build(merge_keys, merge_ids)
+
+        # Symbols: every piece id, then one extra id per character that occurs
+        # inside a mergeable piece without being a piece itself.
+        for i in range(256):
+            self.byte_symbol[i] = -1
+        cap = 64
+        while cap < 4 * (n + 16):
+            cap *= 2
+        self.chars = <CharSlot*>calloc(cap, sizeof(CharSlot))
+        if self.chars == NULL:
+            raise MemoryError()
+        self.char_mask = <uint32_t>(cap - 1)
+        # One-character pieces: mergeable ones first, so a text that is both a
+        # mergeable and a reserved piece acts as the mergeable one.
+        for i in range(n):
+            if mergeable[i]:
+                self._add_single_char_piece(pieces[i], <int32_t>i)
+        for i in range(n):
+            if not mergeable[i]:
+                self._add_single_char_piece(pieces[i], <int32_t>i)
+        self.n_symbols = n
+
+        for i in range(n):
+            if not mergeable[i]:
+                continue
+            piece = pieces[i]
+            plen = len(piece)
+            if plen > 0 and one_char_len((<const unsigned char*><char*>piece)[0]) < plen:
+                count_pairs += plen - 1
+        cap = 64
+        while cap < 2 * count_pairs:
+            cap *= 2
+        self.pairs = <PairSlot*>calloc(cap, sizeof(PairSlot))
+        if self.pairs == NULL:
+            raise MemoryError()
+        self.pair_mask = <uint64_t>(cap - 1)
+
+        self.split_at_spaces = True
+        for i in range(n):
+            if not mergeable[i]:
+                continue
+            piece = pieces[i]
+            p = <const unsigned char*><char*>piece
+            plen = len(piece)
+            k = one_char_len(p[0]) if plen else 0
+            while 0 < k < plen:
+                if _is_space_symbol(p + k, min(3, plen - k)) and not (
+                        k >= 3 and _is_space_symbol(p + k - 3, 3)):
+                    # A merge could join a character to the U+2581 after it.
+                    self.split_at_spaces = False
+                left = self._text_symbol(p, k, by_text)
+                right = self._text_symbol(p + k, plen - k, by_text)
+                if left >= 0 and right >= 0:
+                    self._add_pair(left, right, <int32_t>i)
+                k += one_char_len(p[k])
+
+        self.output_ids = <int32_t*>malloc(max(self.n_symbols, 1) * sizeof(int32_t))
+        self.symbol_lengths = <int32_t*>malloc(max(self.n_symbols, 1) * sizeof(int32_t))
+        if self.output_ids == NULL or self.symbol_lengths == NULL:
+            raise MemoryError()
+        for i in range(n):
+            self.output_ids[i] = output_ids[i]
+            self.symbol_lengths[i] = len(pieces[i])
+        for i in range(n, self.n_symbols):
+            self.output_ids[i] = -1
+        for i in range(<Py_ssize_t>self.char_mask + 1):
+            if self.chars[i].key != 0 and self.chars[i].symbol >= n:
+                self.symbol_lengths[self.chars[i].symbol] = <int32_t>(self.chars[i].key >> 32)
+        self.space_symbol = self._char_symbol(<const unsigned char*>b"\xe2\x96\x81", 3)
+        # Parity: sentencepiece records UNUSED re-splits in the order pairs are
+        # pushed over the whole text, so that case is merged in one piece.
+        self.chunked = self.split_at_spaces and not resegment_unused
+        return self
+
+    # ------------------------------------------------------------------ load helpers
+
+    cdef int _add_single_char_piece(self, bytes piece, int32_t piece_id) except -1:
+        cdef const unsigned char* p = <const unsigned char*><char*>piece
+        cdef Py_ssize_t plen = len(piece)
+        if plen == 0 or min(one_char_len(p[0]), plen) != plen:
+            return 0
+        if self._char_symbol(p, <int>plen) < 0:
+            self._insert_char(p, <int>plen, piece_id)
+        return 0
+
+    cdef int32_t _text_symbol(self, const unsigned char* p, Py_ssize_t length,
+                              DoubleArrayTrie by_text) except? -2:
+        """Symbol id of a merge operand, or -1 when no symbol can have this text."""
+        cdef int32_t symbol
+        if min(one_char_len(p[0]), length) == length:
+            symbol = self._char_symbol(p, <int>length)
+            if symbol < 0:
+                symbol = <int32_t>self.n_symbols
+                self.n_symbols += 1
+                self._insert_char(p, <int>length, symbol)
+            return symbol
+        return by_text.exact(p, length)
+
+    cdef int _insert_char(self, const unsigned char* s, int length, int32_t symbol) except -1:
+        cdef uint64_t key = _char_key(s, length)
+        cdef uint32_t slot
+        if length == 1:
+            self.byte_symbol[s[0]] = symbol
+        if 2 * (self.n_chars + 1) > <Py_ssize_t>self.char_mask + 1:
+            self._grow_chars()
+        slot = <uint32_t>(_hash(key) & self.char_mask)
+        while self.chars[slot].key != 0:
+            slot = (slot + 1) & self.char_mask
+        self.chars[slot].key = key
+        self.chars[slot].symbol = symbol
+        self.n_chars += 1
+        return 0
+
+    cdef int _grow_chars(self) except -1:
+        cdef CharSlot* old = self.chars
+        cdef Py_ssize_t old_cap = <Py_ssize_t>self.char_mask + 1, i
+        cdef uint32_t slot
+        self.chars = <CharSlot*>calloc(2 * old_cap, sizeof(CharSlot))
+        if self.chars == NULL:
+            self.chars = old
+            raise MemoryError()
+        self.char_mask = <uint32_t>(2 * old_cap - 1)
+        for i in range(old_cap):
+            if old[i].key != 0:
+                slot = <uint32_t>(_hash(old[i].key) & self.char_mask)
+                while self.chars[slot].key != 0:
+                    slot = (slot + 1) & self.char_mask
+                self.chars[slot] = old[i]
+        free(old)
+        return 0
+
+    cdef int _add_pair(self, int32_t left, int32_t right, int32_t merged) except -1:
+        cdef uint64_t key = ((<uint64_t>(left + 1)) << 32) | <uint64_t>(right + 1)
+        cdef uint64_t slot = _hash(key) & self.pair_mask
+        while self.pairs[slot].key != 0:
+            if self.pairs[slot].key == key:
+                return 0
+            slot = (slot + 1) & self.pair_mask
+        self.pairs[slot].key = key
+        self.pairs[slot].merged = merged
+        return 0
+
+    # ------------------------------------------------------------------ lookups
+
+    cdef int32_t _char_symbol(self, const unsigned char* s, int length) noexcept nogil:
+        cdef uint64_t key
+        cdef uint32_t slot
+        if length == 1:
+            return self.byte_symbol[s[0]]
+        key = _char_key(s, length)
+        slot = <uint32_t>(_hash(key) & self.char_mask)
+        while self.chars[slot].key != 0:
+            if self.chars[slot].key == key:
+                return self.chars[slot].symbol
+            slot = (slot + 1) & self.char_mask
+        return -1
+
+    cdef int32_t _pair(self, int32_t left, int32_t right) noexcept nogil:
+        """The piece `left` and `right` form, or -1."""
+        cdef uint64_t key, slot
+        if left < 0 or right < 0:
+            return -1
+        key = ((<uint64_t>(left + 1)) << 32) | <uint64_t>(right + 1)
+        slot = _hash(key) & self.pair_mask
+        while self.pairs[slot].key != 0:
+            if self.pairs[slot].key == key:
+                return self.pairs[slot].merged
+            slot = (slot + 1) & self.pair_mask
+        return -1
+
+    cdef int32_t _candidate(self, int32_t left, int32_t right, BpeWork* w) noexcept nogil:
+        """`_pair`, remembering how UNUSED pieces were formed (sentencepiece rev_merge)."""
+        cdef int32_t merged = self._pair(left, right)
+        if merged >= 0 and self.resegment_unused and self.is_unused[merged]:
+            if (idbuf_push(&w.rev_merges, merged) < 0 or idbuf_push(&w.rev_merges, left) < 0
+                    or idbuf_push(&w.rev_merges, right) < 0):
+                return -2
+        return merged
+
+    # ------------------------------------------------------------------ encode
+
+    cdef int encode(self, const unsigned char* s, Py_ssize_t n, BpeWork* w,
+                    IdBuf* ids, IdBuf* starts) noexcept nogil:
+        """Append the pieces of s[:n] to ids/starts; -1 in ids marks a character
+        that is no piece. Returns 0, or -1 when memory runs out."""
+        cdef Py_ssize_t i = 0, m = 0, a, b, clen
+        cdef int32_t value, symbol
+        cdef int32_t* sym
+        cdef int32_t* start
+        cdef bint frozen_symbol
+        w.symbols.size = 0
+        w.starts.size = 0
+        w.rev_merges.size = 0
+        if idbuf_reserve(&w.symbols, n + 1) < 0 or idbuf_reserve(&w.starts, n + 1) < 0:
+            return -1
+        sym = w.symbols.data
+        start = w.starts.data
+        # Frozen (user-defined) symbols are stored as -2 - id.
+        while i < n:
+            clen = 0
+            if self.has_frozen:
+                # Parity: sentencepiece's PrefixMatcher takes the longest user-defined piece.
+                clen = self.frozen.longest_prefix(s + i, n - i, &value)
+            if clen > 0:
+                sym[m] = -2 - value
+            else:
+                clen = one_char_len(s[i])
+                if clen > n - i:
+                    clen = n - i   # a truncated character at the end stays one symbol
+                sym[m] = self._char_symbol(s + i, <int>clen)
+            start[m] = <int32_t>i
+            m += 1
+            i += clen
+        start[m] = <int32_t>n
+        if idbuf_reserve(&w.candidates, m + 1) < 0:
+            return -1
+        a = 0
+        while a < m:
+            if sym[a] <= -2:
+                if idbuf_push(ids, -2 - sym[a]) < 0 or idbuf_push(starts, start[a]) < 0:
+                    return -1
+                a += 1
+                continue
+            b = a + 1
+            while b < m and sym[b] > -2:
+                if self.chunked and _is_space_symbol(s + start[b], start[b + 1] - start[b]) and \
+                        not _is_space_symbol(s + start[b - 1], start[b] - start[b - 1]):
+                    break
+                b += 1
+            if b - a == 1:
+                if self._emit(sym[a], start[a], w, ids, starts) < 0:
+                    return -1
+            elif b - a <= LINEAR_MAX_SYMBOLS:
+                if self._merge_linear(sym + a, start + a, b - a, w, ids, starts) < 0:
+                    return -1
+            else:
+                if self._merge_heap(sym + a, start + a, b - a, start[b], w, ids, starts) < 0:
+                    return -1
+            a = b
+        return 0
+
+    cdef int _merge_linear(self, int32_t* sym, int32_t* start, Py_ssize_t m, BpeWork* w,
+                           IdBuf* ids, IdBuf* starts) noexcept nogil:
+        """Merge one chunk in place by scanning for the best pair (short chunks)."""
+        cdef int32_t* cand = w.candidates.data
+        cdef Py_ssize_t i, best
+        cdef float best_score
+        cdef int32_t c
+        for i in range(m - 1):
+            cand[i] = self._candidate(sym[i], sym[i + 1], w)
+            if cand[i] == -2:
+                return -1
+        while True:
+            best = -1
+            best_score = 0
+            for i in range(m - 1):
+                c = cand[i]
+                if c >= 0 and (best < 0 or self.scores[c] > best_score):
+                    best = i
+                    best_score = self.scores[c]
+            if best < 0:
+                break
+            sym[best] = cand[best]
+            for i in range(best + 1, m - 1):
+                sym[i] = sym[i + 1]
+                start[i] = start[i + 1]
+            for i in range(best + 1, m - 2):
+                cand[i] = cand[i + 1]
+            m -= 1
+            # Parity: the pair on the left is re-examined before the pair on the right.
+            if best > 0:
+                cand[best - 1] = self._candidate(sym[best - 1], sym[best], w)
+                if cand[best - 1] == -2:
+                    return -1
+            if best < m - 1:
+                cand[best] = self._candidate(sym[best], sym[best + 1], w)
+                if cand[best] == -2:
+                    return -1
+        for i in range(m):
+            if self._emit(sym[i], start[i], w, ids, starts) < 0:
+                return -1
+        return 0
+
+    cdef int _merge_heap(self, int32_t* sym, int32_t* start, Py_ssize_t m, Py_ssize_t end,
+                         BpeWork* w, IdBuf* ids, IdBuf* starts) noexcept nogil:
+        """Merge one chunk with a priority queue (long chunks); same result as linear."""
+        cdef int32_t* length
+        cdef int32_t* prev
+        cdef int32_t* nxt
+        cdef Py_ssize_t i, need = 3 * m
+        cdef HeapEntry e, top
+        cdef int32_t c, left, right
+        cdef HeapEntry* grown
+        w.lengths.size = 0
+        w.prev.size = 0
+        w.next.size = 0
+        if idbuf_reserve(&w.lengths, m) < 0 or idbuf_reserve(&w.prev, m) < 0 \
+                or idbuf_reserve(&w.next, m) < 0:
+            return -1
+        if w.heap_cap < need:
+            grown = <HeapEntry*>realloc(w.heap, need * sizeof(HeapEntry))
+            if grown == NULL:
+                return -1
+            w.heap = grown
+            w.heap_cap = need
+        w.heap_size = 0
+        length = w.lengths.data
+        prev = w.prev.data
+        nxt = w.next.data
+        for i in range(m):
+            length[i] = (start[i + 1] if i + 1 < m else <int32_t>end) - start[i]
+            prev[i] = <int32_t>(i - 1)
+            nxt[i] = <int32_t>(i + 1) if i + 1 < m else -1
+        for i in range(m - 1):
+            c = self._candidate(sym[i], sym[i + 1], w)
+            if c == -2:
+                return -1
+            if c >= 0:
+                e.score = self.scores[c]
+                e.left = <int32_t>i
+                e.right = <int32_t>(i + 1)
+                e.size = length[i] + length[i + 1]
+                _heap_push(w, e)
+        while w.heap_size > 0:
+            top = _heap_pop(w)
+            left = top.left
+            right = top.right
+            # Parity: an entry is stale once either side changed (both references).
+            if length[left] == 0 or length[right] == 0 or length[left] + length[right] != top.size:
+                continue
+            sym[left] = self._pair(sym[left], sym[right])
+            length[left] += length[right]
+            length[right] = 0
+            nxt[left] = nxt[right]
+            if nxt[right] >= 0:
+                prev[nxt[right]] = left
+            if prev[left] >= 0:
+                c = self._candidate(sym[prev[left]], sym[left], w)
+                if c == -2:
+                    return -1
+                if c >= 0:
+                    e.score = self.scores[c]
+                    e.left = prev[left]
+                    e.right = left
+                    e.size = length[prev[left]] + length[left]
+                    _heap_push(w, e)
+            if nxt[left] >= 0:
+                c = self._candidate(sym[left], sym[nxt[left]], w)
+                if c == -2:
+                    return -1
+                if c >= 0:
+                    e.score = self.scores[c]
+                    e.left = left
+                    e.right = nxt[left]
+                    e.size = length[left] + length[nxt[left]]
+                    _heap_push(w, e)
+        i = 0
+        while i >= 0:
+            if self._emit(sym[i], start[i], w, ids, starts) < 0:
+                return -1
+            i = nxt[i]
+        return 0
+
+    cdef int _emit(self, int32_t symbol, int32_t start, BpeWork* w,
+                   IdBuf* ids, IdBuf* starts) noexcept nogil:
+        cdef Py_ssize_t k
+        cdef int32_t left, right
+        if symbol >= 0 and self.resegment_unused and symbol < self.n_pieces \
+                and self.is_unused[symbol]:
+            # Parity: sentencepiece re-splits an UNUSED piece into the pair that
+            # was last pushed for it (rev_merge), recursively.
+            k = w.rev_merges.size - 3
+            while k >= 0 and w.rev_merges.data[k] != symbol:
+                k -= 3
+            if k >= 0:
+                left = w.rev_merges.data[k + 1]
+                right = w.rev_merges.data[k + 2]
+                if self._emit(left, start, w, ids, starts) < 0:
+                    return -1
+                return self._emit(right, start + self.symbol_lengths[left], w, ids, starts)
+        if idbuf_push(ids, self.output_ids[symbol] if symbol >= 0 else -1) < 0:
+            return -1
+        return idbuf_push(starts, start)

@@ -1,0 +1,119 @@
+"""Special tokens: which texts `encode(..., parse_special=True)` turns into ids.
+
+Under llama.cpp's rules these are the tokens whose attributes include
+CONTROL, USER_DEFINED or UNKNOWN (llama_vocab's cache_special_tokens);
+user-defined ones are split out even without parse_special. Under
+sentencepiece's rules control and unknown pieces are split out with
+parse_special; user-defined pieces are matched by the model itself.
+
+>>> [t.text for t in tok.special_tokens][:3]     # doctest: +SKIP
+['<unk>', '<s>', '</s>']
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum, IntFlag
+
+from toksmith._core.specials import SpecialSplitter
+from toksmith.spec import ReferenceRules, TokenizerSpec
+from toksmith.vocab import TokenType
+
+
+class TokenAttr(IntFlag):
+    """llama.cpp's llama_token_attr bits."""
+
+    UNDEFINED = 0
+    UNKNOWN = 1 << 0
+    UNUSED = 1 << 1
+    NORMAL = 1 << 2
+    CONTROL = 1 << 3
+    USER_DEFINED = 1 << 4
+    BYTE = 1 << 5
+    NORMALIZED = 1 << 6
+    LSTRIP = 1 << 7
+    RSTRIP = 1 << 8
+    SINGLE_WORD = 1 << 9
+
+
+# llama.cpp's token-type -> attribute table (llama_vocab::impl::load).
+ATTR_OF_TYPE = {TokenType.UNDEFINED: TokenAttr.UNDEFINED, TokenType.NORMAL: TokenAttr.NORMAL,
+                TokenType.UNKNOWN: TokenAttr.UNKNOWN, TokenType.CONTROL: TokenAttr.CONTROL,
+                TokenType.USER_DEFINED: TokenAttr.USER_DEFINED, TokenType.UNUSED: TokenAttr.UNUSED,
+                TokenType.BYTE: TokenAttr.BYTE}
+
+# Values of the split flags understood by the compiled splitter (specials.pxd).
+_SPLIT_ALWAYS, _STRIP_LEFT, _STRIP_RIGHT = 1, 2, 4
+
+
+class SplitWhen(Enum):
+    ALWAYS = "always"                  # even with parse_special=False
+    PARSE_SPECIAL = "parse_special"    # only with parse_special=True
+    NEVER = "never"                    # the model matches the text itself
+
+
+class SpecialKind(Enum):
+    CONTROL = "control"
+    USER_DEFINED = "user_defined"
+    UNKNOWN = "unknown"
+
+
+@dataclass(frozen=True)
+class SpecialToken:
+    """One special token: its id, text, kind, and how input text is split around it."""
+
+    id: int
+    text: str
+    kind: SpecialKind
+    split: SplitWhen
+    lstrip: bool = False
+    rstrip: bool = False
+
+
+def attributes_from_types(types: bytes) -> list[int]:
+    """llama.cpp attributes of tokens that carry no model-specific overrides."""
+    return [int(ATTR_OF_TYPE.get(t, TokenAttr.UNDEFINED)) for t in types]
+
+
+def special_tokens_of(spec: TokenizerSpec) -> tuple[SpecialToken, ...]:
+    """The special tokens of `spec` under its rules, in id order."""
+    vocab = spec.vocab
+    found = []
+    if spec.rules is ReferenceRules.LLAMA_CPP:
+        attrs = spec.token_attributes or attributes_from_types(vocab.types)
+        for i, attr in enumerate(attrs):
+            if not attr & (TokenAttr.CONTROL | TokenAttr.USER_DEFINED | TokenAttr.UNKNOWN):
+                continue
+            kind = (SpecialKind.CONTROL if attr & TokenAttr.CONTROL else
+                    SpecialKind.UNKNOWN if attr & TokenAttr.UNKNOWN else SpecialKind.USER_DEFINED)
+            # Parity: llama.cpp splits user-defined tokens even without parse_special.
+            split = (SplitWhen.PARSE_SPECIAL if attr & (TokenAttr.CONTROL | TokenAttr.UNKNOWN)
+                     else SplitWhen.ALWAYS)
+            found.append(SpecialToken(i, vocab.piece(i), kind, split,
+                                      lstrip=bool(attr & TokenAttr.LSTRIP),
+                                      rstrip=bool(attr & TokenAttr.RSTRIP)))
+    else:
+        kinds = {TokenType.CONTROL: SpecialKind.CONTROL, TokenType.UNKNOWN: SpecialKind.UNKNOWN,
+                 TokenType.USER_DEFINED: SpecialKind.USER_DEFINED}
+        for i, t in enumerate(vocab.types):
+            if t in kinds:
+                split = (SplitWhen.NEVER if t == TokenType.USER_DEFINED else SplitWhen.PARSE_SPECIAL)
+                found.append(SpecialToken(i, vocab.piece(i), kinds[TokenType(t)], split))
+    return tuple(found)
+
+
+def build_splitter(spec: TokenizerSpec, tokens: tuple[SpecialToken, ...]) -> SpecialSplitter | None:
+    """The compiled splitter for `tokens`, or None when nothing is ever split.
+
+    Rank order is llama.cpp's: longest text first (its sort is not stable;
+    equal lengths go by id here, which only matters for overlapping texts).
+    """
+    splittable = [t for t in tokens if t.split is not SplitWhen.NEVER and spec.vocab.pieces[t.id]]
+    if not splittable:
+        return None
+    pieces = spec.vocab.pieces
+    splittable.sort(key=lambda t: (-len(pieces[t.id]), t.id))
+    flags = bytes((_SPLIT_ALWAYS if t.split is SplitWhen.ALWAYS else 0)
+                  | (_STRIP_LEFT if t.lstrip else 0) | (_STRIP_RIGHT if t.rstrip else 0)
+                  for t in splittable)
+    return SpecialSplitter.build([pieces[t.id] for t in splittable],
+                                 [t.id for t in splittable], flags)
