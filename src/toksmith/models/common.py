@@ -43,8 +43,16 @@ def byte_token_ids(spec: TokenizerSpec) -> list[int]:
             ids[b] = found if found is not None else by_text.get(bytes([b]), -1)
         return ids
     for i in vocab.ids_of_type(TokenType.BYTE):
-        ids[byte_piece_value(vocab.pieces[i])] = i
+        ids[_byte_value(spec, i)] = i
     return ids
+
+
+def _byte_value(spec: TokenizerSpec, token_id: int) -> int:
+    value = byte_piece_value(spec.vocab.pieces[token_id])
+    if value is None:
+        raise ModelFormatError(spec.source, f"byte piece {token_id} is "
+                                            f"{spec.vocab.pieces[token_id]!r}, expected <0xXX>")
+    return value
 
 
 def build_normalizer(spec: CharsMapNormalizerSpec, rules: ReferenceRules,
@@ -75,11 +83,7 @@ def build_detokenizer(spec: TokenizerSpec) -> Detokenizer:
     vocab = spec.vocab
     byte_values = [-1] * len(vocab)
     for i in vocab.ids_of_type(TokenType.BYTE):
-        value = byte_piece_value(vocab.pieces[i])
-        if value is None:
-            raise ModelFormatError(spec.source, f"byte piece {i} is {vocab.pieces[i]!r}, "
-                                                f"expected <0xXX>")
-        byte_values[i] = value
+        byte_values[i] = _byte_value(spec, i)
     decoder = spec.decoder
     special = vocab.special
     if spec.rules is ReferenceRules.LLAMA_CPP:
