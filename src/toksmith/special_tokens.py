@@ -69,9 +69,13 @@ class SpecialToken:
     rstrip: bool = False
 
 
+# bytes.translate table: token type -> attribute bits (all fit in a byte).
+_ATTR_TABLE = bytes(int(ATTR_OF_TYPE.get(t, TokenAttr.UNDEFINED)) for t in range(256))
+
+
 def attributes_from_types(types: bytes) -> list[int]:
     """llama.cpp attributes of tokens that carry no model-specific overrides."""
-    return [int(ATTR_OF_TYPE.get(t, TokenAttr.UNDEFINED)) for t in types]
+    return list(types.translate(_ATTR_TABLE))
 
 
 def special_tokens_of(spec: TokenizerSpec) -> tuple[SpecialToken, ...]:
@@ -80,8 +84,9 @@ def special_tokens_of(spec: TokenizerSpec) -> tuple[SpecialToken, ...]:
     found = []
     if spec.rules is ReferenceRules.LLAMA_CPP:
         attrs = spec.token_attributes or attributes_from_types(vocab.types)
+        wanted = int(TokenAttr.CONTROL | TokenAttr.USER_DEFINED | TokenAttr.UNKNOWN)
         for i, attr in enumerate(attrs):
-            if not attr & (TokenAttr.CONTROL | TokenAttr.USER_DEFINED | TokenAttr.UNKNOWN):
+            if not attr & wanted:
                 continue
             kind = (SpecialKind.CONTROL if attr & TokenAttr.CONTROL else
                     SpecialKind.UNKNOWN if attr & TokenAttr.UNKNOWN else SpecialKind.USER_DEFINED)
@@ -94,10 +99,12 @@ def special_tokens_of(spec: TokenizerSpec) -> tuple[SpecialToken, ...]:
     else:
         kinds = {TokenType.CONTROL: SpecialKind.CONTROL, TokenType.UNKNOWN: SpecialKind.UNKNOWN,
                  TokenType.USER_DEFINED: SpecialKind.USER_DEFINED}
-        for i, t in enumerate(vocab.types):
-            if t in kinds:
-                split = (SplitWhen.NEVER if t == TokenType.USER_DEFINED else SplitWhen.PARSE_SPECIAL)
-                found.append(SpecialToken(i, vocab.piece(i), kinds[TokenType(t)], split))
+        for token_type, kind in kinds.items():
+            # user-defined pieces are matched by the sentencepiece model itself
+            split = SplitWhen.NEVER if kind is SpecialKind.USER_DEFINED else SplitWhen.PARSE_SPECIAL
+            found.extend(SpecialToken(i, vocab.piece(i), kind, split)
+                         for i in vocab.ids_of_type(token_type))
+        found.sort(key=lambda t: t.id)
     return tuple(found)
 
 

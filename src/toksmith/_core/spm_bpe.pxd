@@ -1,7 +1,8 @@
 # SentencePiece BPE: adjacent symbols merge by the score of the piece they form.
+cimport cython
 from libc.stdint cimport int32_t, uint32_t, uint64_t
 
-from toksmith._core.buffers cimport IdBuf
+from toksmith._core.buffers cimport ByteBuf, IdBuf
 from toksmith._core.trie cimport DoubleArrayTrie
 
 
@@ -22,7 +23,23 @@ cdef struct HeapEntry:
     int32_t size        # byte length of the merged piece, to detect stale entries
 
 
-# Per-thread working memory of one encode call.
+cdef struct TextTable:
+    int32_t* slots              # piece id, -1 for empty
+    uint64_t mask
+    const unsigned char* base   # concatenated piece texts
+    const Py_ssize_t* offsets
+
+
+# A remembered chunk ("word"): its text and the (id, offset) pairs it encodes to.
+cdef struct CacheEntry:
+    uint64_t hash           # 0 marks an empty slot
+    int32_t text_at         # in BpeWork.cache_text
+    int32_t text_len
+    int32_t ids_at          # in BpeWork.cache_ids, as (id, offset in the chunk) pairs
+    int32_t n_ids
+
+
+# Per-thread working memory of encode calls.
 cdef struct BpeWork:
     IdBuf symbols       # symbol id of each initial symbol
     IdBuf starts        # byte offset of each initial symbol
@@ -34,11 +51,18 @@ cdef struct BpeWork:
     HeapEntry* heap
     Py_ssize_t heap_size
     Py_ssize_t heap_cap
+    # results of recent short chunks, valid for the model numbered cache_model
+    CacheEntry* cache
+    Py_ssize_t cache_used
+    uint64_t cache_model
+    ByteBuf cache_text
+    IdBuf cache_ids
 
 
 cdef void bpe_work_free(BpeWork* w) noexcept nogil
 
 
+@cython.final
 cdef class ScoreBpe:
     cdef PairSlot* pairs
     cdef uint64_t pair_mask
@@ -57,11 +81,13 @@ cdef class ScoreBpe:
     cdef bint resegment_unused
     cdef bint split_at_spaces          # no piece joins a character to a following U+2581
     cdef readonly bint chunked
+    cdef uint64_t serial               # distinguishes models in per-thread caches
     cdef int32_t space_symbol          # symbol of U+2581, -1 if none
 
-    cdef int _add_single_char_piece(self, bytes piece, int32_t piece_id) except -1
+    cdef int _add_single_char_piece(self, const unsigned char* p, Py_ssize_t plen,
+                                    int32_t piece_id) except -1
     cdef int32_t _text_symbol(self, const unsigned char* p, Py_ssize_t length,
-                              DoubleArrayTrie by_text) except? -2
+                              const TextTable* by_text) except? -2
     cdef int _insert_char(self, const unsigned char* s, int length, int32_t symbol) except -1
     cdef int _grow_chars(self) except -1
     cdef int _add_pair(self, int32_t left, int32_t right, int32_t merged) except -1
@@ -70,6 +96,11 @@ cdef class ScoreBpe:
     cdef int32_t _pair(self, int32_t left, int32_t right) noexcept nogil
     cdef int encode(self, const unsigned char* s, Py_ssize_t n, BpeWork* w,
                     IdBuf* ids, IdBuf* starts) noexcept nogil
+    cdef bint _starts_word(self, const unsigned char* s, const int32_t* sym,
+                           const int32_t* start, Py_ssize_t b) noexcept nogil
+    cdef int _cached_chunk(self, const unsigned char* s, int32_t* sym, int32_t* start,
+                           Py_ssize_t m, Py_ssize_t end, BpeWork* w,
+                           IdBuf* ids, IdBuf* starts) noexcept nogil
     cdef int _merge_linear(self, int32_t* sym, int32_t* start, Py_ssize_t m, BpeWork* w,
                            IdBuf* ids, IdBuf* starts) noexcept nogil
     cdef int _merge_heap(self, int32_t* sym, int32_t* start, Py_ssize_t m, Py_ssize_t end,

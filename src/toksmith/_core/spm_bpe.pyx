@@ -17,16 +17,26 @@ Two speed-ups keep the result identical to the references:
 
     >>> bpe = ScoreBpe.build(pieces, scores, mergeable, unused, output_ids, None, False)  # doctest: +SKIP
 """
+cimport cython
 from libc.stdint cimport int32_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc, realloc
-from libc.string cimport memcmp
+from libc.string cimport memcmp, memset
 
-from toksmith._core.buffers cimport IdBuf, idbuf_free, idbuf_push, idbuf_reserve
+from toksmith._core.buffers cimport (ByteBuf, IdBuf, bytebuf_append, bytebuf_free, idbuf_free,
+                                     idbuf_push, idbuf_reserve)
 from toksmith._core.trie cimport DoubleArrayTrie
 from toksmith._core.utf8 cimport one_char_len
 
 # Chunks of at most this many symbols are merged by a linear scan.
 cdef Py_ssize_t LINEAR_MAX_SYMBOLS = 24
+# Chunks of at most this many symbols go through the per-thread cache.
+cdef Py_ssize_t CACHED_MAX_SYMBOLS = 64
+# Per-thread cache of chunk results: slots (a power of two), and the number
+# of entries or stored bytes after which it starts over.
+cdef Py_ssize_t CACHE_SLOTS = 1 << 16
+cdef Py_ssize_t CACHE_MAX_ENTRIES = 1 << 15
+cdef Py_ssize_t CACHE_MAX_TEXT_BYTES = 1 << 20
+cdef uint64_t _next_serial = 0
 cdef unsigned char SPACE0 = 0xE2, SPACE1 = 0x96, SPACE2 = 0x81   # U+2581 in UTF-8
 
 
@@ -42,6 +52,12 @@ cdef void bpe_work_free(BpeWork* w) noexcept nogil:
     w.heap = NULL
     w.heap_size = 0
     w.heap_cap = 0
+    free(w.cache)
+    w.cache = NULL
+    w.cache_used = 0
+    w.cache_model = 0
+    bytebuf_free(&w.cache_text)
+    idbuf_free(&w.cache_ids)
 
 
 cdef inline uint64_t _char_key(const unsigned char* s, int length) noexcept nogil:
@@ -54,10 +70,56 @@ cdef inline uint64_t _char_key(const unsigned char* s, int length) noexcept nogi
 
 
 cdef inline uint64_t _hash(uint64_t key) noexcept nogil:
-    key ^= key >> 29
+    # splitmix64's finalizer: every input bit reaches the low bits used as the slot
+    key ^= key >> 30
     key *= <uint64_t>0xBF58476D1CE4E5B9
-    key ^= key >> 32
+    key ^= key >> 27
+    key *= <uint64_t>0x94D049BB133111EB
+    key ^= key >> 31
     return key
+
+
+cdef inline uint64_t _hash_text(const unsigned char* p, Py_ssize_t n) noexcept nogil:
+    cdef uint64_t h = <uint64_t>0xCBF29CE484222325   # FNV-1a
+    cdef Py_ssize_t i
+    for i in range(n):
+        h = (h ^ p[i]) * <uint64_t>0x100000001B3
+    return h
+
+
+cdef int _text_table_build(TextTable* t, const unsigned char* base, const Py_ssize_t* offsets,
+                           const unsigned char* keep, Py_ssize_t n) noexcept nogil:
+    """Open-addressing map from the text of each kept piece to its id (load time only)."""
+    cdef Py_ssize_t cap = 64, i
+    cdef uint64_t slot
+    while cap < 2 * n:
+        cap *= 2
+    t.slots = <int32_t*>malloc(cap * sizeof(int32_t))
+    if t.slots == NULL:
+        return -1
+    memset(t.slots, 0xFF, cap * sizeof(int32_t))
+    t.mask = <uint64_t>(cap - 1)
+    t.base = base
+    t.offsets = offsets
+    for i in range(n):
+        if keep[i]:
+            slot = _hash_text(base + offsets[i], offsets[i + 1] - offsets[i]) & t.mask
+            while t.slots[slot] >= 0:
+                slot = (slot + 1) & t.mask
+            t.slots[slot] = <int32_t>i
+    return 0
+
+
+cdef int32_t _text_table_find(const TextTable* t, const unsigned char* p, Py_ssize_t n) noexcept nogil:
+    cdef uint64_t slot = _hash_text(p, n) & t.mask
+    cdef int32_t i
+    while True:
+        i = t.slots[slot]
+        if i < 0:
+            return -1
+        if t.offsets[i + 1] - t.offsets[i] == n and memcmp(t.base + t.offsets[i], p, n) == 0:
+            return i
+        slot = (slot + 1) & t.mask
 
 
 cdef inline bint _is_space_symbol(const unsigned char* s, Py_ssize_t length) noexcept nogil:
@@ -104,6 +166,7 @@ cdef inline HeapEntry _heap_pop(BpeWork* w) noexcept nogil:
     return top
 
 
+@cython.final
 cdef class ScoreBpe:
     """The merge tables of one SentencePiece-BPE vocabulary (see the module docstring)."""
 
@@ -124,7 +187,7 @@ cdef class ScoreBpe:
         free(self.is_unused)
 
     @staticmethod
-    def build(list pieces, scores, bytes mergeable, bytes unused, list output_ids,
+    def build(list pieces, scores, bytes mergeable, bytes unused, dict output_overrides,
               DoubleArrayTrie frozen, bint resegment_unused):
         """Tables for `pieces` (UTF-8 bytes, distinct among the mergeable ones).
 
@@ -132,113 +195,120 @@ cdef class ScoreBpe:
         USER_DEFINED and UNUSED pieces; llama.cpp: every token).
         unused[i]: piece i is re-split into the pair that formed it
         (sentencepiece's UNUSED pieces, when `resegment_unused`).
-        output_ids[i]: the id emitted for a symbol whose text is piece i.
+        output_overrides: {piece id: id emitted instead} (default: the piece id).
         frozen: user-defined pieces matched whole and never merged, or None.
         """
         cdef ScoreBpe self = ScoreBpe()
         cdef Py_ssize_t n = len(pieces), i, k, count_pairs = 0, cap
-        cdef bytes piece
+        cdef bytes data = b"".join(pieces)
+        cdef const unsigned char* base = <const unsigned char*><char*>data
+        cdef Py_ssize_t* offsets = NULL
         cdef const unsigned char* p
         cdef Py_ssize_t plen
         cdef int32_t left, right
-        cdef list merge_keys = [], merge_ids = []
-        cdef DoubleArrayTrie by_text
-        if len(scores) != n or len(mergeable) != n or len(unused) != n or len(output_ids) != n:
-            raise ValueError("pieces, scores, flags and output ids must have equal lengths")
+        cdef TextTable by_text
+        cdef const unsigned char* can_merge = mergeable
+        if len(scores) != n or len(mergeable) != n or len(unused) != n:
+            raise ValueError("pieces, scores and flags must have equal lengths")
         self.n_pieces = n
         self.frozen = frozen
         self.has_frozen = frozen is not None and frozen.num_keys > 0
         self.resegment_unused = resegment_unused
         self.scores = <float*>malloc(max(n, 1) * sizeof(float))
         self.is_unused = <unsigned char*>calloc(max(n, 1), 1)
-        if self.scores == NULL or self.is_unused == NULL:
-            raise MemoryError()
-        for i in range(n):
-            self.scores[i] = scores[i]
-            self.is_unused[i] = unused[i] != 0
-            if mergeable[i]:
-                merge_keys.append(pieces[i])
-                merge_ids.append(i)
-        by_text = DoubleArrayTrie.build(merge_keys, merge_ids)
+        offsets = <Py_ssize_t*>malloc((n + 1) * sizeof(Py_ssize_t))
+        by_text.slots = NULL
+        try:
+            if self.scores == NULL or self.is_unused == NULL or offsets == NULL:
+                raise MemoryError()
+            offsets[0] = 0
+            for i in range(n):
+                self.scores[i] = scores[i]
+                self.is_unused[i] = (<const unsigned char*>unused)[i] != 0
+                offsets[i + 1] = offsets[i] + len(<bytes>pieces[i])
+            if _text_table_build(&by_text, base, offsets, can_merge, n) < 0:
+                raise MemoryError()
 
-        # Symbols: every piece id, then one extra id per character that occurs
-        # inside a mergeable piece without being a piece itself.
-        for i in range(256):
-            self.byte_symbol[i] = -1
-        cap = 64
-        while cap < 4 * (n + 16):
-            cap *= 2
-        self.chars = <CharSlot*>calloc(cap, sizeof(CharSlot))
-        if self.chars == NULL:
-            raise MemoryError()
-        self.char_mask = <uint32_t>(cap - 1)
-        # One-character pieces: mergeable ones first, so a text that is both a
-        # mergeable and a reserved piece acts as the mergeable one.
-        for i in range(n):
-            if mergeable[i]:
-                self._add_single_char_piece(pieces[i], <int32_t>i)
-        for i in range(n):
-            if not mergeable[i]:
-                self._add_single_char_piece(pieces[i], <int32_t>i)
-        self.n_symbols = n
+            # Symbols: every piece id, then one extra id per character that occurs
+            # inside a mergeable piece without being a piece itself.
+            for i in range(256):
+                self.byte_symbol[i] = -1
+            cap = 64
+            while cap < 4 * (n + 16):
+                cap *= 2
+            self.chars = <CharSlot*>calloc(cap, sizeof(CharSlot))
+            if self.chars == NULL:
+                raise MemoryError()
+            self.char_mask = <uint32_t>(cap - 1)
+            # One-character pieces: mergeable ones first, so a text that is both a
+            # mergeable and a reserved piece acts as the mergeable one.
+            for k in range(2):
+                for i in range(n):
+                    if (can_merge[i] != 0) == (k == 0):
+                        self._add_single_char_piece(base + offsets[i], offsets[i + 1] - offsets[i],
+                                                    <int32_t>i)
+            self.n_symbols = n
 
-        for i in range(n):
-            if not mergeable[i]:
-                continue
-            piece = pieces[i]
-            plen = len(piece)
-            if plen > 0 and one_char_len((<const unsigned char*><char*>piece)[0]) < plen:
-                count_pairs += plen - 1
-        cap = 64
-        while cap < 2 * count_pairs:
-            cap *= 2
-        self.pairs = <PairSlot*>calloc(cap, sizeof(PairSlot))
-        if self.pairs == NULL:
-            raise MemoryError()
-        self.pair_mask = <uint64_t>(cap - 1)
+            for i in range(n):
+                plen = offsets[i + 1] - offsets[i]
+                if can_merge[i] and plen > 0 and one_char_len(base[offsets[i]]) < plen:
+                    count_pairs += plen - 1
+            cap = 64
+            while cap < 2 * count_pairs:
+                cap *= 2
+            self.pairs = <PairSlot*>calloc(cap, sizeof(PairSlot))
+            if self.pairs == NULL:
+                raise MemoryError()
+            self.pair_mask = <uint64_t>(cap - 1)
 
-        self.split_at_spaces = True
-        for i in range(n):
-            if not mergeable[i]:
-                continue
-            piece = pieces[i]
-            p = <const unsigned char*><char*>piece
-            plen = len(piece)
-            k = one_char_len(p[0]) if plen else 0
-            while 0 < k < plen:
-                if _is_space_symbol(p + k, min(3, plen - k)) and not (
-                        k >= 3 and _is_space_symbol(p + k - 3, 3)):
-                    # A merge could join a character to the U+2581 after it.
-                    self.split_at_spaces = False
-                left = self._text_symbol(p, k, by_text)
-                right = self._text_symbol(p + k, plen - k, by_text)
-                if left >= 0 and right >= 0:
-                    self._add_pair(left, right, <int32_t>i)
-                k += one_char_len(p[k])
+            self.split_at_spaces = True
+            for i in range(n):
+                if not can_merge[i]:
+                    continue
+                p = base + offsets[i]
+                plen = offsets[i + 1] - offsets[i]
+                k = one_char_len(p[0]) if plen else 0
+                while 0 < k < plen:
+                    if _is_space_symbol(p + k, min(3, plen - k)) and not (
+                            k >= 3 and _is_space_symbol(p + k - 3, 3)):
+                        # A merge could join a character to the U+2581 after it.
+                        self.split_at_spaces = False
+                    left = self._text_symbol(p, k, &by_text)
+                    right = self._text_symbol(p + k, plen - k, &by_text)
+                    if left >= 0 and right >= 0:
+                        self._add_pair(left, right, <int32_t>i)
+                    k += one_char_len(p[k])
 
-        self.output_ids = <int32_t*>malloc(max(self.n_symbols, 1) * sizeof(int32_t))
-        self.symbol_lengths = <int32_t*>malloc(max(self.n_symbols, 1) * sizeof(int32_t))
-        if self.output_ids == NULL or self.symbol_lengths == NULL:
-            raise MemoryError()
-        for i in range(n):
-            self.output_ids[i] = output_ids[i]
-            self.symbol_lengths[i] = len(pieces[i])
-        for i in range(n, self.n_symbols):
-            self.output_ids[i] = -1
-        for i in range(<Py_ssize_t>self.char_mask + 1):
-            if self.chars[i].key != 0 and self.chars[i].symbol >= n:
-                self.symbol_lengths[self.chars[i].symbol] = <int32_t>(self.chars[i].key >> 32)
+            self.output_ids = <int32_t*>malloc(max(self.n_symbols, 1) * sizeof(int32_t))
+            self.symbol_lengths = <int32_t*>malloc(max(self.n_symbols, 1) * sizeof(int32_t))
+            if self.output_ids == NULL or self.symbol_lengths == NULL:
+                raise MemoryError()
+            for i in range(n):
+                self.output_ids[i] = <int32_t>i
+                self.symbol_lengths[i] = <int32_t>(offsets[i + 1] - offsets[i])
+            for piece_id, emitted in output_overrides.items():
+                self.output_ids[<Py_ssize_t>piece_id] = <int32_t>emitted
+            for i in range(n, self.n_symbols):
+                self.output_ids[i] = -1
+            for i in range(<Py_ssize_t>self.char_mask + 1):
+                if self.chars[i].key != 0 and self.chars[i].symbol >= n:
+                    self.symbol_lengths[self.chars[i].symbol] = <int32_t>(self.chars[i].key >> 32)
+        finally:
+            free(offsets)
+            free(by_text.slots)
         self.space_symbol = self._char_symbol(<const unsigned char*>b"\xe2\x96\x81", 3)
         # Parity: sentencepiece records UNUSED re-splits in the order pairs are
         # pushed over the whole text, so that case is merged in one piece.
         self.chunked = self.split_at_spaces and not resegment_unused
+        global _next_serial
+        _next_serial += 1
+        self.serial = _next_serial
         return self
 
     # ------------------------------------------------------------------ load helpers
 
-    cdef int _add_single_char_piece(self, bytes piece, int32_t piece_id) except -1:
-        cdef const unsigned char* p = <const unsigned char*><char*>piece
-        cdef Py_ssize_t plen = len(piece)
+    cdef int _add_single_char_piece(self, const unsigned char* p, Py_ssize_t plen,
+                                    int32_t piece_id) except -1:
         if plen == 0 or min(one_char_len(p[0]), plen) != plen:
             return 0
         if self._char_symbol(p, <int>plen) < 0:
@@ -246,7 +316,7 @@ cdef class ScoreBpe:
         return 0
 
     cdef int32_t _text_symbol(self, const unsigned char* p, Py_ssize_t length,
-                              DoubleArrayTrie by_text) except? -2:
+                              const TextTable* by_text) except? -2:
         """Symbol id of a merge operand, or -1 when no symbol can have this text."""
         cdef int32_t symbol
         if min(one_char_len(p[0]), length) == length:
@@ -256,7 +326,7 @@ cdef class ScoreBpe:
                 self.n_symbols += 1
                 self._insert_char(p, <int>length, symbol)
             return symbol
-        return by_text.exact(p, length)
+        return _text_table_find(by_text, p, length)
 
     cdef int _insert_char(self, const unsigned char* s, int length, int32_t symbol) except -1:
         cdef uint64_t key = _char_key(s, length)
@@ -365,6 +435,9 @@ cdef class ScoreBpe:
                 clen = self.frozen.longest_prefix(s + i, n - i, &value)
             if clen > 0:
                 sym[m] = -2 - value
+            elif s[i] < 0x80:
+                clen = 1
+                sym[m] = self.byte_symbol[s[i]]
             else:
                 clen = one_char_len(s[i])
                 if clen > n - i:
@@ -385,12 +458,14 @@ cdef class ScoreBpe:
                 continue
             b = a + 1
             while b < m and sym[b] > -2:
-                if self.chunked and _is_space_symbol(s + start[b], start[b + 1] - start[b]) and \
-                        not _is_space_symbol(s + start[b - 1], start[b] - start[b - 1]):
+                if self.chunked and self._starts_word(s, sym, start, b):
                     break
                 b += 1
             if b - a == 1:
                 if self._emit(sym[a], start[a], w, ids, starts) < 0:
+                    return -1
+            elif self.chunked and b - a <= CACHED_MAX_SYMBOLS:
+                if self._cached_chunk(s, sym + a, start + a, b - a, start[b], w, ids, starts) < 0:
                     return -1
             elif b - a <= LINEAR_MAX_SYMBOLS:
                 if self._merge_linear(sym + a, start + a, b - a, w, ids, starts) < 0:
@@ -399,6 +474,72 @@ cdef class ScoreBpe:
                 if self._merge_heap(sym + a, start + a, b - a, start[b], w, ids, starts) < 0:
                     return -1
             a = b
+        return 0
+
+    cdef inline bint _starts_word(self, const unsigned char* s, const int32_t* sym,
+                                  const int32_t* start, Py_ssize_t b) noexcept nogil:
+        """Symbol b is U+2581 and symbol b - 1 is not: no merge crosses this point."""
+        if self.space_symbol >= 0:
+            return sym[b] == self.space_symbol and sym[b - 1] != self.space_symbol
+        return _is_space_symbol(s + start[b], start[b + 1] - start[b]) and \
+            not _is_space_symbol(s + start[b - 1], start[b] - start[b - 1])
+
+    cdef int _cached_chunk(self, const unsigned char* s, int32_t* sym, int32_t* start,
+                           Py_ssize_t m, Py_ssize_t end, BpeWork* w,
+                           IdBuf* ids, IdBuf* starts) noexcept nogil:
+        """Merge a chunk through the thread's cache: a chunk's pieces depend on its text only."""
+        cdef const unsigned char* text = s + start[0]
+        cdef Py_ssize_t n = end - start[0], first = ids.size, k
+        cdef int32_t base = start[0]
+        cdef uint64_t h = _hash_text(text, n) | 1
+        cdef uint64_t mask = <uint64_t>(CACHE_SLOTS - 1)
+        cdef uint64_t slot = h & mask
+        cdef CacheEntry* e
+        if w.cache == NULL or w.cache_model != self.serial or w.cache_used >= CACHE_MAX_ENTRIES \
+                or w.cache_text.size > CACHE_MAX_TEXT_BYTES:
+            if w.cache == NULL:
+                w.cache = <CacheEntry*>calloc(CACHE_SLOTS, sizeof(CacheEntry))
+                if w.cache == NULL:
+                    return -1
+            else:
+                memset(w.cache, 0, CACHE_SLOTS * sizeof(CacheEntry))
+            w.cache_used = 0
+            w.cache_model = self.serial
+            w.cache_text.size = 0
+            w.cache_ids.size = 0
+        while w.cache[slot].hash != 0:
+            e = &w.cache[slot]
+            if e.hash == h and e.text_len == n and \
+                    memcmp(w.cache_text.data + e.text_at, text, n) == 0:
+                if idbuf_reserve(ids, e.n_ids) < 0 or idbuf_reserve(starts, e.n_ids) < 0:
+                    return -1
+                for k in range(e.n_ids):
+                    ids.data[ids.size + k] = w.cache_ids.data[e.ids_at + 2 * k]
+                    starts.data[starts.size + k] = base + w.cache_ids.data[e.ids_at + 2 * k + 1]
+                ids.size += e.n_ids
+                starts.size += e.n_ids
+                return 0
+            slot = (slot + 1) & mask
+        if m <= LINEAR_MAX_SYMBOLS:
+            if self._merge_linear(sym, start, m, w, ids, starts) < 0:
+                return -1
+        elif self._merge_heap(sym, start, m, end, w, ids, starts) < 0:
+            return -1
+        e = &w.cache[slot]
+        e.hash = h
+        e.text_at = <int32_t>w.cache_text.size
+        e.text_len = <int32_t>n
+        e.ids_at = <int32_t>w.cache_ids.size
+        e.n_ids = <int32_t>(ids.size - first)
+        if bytebuf_append(&w.cache_text, <const char*>text, n) < 0 \
+                or idbuf_reserve(&w.cache_ids, 2 * e.n_ids) < 0:
+            e.hash = 0
+            return -1
+        for k in range(e.n_ids):
+            w.cache_ids.data[w.cache_ids.size] = ids.data[first + k]
+            w.cache_ids.data[w.cache_ids.size + 1] = starts.data[first + k] - base
+            w.cache_ids.size += 2
+        w.cache_used += 1
         return 0
 
     cdef int _merge_linear(self, int32_t* sym, int32_t* start, Py_ssize_t m, BpeWork* w,

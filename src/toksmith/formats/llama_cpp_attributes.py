@@ -46,8 +46,10 @@ def token_attributes(pieces: list[bytes], types: bytes, meta: dict[str, object],
                      special: dict[str, int | None]) -> list[int]:
     """Attribute bits (`TokenAttr`) of every token."""
     attrs = attributes_from_types(types)
-    ids = {piece.decode("utf-8", "replace"): i for i, piece in enumerate(pieces)}
+    by_piece = dict(zip(pieces, range(len(pieces))))
+    ids = _TextIds(by_piece)
     n = len(pieces)
+    control, unused = int(TokenAttr.CONTROL), int(TokenAttr.UNUSED)
 
     def named(key: str) -> int | None:
         value = meta.get(key, meta.get(DEPRECATED_KEYS.get(key, ""), None))
@@ -61,21 +63,21 @@ def token_attributes(pieces: list[bytes], types: bytes, meta: dict[str, object],
             matches = sorted(ids[t] for t in texts if t in ids)
             if matches:
                 token = matches[0]
-                attrs[token] |= TokenAttr.CONTROL
+                attrs[token] |= control
         if token is not None and key.rsplit(".", 1)[1] in ("fim_pad_token_id", "fim_rep_token_id",
                                                            "fim_sep_token_id"):
             eog.add(token)
     for i, attr in enumerate(attrs):
         # Parity: control tokens whose text says "unused" are marked UNUSED too.
-        if attr & TokenAttr.CONTROL and b"unused" in pieces[i]:
-            attrs[i] |= TokenAttr.UNUSED
+        if attr & control and b"unused" in pieces[i]:
+            attrs[i] |= unused
     for text in END_OF_GENERATION:
         if text in ids:
             eog.add(ids[text])
-            attrs[ids[text]] |= TokenAttr.CONTROL
+            attrs[ids[text]] |= control
     for text in ALWAYS_RENDERED:
         if text in ids:
-            attrs[ids[text]] = TokenAttr.USER_DEFINED
+            attrs[ids[text]] = int(TokenAttr.USER_DEFINED)
     for key in ("eos", "eot", "eom"):
         token = special.get(key)
         if token is not None:
@@ -85,14 +87,27 @@ def token_attributes(pieces: list[bytes], types: bytes, meta: dict[str, object],
             {"<|return|>", "<|call|>"} <= eog_texts.keys()
             or ({"<|call|>", "<|calls|>"} & eog_texts.keys() and "<|flush|>" in eog_texts)):
         # o200k_harmony / solar-open: "<|end|>" is not end-of-generation there.
-        attrs[eog_texts["<|end|>"]] = TokenAttr.USER_DEFINED
+        attrs[eog_texts["<|end|>"]] = int(TokenAttr.USER_DEFINED)
     if "</s>" in eog_texts and {"<|tool_response>", "<|plamo:eos|>"} & eog_texts.keys():
-        attrs[eog_texts["</s>"]] = TokenAttr.NORMAL   # gemma4 / plamo
+        attrs[eog_texts["</s>"]] = int(TokenAttr.NORMAL)   # gemma4 / plamo
     _name_overrides(attrs, ids, meta)
-    return [int(a) for a in attrs]
+    return attrs
 
 
-def _name_overrides(attrs: list[int], ids: dict[str, int], meta: dict[str, object]) -> None:
+class _TextIds:
+    """Token id by text, looked up as UTF-8 bytes (no decoding of the whole vocabulary)."""
+
+    def __init__(self, by_piece: dict[bytes, int]):
+        self._by_piece = by_piece
+
+    def __contains__(self, text: str) -> bool:
+        return text.encode() in self._by_piece
+
+    def __getitem__(self, text: str) -> int:
+        return self._by_piece[text.encode()]
+
+
+def _name_overrides(attrs: list[int], ids: _TextIds, meta: dict[str, object]) -> None:
     """llama.cpp's attribute overrides by model, tokenizer and architecture name."""
     def text_of(key: str) -> str:
         value = meta.get(key, "")
@@ -101,20 +116,21 @@ def _name_overrides(attrs: list[int], ids: dict[str, int], meta: dict[str, objec
     model_name = text_of("general.name").lower()
     tokenizer_pre = text_of("tokenizer.ggml.pre")
     architecture = text_of("general.architecture")
-    special = TokenAttr.CONTROL | TokenAttr.USER_DEFINED | TokenAttr.UNKNOWN
+    special = int(TokenAttr.CONTROL | TokenAttr.USER_DEFINED | TokenAttr.UNKNOWN)
+    lstrip, rstrip = int(TokenAttr.LSTRIP), int(TokenAttr.RSTRIP)
     if (any(s in tokenizer_pre for s in ("jina-v2-de", "jina-v2-es", "jina-v2-code"))
             or any(s in architecture for s in ("nomic-bert-moe", "jina-bert-v3"))):
         if "<mask>" in ids:
-            attrs[ids["<mask>"]] |= TokenAttr.LSTRIP
+            attrs[ids["<mask>"]] |= lstrip
     elif "phi-3" in model_name or "phi3" in model_name:
         for i, attr in enumerate(attrs):
             if attr & special:
-                attrs[i] |= TokenAttr.RSTRIP
+                attrs[i] |= rstrip
         if "</s>" in ids:
-            attrs[ids["</s>"]] |= TokenAttr.RSTRIP
+            attrs[ids["</s>"]] |= rstrip
         for text in ("<unk>", "<s>", "<|endoftext|>"):
             if text in ids:
-                attrs[ids[text]] &= ~TokenAttr.RSTRIP
+                attrs[ids[text]] &= ~rstrip
     elif "modern-bert" in model_name:
         if "[MASK]" in ids:
-            attrs[ids["[MASK]"]] |= TokenAttr.LSTRIP
+            attrs[ids["[MASK]"]] |= lstrip

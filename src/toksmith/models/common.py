@@ -88,8 +88,9 @@ def build_detokenizer(spec: TokenizerSpec) -> Detokenizer:
     special = vocab.special
     if spec.rules is ReferenceRules.LLAMA_CPP:
         attrs = spec.token_attributes or attributes_from_types(vocab.types)
+        renders = {a: _render(a) for a in set(attrs)}
         return Detokenizer.build(
-            DecodeRules.DECODE_LLAMA_CPP, vocab.pieces, bytes(_render(a) for a in attrs),
+            DecodeRules.DECODE_LLAMA_CPP, vocab.pieces, bytes(map(renders.__getitem__, attrs)),
             byte_values, add_space_prefix=spec.normalizer.add_dummy_prefix,
             add_bos=spec.add_bos, add_eos=spec.add_eos,
             bos_id=_or_none(special.bos), eos_id=_or_none(special.eos))

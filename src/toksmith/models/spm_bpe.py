@@ -11,8 +11,10 @@ from toksmith.models.common import CORE_RULES, build_normalizer, configure_vocab
 from toksmith.spec import ReferenceRules, TokenizerSpec
 from toksmith.vocab import TokenType
 
-# sentencepiece's pieces_ map: the piece types a merge can form.
-_SENTENCEPIECE_MERGEABLE = (TokenType.NORMAL, TokenType.USER_DEFINED, TokenType.UNUSED)
+# sentencepiece's pieces_ map: the piece types a merge can form (bytes.translate tables).
+_SENTENCEPIECE_MERGEABLE = bytes(t in (TokenType.NORMAL, TokenType.USER_DEFINED, TokenType.UNUSED)
+                                 for t in range(256))
+_IS_UNUSED = bytes(t == TokenType.UNUSED for t in range(256))
 _RESERVED = (TokenType.UNKNOWN, TokenType.CONTROL, TokenType.BYTE)
 
 
@@ -21,27 +23,31 @@ def configure_spm_bpe(engine: Engine, spec: TokenizerSpec) -> None:
     vocab = spec.vocab
     n = len(vocab)
     if spec.rules is ReferenceRules.SENTENCEPIECE:
-        mergeable = bytes(t in _SENTENCEPIECE_MERGEABLE for t in vocab.types)
-        unused = bytes(t == TokenType.UNUSED for t in vocab.types)
-        # Parity: sentencepiece's PieceToId looks up reserved pieces first.
-        reserved = {vocab.pieces[i]: i for i in range(n) if vocab.types[i] in _RESERVED}
-        output_ids = [reserved.get(vocab.pieces[i], i) for i in range(n)] if reserved else list(range(n))
+        mergeable = vocab.types.translate(_SENTENCEPIECE_MERGEABLE)
+        unused = vocab.types.translate(_IS_UNUSED)
+        # Parity: sentencepiece's PieceToId looks up reserved pieces first, so a
+        # mergeable piece with a reserved piece's text is emitted as the reserved one.
+        reserved = {vocab.pieces[i]: i for t in _RESERVED for i in vocab.ids_of_type(t)}
+        overrides = {}
+        if len(set(vocab.pieces)) != n:
+            overrides = {i: reserved[vocab.pieces[i]] for i in range(n)
+                         if mergeable[i] and vocab.pieces[i] in reserved}
         frozen = user_defined_trie(spec)
         normalizer = build_normalizer(spec.normalizer, spec.rules, frozen, spec.source)
-        resegment_unused = any(unused)
+        resegment_unused = b"\x01" in unused
         escape_prefix = False
     else:
         # Parity: llama.cpp's SPM session merges into any token and applies no
         # normalizer: it only prefixes a space and escapes spaces.
         mergeable = b"\x01" * n
         unused = b"\x00" * n
-        output_ids = list(range(n))
+        overrides = {}
         frozen = None
         normalizer = None
         resegment_unused = False
         escape_prefix = spec.normalizer.add_dummy_prefix
     try:
-        bpe = ScoreBpe.build(vocab.pieces, vocab.scores, mergeable, unused, output_ids,
+        bpe = ScoreBpe.build(vocab.pieces, vocab.scores, mergeable, unused, overrides,
                              frozen, resegment_unused)
         engine._configure_score_bpe(bpe, rules=CORE_RULES[spec.rules], normalizer=normalizer,
                                     escape_prefix_space=escape_prefix,
