@@ -31,9 +31,12 @@ def _build_parser() -> argparse.ArgumentParser:
     encode.add_argument("--pieces", action="store_true", help="print pieces instead of ids")
     encode.add_argument("--json", action="store_true", help="print one JSON array per input")
     encode.add_argument("--no-special", action="store_true", help="do not add BOS/EOS")
+    encode.add_argument("--parse-special", action="store_true",
+                        help="turn special-token texts such as <s> into their ids")
 
     decode = with_model(commands.add_parser("decode", help="token ids -> text"))
     decode.add_argument("ids", nargs="*", help="ids to decode (default: stdin, one sequence per line)")
+    decode.add_argument("--skip-special", action="store_true", help="leave special tokens out")
 
     inspect = with_model(commands.add_parser("inspect", help="describe a tokenizer"))
     inspect.add_argument("path", nargs="?", help="tokenizer file (same as --model)")
@@ -72,10 +75,12 @@ def _encode(args) -> None:
         if not text.isascii() and any("\udc80" <= c <= "\udcff" for c in text):
             text = text.encode("utf-8", "surrogateescape")   # pass invalid UTF-8 through as bytes
         if args.pieces:
-            result: list = tok.tokenize(text, add_special=not args.no_special)
+            result: list = tok.tokenize(text, add_special=not args.no_special,
+                                        parse_special=args.parse_special)
             out.write(json.dumps(result, ensure_ascii=False) if args.json else " ".join(result))
         else:
-            result = tok.encode(text, add_special=not args.no_special)
+            result = tok.encode(text, add_special=not args.no_special,
+                                parse_special=args.parse_special)
             out.write(json.dumps(result) if args.json else " ".join(map(str, result)))
         out.write("\n")
 
@@ -95,7 +100,7 @@ def _decode(args) -> None:
     tok = _load(args.model)
     sequences = [args.ids] if args.ids else (line.split() for line in _stdin_lines())
     for words in sequences:
-        sys.stdout.write(tok.decode(_parse_ids(words)) + "\n")
+        sys.stdout.write(tok.decode(_parse_ids(words), skip_special=args.skip_special) + "\n")
 
 
 def _inspect(args) -> None:
@@ -106,6 +111,13 @@ def _inspect(args) -> None:
         print(json.dumps(info, ensure_ascii=False, indent=2))
         return
     for key, value in info.items():
+        if key == "special_tokens":
+            print(f"{key + ':':<14} {len(value)}")
+            for token in value:
+                strip = "".join(f" {side}" for side in ("lstrip", "rstrip") if token[side])
+                print(f"  {token['id']:>8} {json.dumps(token['text'], ensure_ascii=False)} "
+                      f"{token['kind']} split={token['split']}{strip}")
+            continue
         if isinstance(value, dict):
             value = ", ".join(f"{k}={v}" for k, v in value.items()) or "none"
         print(f"{key + ':':<14} {value}")
