@@ -7,7 +7,7 @@ buffer is too small. llama.cpp's logging is switched off on first load.
 
 Example::
 
-    llama_cpp_reference = pytest.importorskip("tests.llama_cpp_reference")  # skips without llama_cpp
+    from tests import llama_cpp_reference
     vocab = llama_cpp_reference.load_vocab(fixtures / "gguf/ggml-vocab-llama-spm.gguf")
     vocab.tokenize(b"Hello world", add_special=True, parse_special=False)    # [1, 15043, 3186]
     vocab.detokenize([15043, 3186], remove_special=True, unparse_special=False)     # b"Hello world"

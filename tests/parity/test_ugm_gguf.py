@@ -12,10 +12,10 @@ import pytest
 import toksmith
 from tests.conftest import fixture_file, report
 from tests.gguf_reference import read_metadata
-from tests.parity.test_unigram_sentencepiece import compare_corpora
+from tests.parity.compare import compare_corpora
 
-spm = pytest.importorskip("sentencepiece")
-pb = pytest.importorskip("sentencepiece.sentencepiece_model_pb2")
+import sentencepiece as spm
+from sentencepiece import sentencepiece_model_pb2 as pb
 
 GGUF_UGM = "gguf/ggml-vocab-nomic-bert-moe.gguf"
 

@@ -13,11 +13,9 @@ import pytest
 import toksmith
 from tests.conftest import fixture_file
 
-hypothesis = pytest.importorskip("hypothesis")
-spm = pytest.importorskip("sentencepiece")
-
-from hypothesis import HealthCheck, given, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
+import sentencepiece as spm
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 MODELS = ("embedded", "spm/sentencepiece_test_model.model", "spm/t5_base_japanese_spiece.model")
 

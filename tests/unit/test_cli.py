@@ -17,7 +17,7 @@ import pytest
 import toksmith
 from tests.conftest import fixture_file
 
-spm = pytest.importorskip("sentencepiece")
+import sentencepiece as spm
 
 TEXTS = ["Hello, world", "  two  spaces  ", "café ＡＢＣ ①", "日本語のテキスト", "emoji 😀 🇯🇵", "tab\there", ""]
 

@@ -23,8 +23,8 @@ import pytest
 import toksmith
 from tests.conftest import fixture_file
 
-spm = pytest.importorskip("sentencepiece")
-pb = pytest.importorskip("sentencepiece.sentencepiece_model_pb2")
+import sentencepiece as spm
+from sentencepiece import sentencepiece_model_pb2 as pb
 
 SPM_TEST_MODEL = "spm/sentencepiece_test_model.model"
 GGUF_UGM = "gguf/ggml-vocab-nomic-bert-moe.gguf"
@@ -235,22 +235,48 @@ def test_real_unsupported_files(fixtures):
     for relative in ("hf/rut5-large/tokenizer.json", "hf/all-MiniLM-L6-v2/tokenizer.json",
                      "tiktoken/r50k_base.tiktoken"):
         expect_format_error(fixture_file(fixtures, relative), toksmith.UnsupportedModelError)
-    for relative in ("gguf/ggml-vocab-gpt-2.gguf", "gguf/ggml-vocab-llama-spm.gguf",
+    # byte-level BPE ("gpt2") and WordPiece ("bert") GGUF vocabularies are not supported yet
+    for relative in ("gguf/ggml-vocab-gpt-2.gguf", "gguf/ggml-vocab-llama-bpe.gguf",
                      "gguf/ggml-vocab-bert-bge.gguf"):
         expect_format_error(fixture_file(fixtures, relative), toksmith.UnsupportedModelError)
+
+
+def test_real_spm_gguf_files_load(fixtures):
+    # GGUF "llama" (SentencePiece BPE) vocabularies are supported now
+    for relative in ("gguf/ggml-vocab-llama-spm.gguf", "gguf/ggml-vocab-phi-3.gguf"):
+        tok = toksmith.load(fixture_file(fixtures, relative))
+        assert tok.vocab_size in (32000, 32064)
+        assert tok.decode(tok.encode("Hello, world"), skip_special=True) == " Hello, world"
 
 
 # ----------------------------------------------------------------- SentencePiece .model
 
 
-def test_sentencepiece_bpe_model_is_unsupported(fixtures):
+def test_sentencepiece_bpe_model_loads(fixtures):
+    # SentencePiece BPE is supported now (it used to be UnsupportedModelError)
     path = fixture_file(fixtures, "spm/llama2_tokenizer.model")
-    spm.SentencePieceProcessor(model_file=str(path))   # a valid model for the reference
-    err = expect_format_error(path, toksmith.UnsupportedModelError)
-    assert "BPE" in err.detail
+    sp = spm.SentencePieceProcessor(model_file=str(path))
+    tok = toksmith.load(path)
+    assert tok.vocab_size == sp.get_piece_size()
+    for text in SAMPLE_TEXTS:
+        assert tok.encode(text) == sp.encode(text), text
 
 
-@pytest.mark.parametrize("model_type", ["BPE", "WORD", "CHAR"])
+def test_bpe_model_type_on_a_unigram_vocabulary_loads(fixtures, tmp_path):
+    """The test model's pieces read as a BPE model: sentencepiece accepts it, so must toksmith."""
+    proto = pb.ModelProto()
+    proto.ParseFromString(fixture_file(fixtures, SPM_TEST_MODEL).read_bytes())
+    proto.trainer_spec.model_type = pb.TrainerSpec.BPE
+    data = proto.SerializeToString()
+    sp = spm.SentencePieceProcessor(model_proto=data)
+    tok = toksmith.load(write(tmp_path, "m.model", data))
+    for text in SAMPLE_TEXTS:
+        ids = sp.encode(text)
+        assert tok.encode(text) == ids, text
+        assert tok.decode(ids) == sp.decode(ids), text
+
+
+@pytest.mark.parametrize("model_type", ["WORD", "CHAR"])
 def test_other_sentencepiece_model_types_are_unsupported(fixtures, tmp_path, model_type):
     proto = pb.ModelProto()
     proto.ParseFromString(fixture_file(fixtures, SPM_TEST_MODEL).read_bytes())
@@ -448,12 +474,39 @@ def test_minimal_t5_gguf_matches_sentencepiece(tmp_path):
             want = sp.encode(text)
             assert tok.encode(text, add_special=False) == want, (rules, text)
             assert tok.tokenize(text) == sp.encode(text, out_type=str), (rules, text)
-            assert tok.decode(want) == sp.decode(want), (rules, text)
+            if rules is toksmith.ReferenceRules.SENTENCEPIECE:
+                # Under llama.cpp's rules decode follows llama_detokenize instead (an unknown
+                # token is "<unk>" or nothing, not " ⁇ "): see the next test.
+                assert tok.decode(want) == sp.decode(want), (rules, text)
     tok = toksmith.load(path)
     # llama.cpp's UGM defaults (no special-id keys in the file): eos </s>=1, unk <unk>=2,
     # pad <pad>=0, EOS appended by encode with add_special.
     assert tok.special_ids.unk == 2 and tok.special_ids.eos == 1 and tok.special_ids.pad == 0
     assert tok.encode("ab") == sp.encode("ab") + [T5_TOKENS.index("</s>")]
+
+
+T5_DECODE_IDS = [[6], [3, 4, 3, 5], [3, 2], [6, 2, 6], [3, 3, 6, 3, 3], [1, 0, 2, 4, 5, 6, 1], [2], [2, 2],
+                 [1], [0, 6], [3], []]
+
+
+def test_minimal_t5_gguf_decode_matches_llama_cpp(tmp_path):
+    """llama.cpp rules: decode is llama_detokenize (skip_special = remove_special; otherwise
+    unparse_special), so <unk> renders as nothing when skipping specials and as "<unk>" otherwise."""
+    from tests import llama_cpp_reference as reference
+    path = write(tmp_path, "tiny.gguf", gguf(t5_kvs()))
+    vocab = reference.load_vocab(path)
+    tok = toksmith.load(path)
+    unk = T5_TOKENS.index("<unk>")
+    assert vocab.detokenize([unk], remove_special=True, unparse_special=False) == b""
+    assert vocab.detokenize([unk], remove_special=False, unparse_special=True) == b"<unk>"
+    texts = ["ab", "a b", "ba", "abab ab", "c", "  ab  ", "ab\tb", "aab", "abc ab"]
+    for ids in T5_DECODE_IDS + [vocab.tokenize(t.encode(), True, False) for t in texts]:
+        for skip_special in (False, True):
+            want = vocab.detokenize(ids, remove_special=skip_special, unparse_special=not skip_special)
+            assert tok.decode(ids, skip_special=skip_special) == want.decode("utf-8", "replace"), \
+                (ids, skip_special)
+    for text in texts:
+        assert tok.encode(text) == vocab.tokenize(text.encode(), True, False), text
 
 
 def test_gguf_version_2_loads(tmp_path):
@@ -539,10 +592,25 @@ def test_gguf_without_tokenizer(tmp_path):
     expect_format_error(write(tmp_path, "nokv.gguf", gguf([])))
 
 
-@pytest.mark.parametrize("model", ["llama", "gpt2", "bert", "rwkv"])
+@pytest.mark.parametrize("model", ["gpt2", "bert", "rwkv"])
 def test_gguf_other_tokenizer_models_are_unsupported(tmp_path, model):
     err = expect_format_error(write(tmp_path, f"{model}.gguf", gguf(t5_kvs(model))), toksmith.UnsupportedModelError)
     assert model in err.detail
+
+
+def test_gguf_llama_tokenizer_model_loads(tmp_path):
+    """GGUF "llama" (SentencePiece BPE) is supported now: the T5 vocabulary read as llama's SPM."""
+    path = write(tmp_path, "llama.gguf", gguf(t5_kvs("llama")))
+    tok = toksmith.load(path)
+    assert tok.vocab_size == len(T5_TOKENS)
+    # No byte tokens: a character that is no token must not crash (llama.cpp itself aborts on
+    # it, so the reference only sees texts made of the vocabulary's characters).
+    assert all(0 <= i < len(T5_TOKENS) for i in tok.encode("c \u00e9"))
+    from tests import llama_cpp_reference as reference
+    vocab = reference.load_vocab(path)
+    for text in ["ab", "a b", "ba", "  ab  ", "abab ba", ""]:
+        for add_special in (False, True):
+            assert tok.encode(text, add_special=add_special) == vocab.tokenize(text.encode(), add_special, False), text
 
 
 @pytest.mark.parametrize("model", ["foo", "", "T5", "t5 "])

@@ -9,7 +9,7 @@ import pytest
 from tests.conftest import fixture_file
 from toksmith.formats.gguf import read_gguf_metadata
 
-gguf = pytest.importorskip("gguf")
+import gguf
 
 # The smaller vocab-only files: the gguf package takes seconds per 100k tokens.
 FILES = ("gguf/ggml-vocab-llama-spm.gguf", "gguf/ggml-vocab-phi-3.gguf", "gguf/ggml-vocab-bert-bge.gguf")

@@ -16,8 +16,8 @@ import pytest
 import toksmith
 from tests.conftest import fixture_file
 
-spm = pytest.importorskip("sentencepiece")
-pb = pytest.importorskip("sentencepiece.sentencepiece_model_pb2")
+import sentencepiece as spm
+from sentencepiece import sentencepiece_model_pb2 as pb
 
 TEXTS = [
     "Hello, world", "", " ", "   ", "\t", "\n", "a", "Hello world!  How are   you?\n",
