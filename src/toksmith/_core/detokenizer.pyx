@@ -307,19 +307,22 @@ cdef class StreamDecoder:
         bytebuf_free(&self.state.pending)
 
     def feed(self, ids):
-        """Text completed by one id or an iterable of ids ('' while a character is partial)."""
+        """Text completed by one id or an iterable of ids ('' while a character is partial).
+
+        Every id is checked before any is used, so a bad id changes nothing.
+        """
         cdef ByteBuf out
+        cdef list checked
         if self.finished:
             raise ValueError("this StreamDecoder is finished; create a new one")
+        if isinstance(ids, int) or hasattr(ids, "__index__"):
+            checked = [self.detokenizer._checked_id(ids)]
+        else:
+            checked = [self.detokenizer._checked_id(obj) for obj in ids]
         out.data = NULL; out.size = 0; out.cap = 0
         try:
-            if isinstance(ids, int) or hasattr(ids, "__index__"):
-                self.detokenizer._feed(&self.state, self.detokenizer._checked_id(ids),
-                                       self.skip_special, &out)
-            else:
-                for obj in ids:
-                    self.detokenizer._feed(&self.state, self.detokenizer._checked_id(obj),
-                                           self.skip_special, &out)
+            for pid in checked:
+                self.detokenizer._feed(&self.state, pid, self.skip_special, &out)
             if self.detokenizer.rules == DECODE_SENTENCEPIECE:
                 self.detokenizer._flush_pending(&self.state, &out, False)
             return self.utf8.decode(out.data[:out.size])

@@ -414,7 +414,8 @@ cdef class Engine:
             self.warned_double_bos = True
             warnings.warn("the text starts with a BOS token and add_special=True added "
                           "another, so the ids start with two BOS tokens; pass "
-                          "add_special=False if the text has its own", stacklevel=3)
+                          "add_special=False if the text has its own",
+                          stacklevel=1)   # compiled frames add no Python frame: the caller's line
 
     def encode(self, text, bint add_special=True, bint parse_special=False):
         """Token ids of `text` (str, or bytes that may hold invalid UTF-8).

@@ -416,10 +416,9 @@ cdef class ScoreBpe:
         """Append the pieces of s[:n] to ids/starts; -1 in ids marks a character
         that is no piece. Returns 0, or -1 when memory runs out."""
         cdef Py_ssize_t i = 0, m = 0, a, b, clen
-        cdef int32_t value, symbol
+        cdef int32_t value
         cdef int32_t* sym
         cdef int32_t* start
-        cdef bint frozen_symbol
         w.symbols.size = 0
         w.starts.size = 0
         w.rev_merges.size = 0
@@ -452,7 +451,8 @@ cdef class ScoreBpe:
         a = 0
         while a < m:
             if sym[a] <= -2:
-                if idbuf_push(ids, -2 - sym[a]) < 0 or idbuf_push(starts, start[a]) < 0:
+                if idbuf_push(ids, self.output_ids[-2 - sym[a]]) < 0 \
+                        or idbuf_push(starts, start[a]) < 0:
                     return -1
                 a += 1
                 continue
