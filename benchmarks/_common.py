@@ -151,3 +151,20 @@ def bench_model(label: str, rel: str, table: dict[str, Peer], corpora: dict[str,
                   f"{_ratio(mine[0], single):>12}{_ratio(mine[1], batch):>9}{same:>17}")
         for note in notes:
             print(note)
+
+
+def run(doc: str, corpus_names, models: dict[str, str],
+        build_hf_json: Callable[[Path, Path], Path],
+        make_peers: Callable[[Path, Path], dict[str, Peer]] = standard_peers) -> None:
+    """The whole benchmark: parse the command line, then time every model on every corpus."""
+    import tempfile
+
+    args = parse_args(doc)
+    root = Path(args.fixtures)
+    corpora = read_corpora(root, corpus_names)
+    print_preamble(args.repeat)
+    with tempfile.TemporaryDirectory() as tmp:
+        for label, rel in models.items():
+            model_path = root / rel
+            hf_json = build_hf_json(model_path, Path(tmp) / f"{model_path.stem}.json")
+            bench_model(label, rel, make_peers(model_path, hf_json), corpora, args.repeat)

@@ -13,10 +13,9 @@ reported as unavailable and the others still run.
 """
 from __future__ import annotations
 
-import tempfile
 from pathlib import Path
 
-from _common import Peer, bench_model, parse_args, print_preamble, read_corpora, standard_peers
+from _common import Peer, run, standard_peers
 
 MODELS = {"llama2 (32k)": "spm/llama2_tokenizer.model"}
 CORPORA = ("man_en.txt", "man_de.txt", "code_python_stdlib.py.txt", "man_zh_CN.txt")
@@ -77,15 +76,7 @@ def peers(model_path: Path, hf_json: Path) -> dict[str, Peer]:
 
 
 def main() -> None:
-    args = parse_args(__doc__)
-    root = Path(args.fixtures)
-    corpora = read_corpora(root, CORPORA)
-    print_preamble(args.repeat)
-    with tempfile.TemporaryDirectory() as tmp:
-        for label, rel in MODELS.items():
-            model_path = root / rel
-            hf_json = build_hf_json(model_path, Path(tmp) / f"{model_path.stem}.json")
-            bench_model(label, rel, peers(model_path, hf_json), corpora, args.repeat)
+    run(__doc__, CORPORA, MODELS, build_hf_json, peers)
 
 
 if __name__ == "__main__":

@@ -10,10 +10,9 @@ A library that is missing or cannot load the model is reported as unavailable.
 """
 from __future__ import annotations
 
-import tempfile
 from pathlib import Path
 
-from _common import bench_model, parse_args, print_preamble, read_corpora, standard_peers
+from _common import run, standard_peers
 
 MODELS = {"t5-ja (32k)": "spm/t5_base_japanese_spiece.model",
           "spm-test (1k)": "spm/sentencepiece_test_model.model"}
@@ -42,15 +41,7 @@ def build_hf_json(model_path: Path, out: Path) -> Path:
 
 
 def main() -> None:
-    args = parse_args(__doc__)
-    root = Path(args.fixtures)
-    corpora = read_corpora(root, CORPORA)
-    print_preamble(args.repeat)
-    with tempfile.TemporaryDirectory() as tmp:
-        for label, rel in MODELS.items():
-            model_path = root / rel
-            hf_json = build_hf_json(model_path, Path(tmp) / f"{model_path.stem}.json")
-            bench_model(label, rel, standard_peers(model_path, hf_json), corpora, args.repeat)
+    run(__doc__, CORPORA, MODELS, build_hf_json, standard_peers)
 
 
 if __name__ == "__main__":

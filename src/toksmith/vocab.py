@@ -23,6 +23,15 @@ class TokenType(IntEnum):
     BYTE = 6
 
 
+def indices_of_type(types: bytes, token_type: int) -> list[int]:
+    """Positions of `token_type` in a one-byte-per-token type string."""
+    ids, start, wanted = [], 0, bytes([token_type])
+    while (found := types.find(wanted, start)) >= 0:
+        ids.append(found)
+        start = found + 1
+    return ids
+
+
 @dataclass(frozen=True)
 class SpecialIds:
     """Ids of the special tokens a model names (None when it names none)."""
@@ -61,11 +70,7 @@ class Vocab:
         return TokenType(self.types[token_id])
 
     def ids_of_type(self, token_type: TokenType) -> list[int]:
-        ids, start, wanted = [], 0, bytes([token_type])
-        while (found := self.types.find(wanted, start)) >= 0:
-            ids.append(found)
-            start = found + 1
-        return ids
+        return indices_of_type(self.types, token_type)
 
     def type_counts(self) -> dict[str, int]:
         return {TokenType(t).name.lower(): self.types.count(t)

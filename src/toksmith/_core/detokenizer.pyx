@@ -251,24 +251,13 @@ cdef class Detokenizer:
 
     def decode(self, ids, bint skip_special=False):
         """Text of `ids` (see the module docstring for the rules)."""
-        cdef DecodeState st
-        cdef ByteBuf out
-        out.data = NULL; out.size = 0; out.cap = 0
-        self._start(&st)
-        try:
-            for obj in ids:
-                self._feed(&st, self._checked_id(obj), skip_special, &out)
-            self._finish(&st, skip_special, &out)
-            text = out.data[:out.size]
-        finally:
-            bytebuf_free(&out)
-            bytebuf_free(&st.pending)
+        text = self.decode_bytes(ids, skip_special)
         if self.denormalizer is not None:
             return self.denormalizer.normalize_text(text)
         return text.decode("utf-8", "replace")
 
     def decode_bytes(self, ids, bint skip_special=False):
-        """Like `decode`, but the raw bytes (llama.cpp rules keep malformed UTF-8)."""
+        """Like `decode` before the final UTF-8 step (llama.cpp rules keep malformed bytes)."""
         cdef DecodeState st
         cdef ByteBuf out
         out.data = NULL; out.size = 0; out.cap = 0

@@ -18,7 +18,7 @@ from toksmith.decoders.sentencepiece import DEFAULT_UNK_SURFACE, SentencePieceDe
 from toksmith.errors import ModelFormatError, UnsupportedModelError
 from toksmith.normalizers.charsmap import CharsMapNormalizerSpec
 from toksmith.spec import Algorithm, FileFormat, ReferenceRules, TokenizerSpec
-from toksmith.vocab import SpecialIds, TokenType, Vocab
+from toksmith.vocab import SpecialIds, TokenType, Vocab, indices_of_type
 
 # Largest .model accepted; real ones are under 30 MB.
 MAX_MODEL_BYTES = 1 << 30
@@ -158,17 +158,10 @@ def _validate_pieces(pieces: list[bytes], types: bytes, byte_fallback: bool, sou
         index = types.index(TokenType.BYTE)
         raise ModelFormatError(source, f"byte piece {index} {pieces[index].decode()!r} is found "
                                        f"although byte_fallback is false")
-    reserved = [pieces[i] for t in RESERVED_TYPES for i in _indices_of_type(types, t)]
+    reserved = [pieces[i] for t in RESERVED_TYPES for i in indices_of_type(types, t)]
     if len(set(reserved)) != len(reserved):
         duplicate = next(p for p in reserved if reserved.count(p) > 1)
         raise ModelFormatError(source, f"piece {duplicate.decode()!r} is already defined")
-
-
-def _indices_of_type(types: bytes, wanted: int):
-    start, needle = 0, bytes([wanted])
-    while (found := types.find(needle, start)) >= 0:
-        yield found
-        start = found + 1
 
 
 def _special_ids(pieces: list[bytes], types: bytes, trainer: dict[int, object]) -> SpecialIds:
