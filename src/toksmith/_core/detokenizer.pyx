@@ -160,8 +160,7 @@ cdef class Detokenizer:
                 raise MemoryError()
             return 0
         if kind == RENDER_UNESCAPED:
-            if strip and size >= 3 and text[0] == SPACE_SYMBOL[0] and text[1] == SPACE_SYMBOL[1] \
-                    and text[2] == SPACE_SYMBOL[2]:
+            if strip and _starts_with_space_symbol(text, size):
                 text += 3
                 size -= 3
             elif strip and size >= 1 and text[0] == b' ':
@@ -201,9 +200,7 @@ cdef class Detokenizer:
         else:
             piece = self.piece_data + self.piece_offsets[pid]
             plen = self.piece_offsets[pid + 1] - self.piece_offsets[pid]
-            if st.is_bos_ws and self.strip_leading_space and plen >= 3 and \
-                    piece[0] == SPACE_SYMBOL[0] and piece[1] == SPACE_SYMBOL[1] and \
-                    piece[2] == SPACE_SYMBOL[2]:
+            if st.is_bos_ws and self.strip_leading_space and _starts_with_space_symbol(piece, plen):
                 piece += 3
                 plen -= 3
                 has_bos_ws = not self.strip_all_leading_spaces
@@ -362,14 +359,18 @@ cdef bint _may_complete(const unsigned char* s, Py_ssize_t n) noexcept nogil:
     return True
 
 
+cdef inline bint _starts_with_space_symbol(const char* text, Py_ssize_t size) noexcept nogil:
+    return size >= 3 and text[0] == SPACE_SYMBOL[0] and text[1] == SPACE_SYMBOL[1] \
+        and text[2] == SPACE_SYMBOL[2]
+
+
 cdef int _append_unescaped(ByteBuf* text, const char* piece, Py_ssize_t plen) noexcept nogil:
     """Append `piece` with every U+2581 turned back into a space."""
     cdef Py_ssize_t k = 0
     if bytebuf_reserve(text, plen) < 0:
         return -1
     while k < plen:
-        if k + 2 < plen and piece[k] == SPACE_SYMBOL[0] and piece[k + 1] == SPACE_SYMBOL[1] \
-                and piece[k + 2] == SPACE_SYMBOL[2]:
+        if _starts_with_space_symbol(piece + k, plen - k):
             text.data[text.size] = b' '
             k += 3
         else:

@@ -407,10 +407,10 @@ cdef class Engine:
         if not self.configured:
             raise RuntimeError("tokenizer is not configured; use toksmith.load()")
 
-    cdef _warn_double_bos(self, const IdBuf* ids, bint add_special):
-        # Parity: llama.cpp warns when the prompt already started with BOS.
-        if add_special and self.add_bos and ids.size >= 2 and ids.data[1] == self.bos_id \
-                and not self.warned_double_bos:
+    cdef _warn_double_bos(self, const IdBuf* ids):
+        """Call when add_special added a BOS. Parity: llama.cpp warns when the prompt
+        already started with BOS."""
+        if ids.size >= 2 and ids.data[1] == self.bos_id and not self.warned_double_bos:
             self.warned_double_bos = True
             warnings.warn("the text starts with a BOS token and add_special=True added "
                           "another, so the ids start with two BOS tokens; pass "
@@ -446,7 +446,7 @@ cdef class Engine:
         if rc < 0:
             _raise_encode_error(rc, text)
         if add_special and self.add_bos:
-            self._warn_double_bos(&sc.out, add_special)
+            self._warn_double_bos(&sc.out)
         ids = _id_list(sc.out.data, sc.out.size, self._id_objects)
         _trim_scratch(sc)
         return ids
@@ -517,7 +517,7 @@ cdef class Engine:
                     _raise_encode_error(status[i], items[i])
             if add_special and self.add_bos:
                 for i in range(n):
-                    self._warn_double_bos(&results[i], add_special)
+                    self._warn_double_bos(&results[i])
             # Lists of ints cannot form cycles: building thousands of them should
             # not trigger full passes of the cyclic garbage collector.
             gc_was_enabled = gc.isenabled()
