@@ -72,6 +72,25 @@ def best_of(repeat: int, fn) -> float:
     return min(times)
 
 
+def first_and_warm_pass(repeat: int, load: Callable[[], object], encode: Callable[[object], object]):
+    """-> (best first-pass seconds, best warm seconds) over `repeat` freshly loaded tokenizers.
+
+    Each repeat loads a new tokenizer (not timed), times its first pass over the
+    input (no word cache is warm from an earlier repeat), then a second pass on
+    the same tokenizer (warm caches, reported beside the first).
+    """
+    first, warm = [], []
+    for _ in range(repeat):
+        tok = load()
+        start = time.perf_counter()
+        encode(tok)
+        first.append(time.perf_counter() - start)
+        start = time.perf_counter()
+        encode(tok)
+        warm.append(time.perf_counter() - start)
+    return min(first), min(warm)
+
+
 def parse_args(doc: str) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=doc.splitlines()[0])
     parser.add_argument("fixtures", nargs="?", default="../shared/fixtures")
@@ -84,7 +103,8 @@ def read_corpora(root: Path, names) -> dict[str, list[str]]:
 
 
 def print_preamble(repeat: int) -> None:
-    print(f"cores: {os.cpu_count()}; lines encoded one call each; MB/s of UTF-8 input; best of {repeat}")
+    print(f"cores: {os.cpu_count()}; lines encoded one call each; MB/s of UTF-8 input; best of {repeat} "
+          f"first passes, each on a freshly loaded tokenizer (warm: a second pass on the same one)")
 
 
 def _reason(exc: BaseException) -> str:
@@ -116,7 +136,7 @@ def bench_model(label: str, rel: str, table: dict[str, Peer], corpora: dict[str,
     print("load ms: " + (", ".join(f"{n} {v:.1f}" for n, v in load_ms.items()) or "-"))
     for name, reason in failed.items():
         print(f"{name}: unavailable: {reason}")
-    print(f"{'corpus':<26}{'tokenizer':<15}{'1-thread MB/s':>14}{'batch MB/s':>12}"
+    print(f"{'corpus':<26}{'tokenizer':<15}{'1-thread MB/s':>14}{'(warm)':>8}{'batch MB/s':>12}{'(warm)':>8}"
           f"{f'{SUBJECT} x':>12}{'x batch':>9}{'same ids as spm':>17}")
     for corpus, lines in corpora.items():
         mb = sum(len(s.encode()) for s in lines) / 1e6
@@ -124,11 +144,11 @@ def bench_model(label: str, rel: str, table: dict[str, Peer], corpora: dict[str,
         for name, tok in loaded.items():
             peer = table[name]
             try:
-                ids[name] = [list(peer.one(tok, s)) for s in lines]  # also warms up
-                single = mb / best_of(repeat, lambda: [peer.one(tok, s) for s in lines])
+                ids[name] = [list(peer.one(tok, s)) for s in lines]
+                single = first_and_warm_pass(repeat, peer.load, lambda t: [peer.one(t, s) for s in lines])
                 batch = None
                 if peer.batch is not None:
-                    batch = mb / best_of(repeat, lambda: peer.batch(tok, lines))
+                    batch = first_and_warm_pass(repeat, peer.load, lambda t: peer.batch(t, lines))
                     off = sum(list(a) != b for a, b in zip(peer.batch(tok, lines), ids[name]))
                     if off:
                         notes.append(f"  note: {name} batch ids differ from its one-call ids on {off} lines")
@@ -136,19 +156,20 @@ def bench_model(label: str, rel: str, table: dict[str, Peer], corpora: dict[str,
                 rows[name] = f"error: {_reason(exc)}"
                 ids.pop(name, None)
                 continue
-            rows[name] = (single, batch)
+            rows[name] = (mb / single[0], mb / single[1],
+                          *((mb / batch[0], mb / batch[1]) if batch else (None, None)))
         ref = ids.get(REFERENCE)
-        mine = rows.get(SUBJECT) if isinstance(rows.get(SUBJECT), tuple) else (None, None)
+        mine = rows.get(SUBJECT) if isinstance(rows.get(SUBJECT), tuple) else (None,) * 4
         for name, row in rows.items():
             if isinstance(row, str):
                 print(f"{corpus:<26}{name:<15}{row}")
                 continue
-            single, batch = row
+            single, single_warm, batch, batch_warm = row
             same = "-" if ref is None else \
                 f"{100 * sum(a == b for a, b in zip(ids[name], ref)) / len(lines):.2f}%"
-            print(f"{corpus:<26}{name:<15}{single:>14.1f}"
-                  f"{(f'{batch:.1f}' if batch else '-'):>12}"
-                  f"{_ratio(mine[0], single):>12}{_ratio(mine[1], batch):>9}{same:>17}")
+            print(f"{corpus:<26}{name:<15}{single:>14.1f}{f'({single_warm:.1f})':>8}"
+                  f"{(f'{batch:.1f}' if batch else '-'):>12}{(f'({batch_warm:.1f})' if batch else ''):>8}"
+                  f"{_ratio(mine[0], single):>12}{_ratio(mine[2], batch):>9}{same:>17}")
         for note in notes:
             print(note)
 

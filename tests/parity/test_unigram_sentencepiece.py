@@ -5,29 +5,17 @@ pieces of tokenize, and the decoded text of the ids.
 """
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 import toksmith
 from tests.conftest import fixture_file
+from tests.parity.conftest import UNIGRAM_FIXTURE_MODELS
 from tests.parity.compare import compare_corpora
-from tests.parity.trained_models import UNIGRAM_CONFIGS, train, write_training_text
+from tests.parity.trained_models import UNIGRAM_CONFIGS
 
 import sentencepiece as spm
 
-FIXTURE_MODELS = (
-    "spm/sentencepiece_test_model.model",
-    "spm/sentencepiece_test_ja_model.model",
-    "spm/t5_base_japanese_spiece.model",
-)
-
-
-@pytest.fixture(scope="session")
-def trained_unigram_models(fixtures, tmp_path_factory) -> dict[str, Path]:
-    out = tmp_path_factory.mktemp("spm_unigram")
-    text = write_training_text(fixtures, out / "train.txt")
-    return {name: train(name, options, "unigram", text, out) for name, options in UNIGRAM_CONFIGS.items()}
+FIXTURE_MODELS = UNIGRAM_FIXTURE_MODELS
 
 
 @pytest.mark.parametrize("model", FIXTURE_MODELS)

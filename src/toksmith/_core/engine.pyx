@@ -256,6 +256,7 @@ cdef class Engine:
         self.unigram.char3_nodes = self.trie.char3_nodes
         self.unigram.unk_score = min_score - <float>10.0
         self.unigram.unk_id = self.unk_id
+        self.unigram.max_piece_bytes = max(map(len, keys), default=0)
         self.segmenter = SEGMENT_UNIGRAM
         self.rules = rules
         self.normalizer = normalizer

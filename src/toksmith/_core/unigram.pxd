@@ -15,6 +15,7 @@ cdef struct UnigramParams:
     const int32_t* char3_nodes   # see DoubleArrayTrie.char3_nodes
     float unk_score      # min over NORMAL pieces minus 10
     int32_t unk_id
+    Py_ssize_t max_piece_bytes   # longest piece in the trie, in bytes
 
 
 cdef int viterbi_sentencepiece(const UnigramParams* p, const unsigned char* s, Py_ssize_t n,

@@ -16,7 +16,8 @@ from toksmith._core.trie cimport DANode, da_child
 from toksmith._core.utf8 cimport one_char_len
 
 
-cdef float USER_DEFINED_SCORE_PER_BYTE = 0.1
+# Parity: sentencepiece unigram_model.cc kScoreResetThreshold.
+cdef float SCORE_RESET_THRESHOLD = 100000.0
 
 
 cdef struct SpEntry:
@@ -67,20 +68,40 @@ cdef int _read_back(const int32_t* entry_start, const int32_t* entry_id, Py_ssiz
     return 0
 
 
+cdef inline float _user_defined_score(Py_ssize_t length) noexcept nogil:
+    # Parity: sentencepiece 0.2.3 unigram_model.cc GetUserDefinedScore, which
+    # EncodeOptimized calls with the piece length in bytes: 0.1 * (length - 1)
+    # computed in double, returned as float.
+    return <float>(0.1 * <double>(<int>length - 1))
+
+
+cdef inline void _rebase_scores(SpEntry* best, Py_ssize_t pos, Py_ssize_t last,
+                                float offset) noexcept nogil:
+    """Subtract `offset` from the path scores of entries pos..last.
+
+    Unreached entries hold -inf and stay -inf, as sentencepiece skips them.
+    """
+    cdef Py_ssize_t i
+    for i in range(pos, last + 1):
+        best[i].score -= offset
+
+
 cdef int viterbi_sentencepiece(const UnigramParams* p, const unsigned char* s, Py_ssize_t n,
                                void** lattice, Py_ssize_t* lattice_cap,
                                IdBuf* ids, IdBuf* starts) noexcept nogil:
-    # Parity: sentencepiece unigram_model.cc Model::EncodeOptimized. Path
-    # scores are float sums and ties keep the earlier candidate. (The source
-    # reads as double sums stored in float, but the released 0.2.3 binary
-    # agrees with float sums on every fixture line; the mixed reading broke
-    # ties differently on 75 of 159,462 lines of test_model.model.)
+    # Parity: sentencepiece 0.2.3 unigram_model.cc Model::EncodeOptimized.
+    # Path scores are float sums (float piece score + float path score), and a
+    # tie keeps the earlier candidate. Whenever the path score at the current
+    # start leaves [-100000, 100000] (kScoreResetThreshold), every reached
+    # entry from the current start to the frontier is rebased by that score,
+    # in float: this changes which near-ties win on long inputs, so it is
+    # reproduced step for step.
     cdef SpEntry* best
     cdef SpEntry* target
     cdef const DANode* nodes = p.nodes
     cdef const unsigned char* cursor
     cdef const unsigned char* end = s + n
-    cdef Py_ssize_t pos, i, mblen, length
+    cdef Py_ssize_t pos, i, mblen, length, frontier_span
     cdef int32_t node, child, value
     cdef float till_here, unk_candidate
     cdef float score, candidate
@@ -93,9 +114,15 @@ cdef int viterbi_sentencepiece(const UnigramParams* p, const unsigned char* s, P
     for i in range(1, n + 1):
         best[i].score = -INFINITY
     best[0].score = 0
+    # Entries past pos reached so far end at most this far beyond pos (the
+    # reference's max_frontier); later ones are unreached and stay -inf.
+    frontier_span = p.max_piece_bytes if p.max_piece_bytes > 4 else 4
     pos = 0
     while pos < n:
         till_here = best[pos].score
+        if till_here < -SCORE_RESET_THRESHOLD or till_here > SCORE_RESET_THRESHOLD:
+            _rebase_scores(best, pos, min(n, pos + frontier_span), till_here)
+            till_here = 0.0
         has_single_node = False
         mblen = one_char_len(s[pos])
         if mblen > n - pos:
@@ -126,12 +153,7 @@ cdef int viterbi_sentencepiece(const UnigramParams* p, const unsigned char* s, P
                 continue
             length = cursor - (s + pos)
             if value & VALUE_USER_DEFINED:
-                # Parity: "user defined symbol receives extra bonus to always be
-                # selected". The released sentencepiece 0.2.3 scores it as
-                # 0.1 per byte minus 0.1, in float (measured with nbest scores
-                # and on every corpus line; the source's max_score_ suggests
-                # about -0.1, which the binary does not do).
-                score = <float>(<double>(<float>length * USER_DEFINED_SCORE_PER_BYTE) - 0.1)
+                score = _user_defined_score(length)
             else:
                 score = nodes[node].score
             candidate = score + till_here
