@@ -57,7 +57,7 @@ class SpecialKind(Enum):
     UNKNOWN = "unknown"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class SpecialToken:
     """One special token: its id, text, kind, and how input text is split around it."""
 
@@ -67,6 +67,11 @@ class SpecialToken:
     split: SplitWhen
     lstrip: bool = False
     rstrip: bool = False
+
+    def __repr__(self) -> str:
+        text = self.text if len(self.text) <= 40 else self.text[:37] + "..."
+        strip = "".join(f", {side}" for side in ("lstrip", "rstrip") if getattr(self, side))
+        return f"<SpecialToken {self.id} {text!r} {self.kind.value} split={self.split.value}{strip}>"
 
 
 # bytes.translate table: token type -> attribute bits (all fit in a byte).
