@@ -36,7 +36,7 @@ class TokenAttr(IntFlag):
 
 
 # llama.cpp's token-type -> attribute table (llama_vocab::impl::load).
-ATTR_OF_TYPE = {TokenType.UNDEFINED: TokenAttr.UNDEFINED, TokenType.NORMAL: TokenAttr.NORMAL,
+ATTR_OF_TYPE: dict[int, TokenAttr] = {TokenType.UNDEFINED: TokenAttr.UNDEFINED, TokenType.NORMAL: TokenAttr.NORMAL,
                 TokenType.UNKNOWN: TokenAttr.UNKNOWN, TokenType.CONTROL: TokenAttr.CONTROL,
                 TokenType.USER_DEFINED: TokenAttr.USER_DEFINED, TokenType.UNUSED: TokenAttr.UNUSED,
                 TokenType.BYTE: TokenAttr.BYTE}
