@@ -31,7 +31,7 @@ class ReferenceRules(Enum):
     LLAMA_CPP = "llama.cpp"
 
     @classmethod
-    def parse(cls, value: "ReferenceRules | str") -> "ReferenceRules":
+    def parse(cls, value: object) -> ReferenceRules:
         """A member, or the member whose value is the string `value`.
 
         >>> ReferenceRules.parse("llama.cpp")

@@ -136,7 +136,7 @@ def _spec_of(source: object, rules: object) -> TokenizerSpec:
         raise TypeError(f"Tokenizer() takes a model path (str or os.PathLike) or a TokenizerSpec, "
                         f"not {type(source).__name__}")
     if rules is not None:
-        chosen = ReferenceRules.parse(rules)   # type: ignore[arg-type]  # checked there
+        chosen = ReferenceRules.parse(rules)
         if chosen is not spec.rules:
             spec = dataclasses.replace(spec, rules=chosen)
     return spec
