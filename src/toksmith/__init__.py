@@ -22,10 +22,11 @@ __version__ = "0.1.0"
 EMBEDDED_MODEL = "embedded.model"
 
 
-def load(path: str | os.PathLike, *, rules: ReferenceRules | None = None) -> Tokenizer:
+def load(path: str | os.PathLike[str], *, rules: ReferenceRules | str | None = None) -> Tokenizer:
     """Load a tokenizer from a SentencePiece .model, a GGUF file, or a folder holding one.
 
-    `rules` picks whose behaviour to reproduce where references differ; by
+    `rules` picks whose behaviour to reproduce where references differ: a
+    `ReferenceRules` member or its value ("sentencepiece", "llama.cpp"); by
     default the format's own reference (sentencepiece for .model, llama.cpp
     for GGUF). Example: ``toksmith.load("t5.gguf", rules=ReferenceRules.SENTENCEPIECE)``.
     """

@@ -1,6 +1,6 @@
 """The `toksmith` command: encode, decode and inspect from the shell.
 
-    toksmith encode "Hello, world"                 # ids, embedded model
+    toksmith encode "Hello, world"                 # ids, embedded demo model (notice on stderr)
     toksmith encode -m spiece.model -f in.txt      # one line of ids per input line
     echo "Hello" | toksmith encode --pieces
     toksmith decode 259 2372 261
@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import re
 import sys
 from typing import Iterable, Iterator
 
@@ -22,7 +24,10 @@ def _build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     def with_model(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
-        p.add_argument("-m", "--model", help="tokenizer file or folder (default: the embedded model)")
+        p.add_argument("-m", "--model", help="tokenizer file or folder (default: the embedded "
+                                              "8,000-piece demo model, not a real model's tokenizer)")
+        p.add_argument("-q", "--quiet", action="store_true",
+                       help="no notice on stderr when the embedded demo model is used")
         return p
 
     encode = with_model(commands.add_parser("encode", help="text -> token ids"))
@@ -44,8 +49,16 @@ def _build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _load(model: str | None) -> toksmith.Tokenizer:
-    return toksmith.load(model) if model else toksmith.load_embedded()
+EMBEDDED_NOTICE = ("toksmith: no -m given: using the embedded 8,000-piece demo model (SentencePiece "
+                   "Unigram trained on toksmith's test corpora), not a real model's tokenizer")
+
+
+def _load(model: str | None, quiet: bool) -> toksmith.Tokenizer:
+    if model:
+        return toksmith.load(model)
+    if not quiet:
+        print(EMBEDDED_NOTICE, file=sys.stderr, flush=True)
+    return toksmith.load_embedded()
 
 
 def _lines(stream) -> Iterator[str]:
@@ -60,7 +73,6 @@ def _stdin_lines() -> Iterator[str]:
 
 
 def _encode(args) -> None:
-    tok = _load(args.model)
     if args.text is not None and args.file:
         raise SystemExit("toksmith: error: give TEXT or --file, not both")
     if args.text is not None:
@@ -70,6 +82,7 @@ def _encode(args) -> None:
             texts = list(_lines(f))
     else:
         texts = _stdin_lines()
+    tok = _load(args.model, args.quiet)
     out = sys.stdout
     for text in texts:
         if not text.isascii() and any("\udc80" <= c <= "\udcff" for c in text):
@@ -85,28 +98,38 @@ def _encode(args) -> None:
         out.write("\n")
 
 
+# A token id on the command line: ASCII digits, optionally signed (a sign makes
+# an error that names the value later, as any out-of-range id does).
+# int() alone would also take "1_5043" and non-ASCII digits such as "١٢٣".
+_ID_WORD = re.compile(r"[+-]?[0-9]+\Z", re.ASCII)
+
+
 def _parse_ids(words: list[str]) -> list[int]:
     ids = []
     for word in words:
         for part in word.replace(",", " ").replace("[", " ").replace("]", " ").split():
-            try:
-                ids.append(int(part))
-            except ValueError:
-                raise SystemExit(f"toksmith: error: {part!r} is not a token id") from None
+            if not _ID_WORD.match(part):
+                raise SystemExit(f"toksmith: error: {part!r} is not a token id "
+                                 f"(expected ASCII decimal digits)")
+            ids.append(int(part))
     return ids
 
 
 def _decode(args) -> None:
-    tok = _load(args.model)
-    sequences = [args.ids] if args.ids else (line.split() for line in _stdin_lines())
-    for words in sequences:
-        sys.stdout.write(tok.decode(_parse_ids(words), skip_special=args.skip_special) + "\n")
+    sequences: Iterable[list[int]]
+    if args.ids:
+        sequences = [_parse_ids(args.ids)]   # bad words fail before anything is loaded
+    else:
+        sequences = (_parse_ids(line.split()) for line in _stdin_lines())
+    tok = _load(args.model, args.quiet)
+    for ids in sequences:
+        sys.stdout.write(tok.decode(ids, skip_special=args.skip_special) + "\n")
 
 
 def _inspect(args) -> None:
     if args.path and args.model:
         raise SystemExit("toksmith: error: give the tokenizer as PATH or --model, not both")
-    info = _load(args.path or args.model).describe()
+    info = _load(args.path or args.model, args.quiet).describe()
     if args.json:
         print(json.dumps(info, ensure_ascii=False, indent=2))
         return
@@ -123,13 +146,30 @@ def _inspect(args) -> None:
         print(f"{key + ':':<14} {value}")
 
 
+def _stdout_gone() -> None:
+    """Point fd 1 at /dev/null so that the flush at exit cannot fail again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, 1)
+        os.close(devnull)
+    except OSError:
+        pass
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _build_parser().parse_args(argv)
     handlers = {"encode": _encode, "decode": _decode, "inspect": _inspect}
+    if sys.stdout is None:
+        # Python sets sys.stdout to None when fd 1 is closed (`toksmith encode hi >&-`).
+        if sys.stderr is not None:
+            print("toksmith: error: standard output is closed", file=sys.stderr)
+        return 1
     try:
         handlers[args.command](args)
+        sys.stdout.flush()   # a failing write surfaces here, not at interpreter exit
     except BrokenPipeError:
-        sys.stderr.close()   # reader went away (e.g. `| head`): not an error
+        # The reader went away (e.g. `| head -1`): stop quietly, as cat and grep do.
+        _stdout_gone()
         return 0
     except KeyboardInterrupt:
         return 130

@@ -5,6 +5,7 @@ Strings read from files become these enums and dataclasses at the loader.
 """
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from enum import Enum
 
@@ -29,8 +30,26 @@ class ReferenceRules(Enum):
     SENTENCEPIECE = "sentencepiece"
     LLAMA_CPP = "llama.cpp"
 
+    @classmethod
+    def parse(cls, value: object) -> ReferenceRules:
+        """A member, or the member whose value is the string `value`.
 
-@dataclass(frozen=True, eq=False)
+        >>> ReferenceRules.parse("llama.cpp")
+        <ReferenceRules.LLAMA_CPP: 'llama.cpp'>
+        """
+        if isinstance(value, cls):
+            return value
+        valid = ", ".join([repr(m.value) for m in cls] + [f"ReferenceRules.{m.name}" for m in cls])
+        if isinstance(value, str):
+            try:
+                return cls(value)
+            except ValueError:
+                raise ValueError(f"rules={value!r} is not one of: {valid}") from None
+        raise TypeError(f"rules must be a ReferenceRules member or its value, one of: {valid}; "
+                        f"not {type(value).__name__}")
+
+
+@dataclass(frozen=True, eq=False, repr=False)
 class TokenizerSpec:
     source: str
     file_format: FileFormat
@@ -45,3 +64,12 @@ class TokenizerSpec:
     # llama.cpp's per-token attribute bits (special_tokens.TokenAttr) when the
     # file carries what llama.cpp derives them from (GGUF); None: from types.
     token_attributes: tuple[int, ...] | None = None
+
+    def __repr__(self) -> str:
+        return (f"<TokenizerSpec {self.algorithm.value} from {self.file_format.value} "
+                f"{_short_source(self.source)}, {len(self.vocab)} pieces, rules={self.rules.value}>")
+
+
+def _short_source(source: str) -> str:
+    """The file name of `source` (repr'd), for one-line reprs."""
+    return repr(os.path.basename(source) or source)

@@ -36,7 +36,7 @@ class TokenAttr(IntFlag):
 
 
 # llama.cpp's token-type -> attribute table (llama_vocab::impl::load).
-ATTR_OF_TYPE = {TokenType.UNDEFINED: TokenAttr.UNDEFINED, TokenType.NORMAL: TokenAttr.NORMAL,
+ATTR_OF_TYPE: dict[int, TokenAttr] = {TokenType.UNDEFINED: TokenAttr.UNDEFINED, TokenType.NORMAL: TokenAttr.NORMAL,
                 TokenType.UNKNOWN: TokenAttr.UNKNOWN, TokenType.CONTROL: TokenAttr.CONTROL,
                 TokenType.USER_DEFINED: TokenAttr.USER_DEFINED, TokenType.UNUSED: TokenAttr.UNUSED,
                 TokenType.BYTE: TokenAttr.BYTE}
@@ -57,7 +57,7 @@ class SpecialKind(Enum):
     UNKNOWN = "unknown"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class SpecialToken:
     """One special token: its id, text, kind, and how input text is split around it."""
 
@@ -67,6 +67,11 @@ class SpecialToken:
     split: SplitWhen
     lstrip: bool = False
     rstrip: bool = False
+
+    def __repr__(self) -> str:
+        text = self.text if len(self.text) <= 40 else self.text[:37] + "..."
+        strip = "".join(f", {side}" for side in ("lstrip", "rstrip") if getattr(self, side))
+        return f"<SpecialToken {self.id} {text!r} {self.kind.value} split={self.split.value}{strip}>"
 
 
 # bytes.translate table: token type -> attribute bits (all fit in a byte).

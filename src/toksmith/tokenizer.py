@@ -10,8 +10,8 @@ from __future__ import annotations
 import dataclasses
 import os
 
+from toksmith._core.detokenizer import checked_id
 from toksmith._core.engine import Engine
-from toksmith.errors import TokenIdError
 from toksmith.models.spm_bpe import configure_spm_bpe
 from toksmith.models.unigram import configure_unigram
 from toksmith.special_tokens import SpecialToken, special_tokens_of
@@ -20,18 +20,21 @@ from toksmith.vocab import SpecialIds, TokenType, Vocab
 
 
 class Tokenizer(Engine):
-    """A tokenizer compiled from a `TokenizerSpec`; build one with `toksmith.load`.
+    """A tokenizer compiled from a model file or a `TokenizerSpec`.
 
-    The hot methods come from the compiled engine:
+    ``Tokenizer(path, rules=None)`` is ``toksmith.load(path, rules=rules)``.
+    The hot methods come from the compiled engine (flags are keyword-only):
 
-    - ``encode(text, add_special=True, parse_special=False) -> list[int]``
-    - ``encode_batch(texts, add_special=True, parse_special=False, num_threads=None)``
-    - ``decode(ids, skip_special=False) -> str``
-    - ``stream_decoder(skip_special=False) -> StreamDecoder``
-    - ``tokenize(text, add_special=False, parse_special=False) -> list[str]``
+    - ``encode(text, *, add_special=True, parse_special=False) -> list[int]``
+    - ``encode_batch(texts, *, add_special=True, parse_special=False, num_threads=None)``
+    - ``decode(ids, *, skip_special=False) -> str``
+    - ``stream_decoder(*, skip_special=False) -> StreamDecoder``
+    - ``tokenize(text, *, add_special=False, parse_special=False) -> list[str]``
     """
 
-    def __init__(self, spec: TokenizerSpec):
+    def __init__(self, source: TokenizerSpec | str | os.PathLike[str], *,
+                 rules: ReferenceRules | str | None = None):
+        spec = _spec_of(source, rules)
         self.spec = spec
         if spec.algorithm is Algorithm.UNIGRAM:
             configure_unigram(self, spec)
@@ -43,12 +46,12 @@ class Tokenizer(Engine):
         self._special_tokens: tuple[SpecialToken, ...] | None = None
 
     @classmethod
-    def from_file(cls, path: str | os.PathLike, *, rules: ReferenceRules | None = None) -> "Tokenizer":
-        from toksmith.formats import read_spec
-        spec = read_spec(path)
-        if rules is not None and rules is not spec.rules:
-            spec = dataclasses.replace(spec, rules=rules)
-        return cls(spec)
+    def from_file(cls, path: str | os.PathLike[str], *,
+                  rules: ReferenceRules | str | None = None) -> Tokenizer:
+        """The tokenizer in `path` (see `toksmith.load`)."""
+        if not isinstance(path, (str, os.PathLike)):
+            raise TypeError(f"path must be a str or os.PathLike, not {type(path).__name__}")
+        return cls(path, rules=rules)
 
     # ---------------------------------------------------------------- vocabulary
 
@@ -72,10 +75,14 @@ class Tokenizer(Engine):
         return self._special_tokens
 
     def id_to_piece(self, token_id: int) -> str:
-        """The piece text of `token_id`; raises `TokenIdError` when out of range."""
-        if not 0 <= token_id < self.vocab_size:
-            raise TokenIdError(f"token id {token_id} is out of range for a vocabulary of {self.vocab_size}")
-        return self.spec.vocab.piece(token_id)
+        """The piece text of `token_id` (an int or numpy integer).
+
+        Raises TypeError for a non-integer and `TokenIdError` when out of range.
+
+        >>> tok.id_to_piece(0)     # doctest: +SKIP
+        '<unk>'
+        """
+        return self.spec.vocab.piece(checked_id(token_id, self.vocab_size, "token_id"))
 
     def piece_to_id(self, piece: str) -> int | None:
         """The id of `piece`, or None when the vocabulary lacks it."""
@@ -116,3 +123,20 @@ class Tokenizer(Engine):
         spec = self.spec
         return (f"<toksmith.Tokenizer {spec.algorithm.value} from {spec.file_format.value} "
                 f"{os.path.basename(spec.source)!r}, {self.vocab_size} pieces>")
+
+
+def _spec_of(source: object, rules: object) -> TokenizerSpec:
+    """The spec `Tokenizer(source, rules=rules)` compiles: `source` itself, or read from a path."""
+    if isinstance(source, TokenizerSpec):
+        spec = source
+    elif isinstance(source, (str, os.PathLike)):
+        from toksmith.formats import read_spec
+        spec = read_spec(source)
+    else:
+        raise TypeError(f"Tokenizer() takes a model path (str or os.PathLike) or a TokenizerSpec, "
+                        f"not {type(source).__name__}")
+    if rules is not None:
+        chosen = ReferenceRules.parse(rules)
+        if chosen is not spec.rules:
+            spec = dataclasses.replace(spec, rules=chosen)
+    return spec

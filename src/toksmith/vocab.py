@@ -47,7 +47,7 @@ class SpecialIds:
         return {k: v for k, v in self.__dict__.items() if v is not None}
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, repr=False)
 class Vocab:
     """Pieces as raw UTF-8 bytes, one score and one `TokenType` byte per piece."""
 
@@ -71,6 +71,10 @@ class Vocab:
 
     def ids_of_type(self, token_type: TokenType) -> list[int]:
         return indices_of_type(self.types, token_type)
+
+    def __repr__(self) -> str:
+        special = ", ".join(f"{k}={v}" for k, v in self.special.as_dict().items())
+        return f"<Vocab {len(self)} pieces{', ' + special if special else ''}>"
 
     def type_counts(self) -> dict[str, int]:
         return {TokenType(t).name.lower(): self.types.count(t)

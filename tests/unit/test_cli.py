@@ -223,8 +223,8 @@ def test_error_bad_id(bad):
 @pytest.mark.parametrize("bad", ["-1", "8000", str(2**70), str(-(2**70))])
 def test_error_out_of_range_id(sp, bad):
     assert sp.get_piece_size() == 8000
-    assert_cli_error(cli("decode", "259", bad), bad)
-    assert_cli_error(cli("decode", stdin=f"259\n{bad}\n".encode()), bad)
+    assert_cli_error(cli("decode", "-q", "259", bad), bad)
+    assert_cli_error(cli("decode", "--quiet", stdin=f"259\n{bad}\n".encode()), bad)
 
 
 def test_error_missing_input_file(tmp_path):
@@ -250,6 +250,88 @@ def test_main_in_process(capsys, sp):
     from toksmith.cli import main
     assert main(["encode", "--json", "Hello, world"]) == 0
     assert json.loads(capsys.readouterr().out) == sp.encode("Hello, world")
-    assert main(["decode", "259", "99999"]) == 1
+    assert main(["decode", "-q", "259", "99999"]) == 1
     captured = capsys.readouterr()
     assert captured.err.startswith("toksmith: error:") and "99999" in captured.err
+
+
+# ----------------------------------------------------------------- id words
+
+
+@pytest.mark.parametrize("bad", ["1_5043", "\u0661\u0662\u0663", "\uff11\uff12", "12\u0663", "\u00b2", "+-1", "1e3"])
+def test_error_non_ascii_digit_ids(bad):
+    # int() takes "1_5043" as 15043 and Arabic-Indic / fullwidth digits as numbers; a token id
+    # on the command line is ASCII decimal digits only.
+    assert_cli_error(cli("decode", "-q", "259", bad), repr(bad))
+    assert_cli_error(cli("decode", "-q", stdin=f"259 {bad}\n".encode()), repr(bad))
+
+
+def test_signed_ids(sp):
+    assert out_lines(cli("decode", "-q", "+259", "2372")) == [sp.decode([259, 2372])]
+    assert_cli_error(cli("decode", "-q", "259", "-0259"), "-259")   # negative: out of range, named
+
+
+# ----------------------------------------------------------------- closed output
+
+
+def test_stdout_closed_is_one_clean_error_line():
+    result = subprocess.run(f"'{sys.executable}' -m toksmith.cli encode -q hi >&-", shell=True,
+                            capture_output=False, stderr=subprocess.PIPE, timeout=120)
+    stderr = result.stderr.decode("utf-8", "replace")
+    assert result.returncode == 1, stderr
+    assert stderr.splitlines() == ["toksmith: error: standard output is closed"], stderr
+
+
+@pytest.mark.parametrize("args", [["encode", "-q", "hi"], ["decode", "-q", "259"], ["inspect", "-q"],
+                                  ["encode", "-q", "-f", "-"]], ids=" ".join)
+def test_reader_gone_before_the_first_write(args):
+    # The read end of the pipe is closed before toksmith starts: every write fails with EPIPE,
+    # small outputs only when Python flushes stdout at exit. `| head -1` does this in a race.
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        result = subprocess.run([sys.executable, "-m", "toksmith.cli", *args], stdout=write_end,
+                                stderr=subprocess.PIPE, input=b"hello\nworld\n", timeout=120)
+    finally:
+        os.close(write_end)
+    assert result.stderr == b"", result.stderr.decode("utf-8", "replace")
+    assert result.returncode == 0
+
+
+# ----------------------------------------------------------------- the embedded default
+
+
+EMBEDDED_NOTICE = ("toksmith: no -m given: using the embedded 8,000-piece demo model (SentencePiece Unigram "
+                   "trained on toksmith's test corpora), not a real model's tokenizer")
+
+
+@pytest.mark.parametrize("args", [["encode", "Hello, world"], ["encode", "--pieces", "Hello"],
+                                  ["decode", "259", "2372"], ["inspect"]], ids=" ".join)
+def test_embedded_model_notice_on_stderr(args):
+    result = cli(*args)
+    assert result.returncode == 0
+    assert result.stdout   # the output itself is unchanged and on stdout
+    assert result.stderr.decode("utf-8").splitlines() == [EMBEDDED_NOTICE]
+
+
+def test_embedded_model_notice_once_for_many_lines(sp):
+    result = cli("encode", stdin=b"one\ntwo\nthree\n")
+    assert result.stdout.decode().splitlines() == [ids_line(sp.encode(t)) for t in ("one", "two", "three")]
+    assert result.stderr.decode("utf-8").splitlines() == [EMBEDDED_NOTICE]
+
+
+@pytest.mark.parametrize("quiet", ["-q", "--quiet"])
+def test_embedded_model_notice_silenced_by_quiet(sp, quiet):
+    for args in (["encode", quiet, "Hello, world"], ["decode", quiet, "259", "2372"], ["inspect", quiet]):
+        result = cli(*args)
+        assert result.returncode == 0 and result.stdout
+        assert result.stderr == b"", args
+    assert out_lines(cli("encode", quiet, "Hello, world")) == [ids_line(sp.encode("Hello, world"))]
+
+
+def test_no_notice_with_an_explicit_model():
+    path = toksmith.embedded_model_path()
+    for args in (["encode", "-m", path, "Hello"], ["decode", "-m", path, "259"], ["inspect", path]):
+        result = cli(*args)
+        assert result.returncode == 0 and result.stdout
+        assert result.stderr == b"", args

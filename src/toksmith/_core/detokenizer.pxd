@@ -57,7 +57,6 @@ cdef class Detokenizer:
 
     cpdef bytes piece(self, Py_ssize_t piece_id)
     cdef void _start(self, DecodeState* st) noexcept
-    cdef long _checked_id(self, object obj) except? -1
     cdef int _feed(self, DecodeState* st, long pid, bint skip_special, ByteBuf* out) except -1
     cdef int _render_llama(self, DecodeState* st, long pid, bint unparse_special,
                            ByteBuf* out) except -1

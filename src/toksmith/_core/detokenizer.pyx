@@ -21,12 +21,14 @@ by piece always concatenates to `decode(ids)`.
 import codecs
 from operator import index
 
+from toksmith.errors import TokenIdError, UnsupportedFeatureError
+
 from libc.stdint cimport int32_t, uint8_t
 from libc.stdlib cimport free, malloc
 from libc.string cimport memcpy
 
-from toksmith._core.buffers cimport (ByteBuf, bytebuf_append, bytebuf_free, bytebuf_push,
-                                     bytebuf_reserve)
+from toksmith._core.buffers cimport (ByteBuf, IdBuf, bytebuf_append, bytebuf_free, bytebuf_push,
+                                     bytebuf_reserve, idbuf_free, idbuf_push)
 from toksmith._core.utf8 cimport REPLACEMENT_CHAR, SPACE_SYMBOL, valid_char_len
 
 
@@ -109,19 +111,6 @@ cdef class Detokenizer:
         st.remove_space = self.add_space_prefix
         st.started = False
         st.held_eos = -1
-
-    cdef long _checked_id(self, object obj) except? -1:
-        cdef long pid
-        if not isinstance(obj, int):
-            obj = index(obj)   # TypeError for floats, as sentencepiece does
-        try:
-            pid = obj
-        except OverflowError:
-            pid = -1
-        if pid < 0 or pid >= self.n_pieces:
-            from toksmith.errors import TokenIdError
-            raise TokenIdError(f"token id {obj} is out of range for a vocabulary of {self.n_pieces}")
-        return pid
 
     cdef int _feed(self, DecodeState* st, long pid, bint skip_special, ByteBuf* out) except -1:
         if self.rules == DECODE_SENTENCEPIECE:
@@ -246,25 +235,33 @@ cdef class Detokenizer:
 
     # ------------------------------------------------------------------ public
 
-    def decode(self, ids, bint skip_special=False):
+    def decode(self, ids, *, bint skip_special=False):
         """Text of `ids` (see the module docstring for the rules)."""
-        text = self.decode_bytes(ids, skip_special)
+        text = self.decode_bytes(ids, skip_special=skip_special)
         if self.denormalizer is not None:
             return self.denormalizer.normalize_text(text)
         return text.decode("utf-8", "replace")
 
-    def decode_bytes(self, ids, bint skip_special=False):
-        """Like `decode` before the final UTF-8 step (llama.cpp rules keep malformed bytes)."""
+    def decode_bytes(self, ids, *, bint skip_special=False):
+        """Like `decode` before the final UTF-8 step (llama.cpp rules keep malformed bytes).
+
+        Every id is checked (`checked_ids`) before any is used.
+        """
         cdef DecodeState st
         cdef ByteBuf out
+        cdef IdBuf checked
+        cdef Py_ssize_t i
         out.data = NULL; out.size = 0; out.cap = 0
+        checked.data = NULL; checked.size = 0; checked.cap = 0
         self._start(&st)
         try:
-            for obj in ids:
-                self._feed(&st, self._checked_id(obj), skip_special, &out)
+            checked_ids(ids, self.n_pieces, "ids", &checked)
+            for i in range(checked.size):
+                self._feed(&st, checked.data[i], skip_special, &out)
             self._finish(&st, skip_special, &out)
             return out.data[:out.size]
         finally:
+            idbuf_free(&checked)
             bytebuf_free(&out)
             bytebuf_free(&st.pending)
 
@@ -277,9 +274,8 @@ cdef class StreamDecoder:
     >>> stream.finish()                            # doctest: +SKIP
     """
 
-    def __cinit__(self, Detokenizer detokenizer, bint skip_special=False):
+    def __cinit__(self, Detokenizer detokenizer, *, bint skip_special=False):
         if not detokenizer.streamable:
-            from toksmith.errors import UnsupportedFeatureError
             raise UnsupportedFeatureError(
                 "streaming decode is not supported for a model with a denormalizer "
                 "(it rewrites the decoded text as a whole); use decode()")
@@ -292,27 +288,42 @@ cdef class StreamDecoder:
     def __dealloc__(self):
         bytebuf_free(&self.state.pending)
 
+    def __repr__(self):
+        state = "finished" if self.finished else f"{self.state.pending.size} bytes pending"
+        return (f"<toksmith.StreamDecoder skip_special={bool(self.skip_special)}, "
+                f"{self.detokenizer.n_pieces} pieces, {state}>")
+
     def feed(self, ids):
         """Text completed by one id or an iterable of ids ('' while a character is partial).
 
-        Every id is checked before any is used, so a bad id changes nothing.
+        An id is an int or a numpy integer; an iterable may be a list, a tuple
+        or a numpy integer array. Every id is checked before any is used, so a
+        bad id changes nothing.
+
+        >>> stream.feed(15043), stream.feed([3186, 29991])   # doctest: +SKIP
+        ('Hello', ' world!')
         """
         cdef ByteBuf out
-        cdef list checked
+        cdef IdBuf checked
+        cdef Py_ssize_t i
         if self.finished:
             raise ValueError("this StreamDecoder is finished; create a new one")
-        if isinstance(ids, int) or hasattr(ids, "__index__"):
-            checked = [self.detokenizer._checked_id(ids)]
-        else:
-            checked = [self.detokenizer._checked_id(obj) for obj in ids]
         out.data = NULL; out.size = 0; out.cap = 0
+        checked.data = NULL; checked.size = 0; checked.cap = 0
         try:
-            for pid in checked:
-                self.detokenizer._feed(&self.state, pid, self.skip_special, &out)
+            if type(ids) is int or _is_single_id(ids):
+                if idbuf_push(&checked, <int32_t>checked_id(ids, self.detokenizer.n_pieces,
+                                                              "ids")) < 0:
+                    raise MemoryError()
+            else:
+                checked_ids(ids, self.detokenizer.n_pieces, "ids", &checked)
+            for i in range(checked.size):
+                self.detokenizer._feed(&self.state, checked.data[i], self.skip_special, &out)
             if self.detokenizer.rules == DECODE_SENTENCEPIECE:
                 self.detokenizer._flush_pending(&self.state, &out, False)
             return self.utf8.decode(out.data[:out.size])
         finally:
+            idbuf_free(&checked)
             bytebuf_free(&out)
 
     def finish(self):
@@ -327,6 +338,96 @@ cdef class StreamDecoder:
             return self.utf8.decode(out.data[:out.size], True)
         finally:
             bytebuf_free(&out)
+
+
+# ------------------------------------------------------------------ token ids
+
+cdef extern from "Python.h":
+    long PyLong_AsLongAndOverflow(object obj, int* overflow) except? -1
+    bint PyObject_CheckBuffer(object obj)
+
+# memoryview formats of native integers, whose tolist() gives Python ints
+_INTEGER_FORMATS = frozenset(prefix + code for prefix in ("", "@") for code in "bBhHiIlLqQnN")
+
+
+cdef bint _is_single_id(object ids):
+    """`ids` is one id (int, numpy integer, 0-d array, or anything not iterable)."""
+    if isinstance(ids, int):
+        return True
+    if getattr(ids, "ndim", None) == 0:
+        return True
+    return not hasattr(ids, "__iter__") and not PyObject_CheckBuffer(ids)
+
+
+cdef str _where(str name, Py_ssize_t position):
+    return name if position < 0 else f"{name}[{position}]"
+
+
+cpdef long checked_id(object obj, Py_ssize_t n_pieces, str name="token_id",
+                      Py_ssize_t position=-1) except -1:
+    """`obj` as a token id in range(n_pieces): an int or anything with __index__
+    (numpy integers), never a bool, float or str.
+
+    Raises TypeError or `TokenIdError` (an IndexError) naming `name[position]`.
+
+    >>> checked_id(5, 8000)
+    5
+    """
+    cdef int overflow = 0
+    cdef long value
+    if type(obj) is not int:
+        if isinstance(obj, bool):
+            raise TypeError(f"{_where(name, position)}: token ids are integers, not bool ({obj!r})")
+        try:
+            obj = index(obj)
+        except TypeError:
+            text = repr(obj)
+            if len(text) > 40:
+                text = text[:37] + "..."
+            raise TypeError(f"{_where(name, position)}: token ids are integers, not "
+                            f"{type(obj).__name__} ({text})") from None
+    value = PyLong_AsLongAndOverflow(obj, &overflow)
+    if overflow or value < 0 or value >= n_pieces:
+        raise TokenIdError(f"{_where(name, position)}: token id {obj} is out of range for a "
+                           f"vocabulary of {n_pieces} (valid ids: 0 to {n_pieces - 1})")
+    return value
+
+
+cdef int checked_ids(object ids, Py_ssize_t n_pieces, str name, IdBuf* out) except -1:
+    """Append every id of `ids` to `out`, each checked by `checked_id`; the one path
+    every entry point that takes ids uses.
+
+    `ids`: an iterable of ids, or a one-dimensional buffer of integers (a
+    numpy array of any integer dtype). str, bytes and bytearray are refused:
+    their items are characters or bytes, not token ids.
+    """
+    cdef Py_ssize_t i = 0
+    if isinstance(ids, (str, bytes, bytearray)):
+        raise TypeError(f"{name} must be a sequence of integer token ids, not "
+                        f"{type(ids).__name__}")
+    values = ids
+    if not isinstance(ids, (list, tuple)) and PyObject_CheckBuffer(ids):
+        view = memoryview(ids)
+        if view.ndim != 1:
+            raise TypeError(f"{name} must be one-dimensional, not a {view.ndim}-dimensional array")
+        code = view.format.lstrip("@=<>!")
+        if view.format in _INTEGER_FORMATS:
+            values = view.tolist()
+        elif len(code) != 1 or code not in "bBhHiIlLqQnN":
+            kind = {"?": "bool", "e": "float", "f": "float", "d": "float"}.get(code)
+            raise TypeError(f"{name}: token ids are integers, not "
+                            f"{kind or 'buffer items of format ' + repr(view.format)}")
+        # else integers in another byte order: iterate, the items have __index__
+    try:
+        iterator = iter(values)
+    except TypeError:
+        raise TypeError(f"{name} must be an iterable of integer token ids, not "
+                        f"{type(ids).__name__}") from None
+    for obj in iterator:
+        if idbuf_push(out, <int32_t>checked_id(obj, n_pieces, name, i)) < 0:
+            raise MemoryError()
+        i += 1
+    return 0
 
 
 cdef bint _may_complete(const unsigned char* s, Py_ssize_t n) noexcept nogil:

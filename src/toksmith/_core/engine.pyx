@@ -156,6 +156,18 @@ cdef object _as_text(object text):
     raise TypeError(f"text must be str or bytes, not {type(text).__name__}")
 
 
+cdef _check_texts(object texts):
+    """TypeError when `texts` is one text (or no iterable) where a sequence of texts is expected."""
+    if isinstance(texts, (str, bytes, bytearray, memoryview)):
+        raise TypeError(f"texts must be an iterable of texts (str or bytes), not one "
+                        f"{type(texts).__name__}; use encode() for a single text")
+    try:
+        iter(texts)
+    except TypeError:
+        raise TypeError(f"texts must be an iterable of texts (str or bytes), not "
+                        f"{type(texts).__name__}") from None
+
+
 cdef class Engine:
     """Compiled tables of one tokenizer. Use `toksmith.load` to get one."""
 
@@ -418,7 +430,7 @@ cdef class Engine:
                           "add_special=False if the text has its own",
                           stacklevel=1)   # compiled frames add no Python frame: the caller's line
 
-    def encode(self, text, bint add_special=True, bint parse_special=False):
+    def encode(self, text, *, bint add_special=True, bint parse_special=False):
         """Token ids of `text` (str, or bytes that may hold invalid UTF-8).
 
         add_special adds BOS/EOS as the model says; parse_special turns
@@ -465,12 +477,17 @@ cdef class Engine:
             return rc
         return self._encode(data, n, add_special, parse_special, sc, &sc.out, want_spans)
 
-    def encode_batch(self, texts, bint add_special=True, bint parse_special=False,
+    def encode_batch(self, texts, *, bint add_special=True, bint parse_special=False,
                      num_threads=None):
         """Encode many texts on `num_threads` threads (None: all cores), GIL released.
 
-        Returns exactly ``[self.encode(t, add_special, parse_special) for t in texts]``.
+        Returns exactly ``[self.encode(t, add_special=..., parse_special=...) for t in texts]``.
+        `texts` is an iterable of texts; one str or bytes is a TypeError.
+
+        >>> tok.encode_batch(["Hello", "world"], num_threads=2)   # doctest: +SKIP
+        [[8774], [296]]
         """
+        _check_texts(texts)
         cdef list items = list(texts)
         cdef Py_ssize_t n = len(items), i
         cdef TextRef* refs
@@ -540,7 +557,7 @@ cdef class Engine:
             free(status)
             free(refs)
 
-    def tokenize(self, text, bint add_special=False, bint parse_special=False):
+    def tokenize(self, text, *, bint add_special=False, bint parse_special=False):
         """Pieces of `text` as strings; unknown runs show their normalized text.
 
         >>> tok.tokenize("Hello world")        # doctest: +SKIP
@@ -580,7 +597,7 @@ cdef class Engine:
 
     # ------------------------------------------------------------------ decode
 
-    def decode(self, ids, bint skip_special=False):
+    def decode(self, ids, *, bint skip_special=False):
         """Text of `ids`, as the model's reference decodes them.
 
         sentencepiece rules: control pieces are always invisible.
@@ -592,9 +609,9 @@ cdef class Engine:
         'Hello world'
         """
         self._check_ready()
-        return self.detokenizer.decode(ids, skip_special)
+        return self.detokenizer.decode(ids, skip_special=skip_special)
 
-    def stream_decoder(self, bint skip_special=False):
+    def stream_decoder(self, *, bint skip_special=False):
         """A `StreamDecoder`: feed ids one at a time, get text as soon as it is complete.
 
         >>> stream = tok.stream_decoder()                      # doctest: +SKIP
@@ -602,7 +619,7 @@ cdef class Engine:
         'Hello world'
         """
         self._check_ready()
-        return StreamDecoder(self.detokenizer, skip_special)
+        return StreamDecoder(self.detokenizer, skip_special=skip_special)
 
 
 cdef inline int _push_id(IdBuf* out, int32_t token, IdBuf* spans, bint want_spans,

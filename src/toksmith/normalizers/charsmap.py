@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class CharsMapNormalizerSpec:
     """sentencepiece's NormalizerSpec (defaults are the .proto defaults)."""
 
@@ -18,6 +18,9 @@ class CharsMapNormalizerSpec:
     add_dummy_prefix: bool = True
     remove_extra_whitespaces: bool = True
     escape_whitespaces: bool = True
+
+    def __repr__(self) -> str:
+        return f"<CharsMapNormalizerSpec {self.describe()}>"
 
     def describe(self) -> str:
         flags = [f for f in ("add_dummy_prefix", "remove_extra_whitespaces", "escape_whitespaces")
