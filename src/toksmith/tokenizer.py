@@ -15,7 +15,7 @@ from toksmith.errors import TokenIdError
 from toksmith.models.spm_bpe import configure_spm_bpe
 from toksmith.models.unigram import configure_unigram
 from toksmith.special_tokens import SpecialToken, special_tokens_of
-from toksmith.spec import Algorithm, ReferenceRules, TokenizerSpec
+from toksmith.spec import Algorithm, FileFormat, ReferenceRules, TokenizerSpec
 from toksmith.vocab import SpecialIds, TokenType, Vocab
 
 
@@ -29,6 +29,14 @@ class Tokenizer(Engine):
     - ``decode(ids, skip_special=False) -> str``
     - ``stream_decoder(skip_special=False) -> StreamDecoder``
     - ``tokenize(text, add_special=False, parse_special=False) -> list[str]``
+
+    A tokenizer loaded from a file pickles (and copies) by that file's bytes
+    and its load options, so it works in spawned worker processes:
+
+    >>> import pickle, toksmith
+    >>> tok = toksmith.load_embedded()
+    >>> pickle.loads(pickle.dumps(tok)).encode("Hello") == tok.encode("Hello")
+    True
     """
 
     def __init__(self, spec: TokenizerSpec):
@@ -41,14 +49,41 @@ class Tokenizer(Engine):
             raise AssertionError(spec.algorithm)
         self._piece_ids: dict[str, int] | None = None
         self._special_tokens: tuple[SpecialToken, ...] | None = None
+        self._source_bytes: bytes | None = None   # what pickles; set by the file loaders
 
     @classmethod
     def from_file(cls, path: str | os.PathLike, *, rules: ReferenceRules | None = None) -> "Tokenizer":
-        from toksmith.formats import read_spec
+        from toksmith.formats import read_spec, source_bytes
         spec = read_spec(path)
         if rules is not None and rules is not spec.rules:
             spec = dataclasses.replace(spec, rules=rules)
-        return cls(spec)
+        tok = cls(spec)
+        tok._source_bytes = source_bytes(spec)
+        return tok
+
+    @classmethod
+    def _from_source_bytes(cls, data: bytes, file_format: FileFormat, rules: ReferenceRules,
+                           source: str) -> "Tokenizer":
+        """The tokenizer `__reduce__` describes: `data` read as a `file_format` file."""
+        from toksmith.formats import spec_from_bytes
+        spec = spec_from_bytes(data, file_format, source)
+        if rules is not spec.rules:
+            spec = dataclasses.replace(spec, rules=rules)
+        tok = cls(spec)
+        tok._source_bytes = data
+        return tok
+
+    def __reduce__(self):
+        """Pickle (and copy) by the source file's bytes and the load options, never by path.
+
+        The same file always gives the same pickle, so `datasets` can hash it.
+        """
+        if self._source_bytes is None:
+            raise TypeError("this tokenizer was built from a TokenizerSpec, not loaded from a file, "
+                            "so it has no source bytes to pickle; load it with toksmith.load()")
+        spec = self.spec
+        return (_unpickle_tokenizer, (type(self), self._source_bytes, spec.file_format, spec.rules,
+                                      spec.source))
 
     # ---------------------------------------------------------------- vocabulary
 
@@ -116,3 +151,9 @@ class Tokenizer(Engine):
         spec = self.spec
         return (f"<toksmith.Tokenizer {spec.algorithm.value} from {spec.file_format.value} "
                 f"{os.path.basename(spec.source)!r}, {self.vocab_size} pieces>")
+
+
+def _unpickle_tokenizer(cls: type[Tokenizer], data: bytes, file_format: FileFormat,
+                        rules: ReferenceRules, source: str) -> Tokenizer:
+    """Rebuild a pickled tokenizer (see `Tokenizer.__reduce__`)."""
+    return cls._from_source_bytes(data, file_format, rules, source)
