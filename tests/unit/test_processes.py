@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import threading
 import time
 
 import pytest
@@ -101,6 +102,33 @@ def test_os_fork_child_batches():
         os.waitpid(pid, 0)
         pytest.fail("the forked child's batch hangs")
     assert os.waitstatus_to_exitcode(status) == 0
+
+
+def test_batches_from_several_python_threads_share_the_pool(fixtures, llama2, man_en_lines):
+    """Four threads run big batches at once, on two tokenizers: the pool serves them all."""
+    t5 = toksmith.load(fixture_file(fixtures, "spm/t5_base_japanese_spiece.model"))
+    ja = fixture_file(fixtures, "corpus/man_ja.txt").read_text(encoding="utf-8").split("\n")
+    jobs = [(llama2, man_en_lines[:1500]), (t5, ja[:1500]), (llama2, ja[:1500]), (t5, man_en_lines[:1500])]
+    expected = [[tok.encode(line) for line in lines] for tok, lines in jobs]
+    got, errors = {}, []
+    barrier = threading.Barrier(len(jobs))
+
+    def work(k):
+        try:
+            barrier.wait()
+            got[k] = [jobs[k][0].encode_batch(jobs[k][1], num_threads=4) for _ in range(3)]
+        except BaseException as e:   # reported by the main thread
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(len(jobs))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=POOL_TIMEOUT)
+    assert not any(t.is_alive() for t in threads), "a batch hangs"
+    assert not errors, errors
+    for k, want in enumerate(expected):
+        assert got[k] == [want] * 3, k
 
 
 # ----------------------------------------------------------------- num_threads
