@@ -5,12 +5,14 @@ from Cython.Build import cythonize
 from setuptools import Extension, setup
 
 CORE_MODULES = ["trie", "normalizer", "unigram", "spm_bpe", "specials", "detokenizer", "engine",
-                "wire", "pieces", "text"]
+                "wire", "pieces", "text", "threadpool"]
 
+# Batches run on the core's own pthread pool (_core/threadpool.pyx), not OpenMP:
+# OpenMP's pool hangs a forked child.
 if sys.platform == "win32":
-    compile_args, link_args = ["/O2", "/openmp"], []
+    compile_args, link_args = ["/O2"], []
 else:
-    compile_args, link_args = ["-O3", "-fopenmp"], ["-fopenmp"]
+    compile_args, link_args = ["-O3", "-pthread"], ["-pthread"]
 
 extensions = [
     Extension(

@@ -15,7 +15,7 @@ from toksmith._core.engine import Engine
 from toksmith.models.spm_bpe import configure_spm_bpe
 from toksmith.models.unigram import configure_unigram
 from toksmith.special_tokens import SpecialToken, special_tokens_of
-from toksmith.spec import Algorithm, ReferenceRules, TokenizerSpec
+from toksmith.spec import Algorithm, FileFormat, ReferenceRules, TokenizerSpec
 from toksmith.vocab import SpecialIds, TokenType, Vocab
 
 
@@ -30,6 +30,14 @@ class Tokenizer(Engine):
     - ``decode(ids, *, skip_special=False) -> str``
     - ``stream_decoder(*, skip_special=False) -> StreamDecoder``
     - ``tokenize(text, *, add_special=False, parse_special=False) -> list[str]``
+
+    A tokenizer loaded from a file pickles (and copies) by that file's bytes
+    and its load options, so it works in spawned worker processes:
+
+    >>> import pickle, toksmith
+    >>> tok = toksmith.load_embedded()
+    >>> pickle.loads(pickle.dumps(tok)).encode("Hello") == tok.encode("Hello")
+    True
     """
 
     def __init__(self, source: TokenizerSpec | str | os.PathLike[str], *,
@@ -44,6 +52,11 @@ class Tokenizer(Engine):
             raise AssertionError(spec.algorithm)
         self._piece_ids: dict[str, int] | None = None
         self._special_tokens: tuple[SpecialToken, ...] | None = None
+        # What pickles: the file's bytes when `source` is a path (None for a spec).
+        self._source_bytes: bytes | None = None
+        if not isinstance(source, TokenizerSpec):
+            from toksmith.formats import source_bytes
+            self._source_bytes = source_bytes(spec)
 
     @classmethod
     def from_file(cls, path: str | os.PathLike[str], *,
@@ -52,6 +65,30 @@ class Tokenizer(Engine):
         if not isinstance(path, (str, os.PathLike)):
             raise TypeError(f"path must be a str or os.PathLike, not {type(path).__name__}")
         return cls(path, rules=rules)
+
+    @classmethod
+    def _from_source_bytes(cls, data: bytes, file_format: FileFormat, rules: ReferenceRules,
+                           source: str) -> "Tokenizer":
+        """The tokenizer `__reduce__` describes: `data` read as a `file_format` file."""
+        from toksmith.formats import spec_from_bytes
+        spec = spec_from_bytes(data, file_format, source)
+        if rules is not spec.rules:
+            spec = dataclasses.replace(spec, rules=rules)
+        tok = cls(spec)
+        tok._source_bytes = data
+        return tok
+
+    def __reduce__(self):
+        """Pickle (and copy) by the source file's bytes and the load options, never by path.
+
+        The same file always gives the same pickle, so `datasets` can hash it.
+        """
+        if self._source_bytes is None:
+            raise TypeError("this tokenizer was built from a TokenizerSpec, not loaded from a file, "
+                            "so it has no source bytes to pickle; load it with toksmith.load()")
+        spec = self.spec
+        return (_unpickle_tokenizer, (type(self), self._source_bytes, spec.file_format, spec.rules,
+                                      spec.source))
 
     # ---------------------------------------------------------------- vocabulary
 
@@ -140,3 +177,9 @@ def _spec_of(source: object, rules: object) -> TokenizerSpec:
         if chosen is not spec.rules:
             spec = dataclasses.replace(spec, rules=chosen)
     return spec
+
+
+def _unpickle_tokenizer(cls: type[Tokenizer], data: bytes, file_format: FileFormat,
+                        rules: ReferenceRules, source: str) -> Tokenizer:
+    """Rebuild a pickled tokenizer (see `Tokenizer.__reduce__`)."""
+    return cls._from_source_bytes(data, file_format, rules, source)

@@ -2,9 +2,14 @@
 
 `Engine` holds the immutable model tables; every call keeps its working
 memory in a per-thread scratch area, so one engine serves any number of
-threads. `toksmith.Tokenizer` subclasses it and configures it at load time.
+threads. A call re-entered on the same thread (from a warnings hook, a
+finalizer, a signal handler) gets a private scratch of its own. Batches run
+on the core's thread pool (`_core/threadpool`), which survives fork.
+`toksmith.Tokenizer` subclasses it and configures it at load time.
 """
-from cython.parallel cimport parallel, prange
+import operator
+import os
+
 from libc.stdint cimport int32_t, uint8_t
 from libc.stdlib cimport calloc, free, malloc
 from libc.string cimport memcpy
@@ -19,6 +24,7 @@ from toksmith._core.trie cimport DoubleArrayTrie
 from toksmith._core.unigram cimport (VALUE_UNUSED, VALUE_USER_DEFINED, UnigramParams,
                                      viterbi_llama_cpp, viterbi_sentencepiece)
 from toksmith._core.text cimport ERR_SURROGATE, TextRef, text_ref, utf8_of
+from toksmith._core.threadpool cimport parallel_for
 from toksmith._core.utf8 cimport SPACE_SYMBOL
 
 import gc
@@ -54,6 +60,8 @@ cdef Py_ssize_t MAX_NORMALIZED_BYTES = 0x7FFFFFF0
 cdef Py_ssize_t GIL_RELEASE_MIN_BYTES = 256
 # encode_batch uses one more thread per this many characters of input.
 cdef Py_ssize_t BATCH_BYTES_PER_THREAD = 16384
+# encode_batch hands texts to its threads this many at a time.
+cdef Py_ssize_t BATCH_CHUNK = 4
 
 
 # How the normalized text is cut into pieces.
@@ -75,6 +83,8 @@ cdef struct Scratch:
     Py_ssize_t lattice_cap
     BpeWork bpe
     SplitWork split
+    bint busy                # a call on this thread is using it
+    bint private             # made for a nested call; freed when that call ends
 
 
 cdef void _free_scratch(void* p) noexcept nogil:
@@ -100,13 +110,31 @@ if pthread_key_create(&_scratch_key, _free_scratch) != 0:
     raise ImportError("toksmith: cannot create thread-local storage key")
 
 
-cdef Scratch* _thread_scratch() noexcept nogil:
+cdef Scratch* _acquire_scratch() noexcept nogil:
+    """This thread's scratch, or a private one when a call on this thread already uses it
+    (re-entered from a hook or finalizer); NULL when out of memory. Pair with `_release_scratch`."""
     cdef Scratch* sc = <Scratch*>pthread_getspecific(_scratch_key)
     if sc == NULL:
         sc = <Scratch*>calloc(1, sizeof(Scratch))
+        if sc != NULL and pthread_setspecific(_scratch_key, sc) != 0:
+            sc.private = True
+    elif sc.busy:
+        sc = <Scratch*>calloc(1, sizeof(Scratch))
         if sc != NULL:
-            pthread_setspecific(_scratch_key, sc)
+            sc.private = True
+    if sc != NULL:
+        sc.busy = True
     return sc
+
+
+cdef void _release_scratch(Scratch* sc) noexcept nogil:
+    if sc == NULL:
+        return
+    if sc.private:
+        _free_scratch(sc)
+    else:
+        _trim_scratch(sc)
+        sc.busy = False
 
 
 cdef void _trim_scratch(Scratch* sc) noexcept nogil:
@@ -166,6 +194,15 @@ cdef _check_texts(object texts):
     except TypeError:
         raise TypeError(f"texts must be an iterable of texts (str or bytes), not "
                         f"{type(texts).__name__}") from None
+
+
+cdef struct BatchWork:
+    void* engine             # the Engine, kept alive by encode_batch
+    const TextRef* refs
+    IdBuf* results
+    int* status
+    bint add_special
+    bint parse_special
 
 
 cdef class Engine:
@@ -450,18 +487,22 @@ cdef class Engine:
         text_ref(text, &ref)
         if ref.length * (ref.kind if ref.kind else 1) < GIL_RELEASE_MIN_BYTES:
             # Short texts: handing the GIL over would cost more than the work.
-            sc = _thread_scratch()
+            sc = _acquire_scratch()
             rc = self._encode_text(&ref, add_special, parse_special, sc)
         else:
             with nogil:
-                sc = _thread_scratch()
+                sc = _acquire_scratch()
                 rc = self._encode_text(&ref, add_special, parse_special, sc)
-        if rc < 0:
-            _raise_encode_error(rc, text)
-        if add_special and self.add_bos:
-            self._warn_double_bos(&sc.out)
-        ids = _id_list(sc.out.data, sc.out.size, self._id_objects)
-        _trim_scratch(sc)
+        # The scratch stays ours until released: a warnings hook or a finalizer
+        # that encodes from here on gets a scratch of its own.
+        try:
+            if rc < 0:
+                _raise_encode_error(rc, text)
+            if add_special and self.add_bos:
+                self._warn_double_bos(&sc.out)
+            ids = _id_list(sc.out.data, sc.out.size, self._id_objects)
+        finally:
+            _release_scratch(sc)
         return ids
 
     cdef int _encode_text(self, const TextRef* ref, bint add_special, bint parse_special,
@@ -495,7 +536,7 @@ cdef class Engine:
         cdef int* status
         cdef int threads
         cdef Py_ssize_t total_units = 0
-        cdef Scratch* sc
+        cdef BatchWork work
         cdef list out
         if not self.configured:
             self._check_ready()
@@ -518,18 +559,14 @@ cdef class Engine:
             # Waking a thread costs more than encoding a few kilobytes.
             if threads > 1 + total_units // BATCH_BYTES_PER_THREAD:
                 threads = <int>(1 + total_units // BATCH_BYTES_PER_THREAD)
-            with nogil, parallel(num_threads=threads):
-                sc = _thread_scratch()
-                for i in prange(n, schedule="dynamic", chunksize=4):
-                    status[i] = self._encode_text(&refs[i], add_special, parse_special, sc)
-                    if status[i] == 0:
-                        # hand the ids over to results[i]; the scratch gets a fresh buffer
-                        results[i] = sc.out
-                        sc.out.data = NULL
-                        sc.out.size = 0
-                        sc.out.cap = 0
-                if sc != NULL:
-                    _trim_scratch(sc)
+            work.engine = <void*>self
+            work.refs = refs
+            work.results = results
+            work.status = status
+            work.add_special = add_special
+            work.parse_special = parse_special
+            with nogil:
+                parallel_for(n, BATCH_CHUNK, threads, _encode_batch_range, &work)
             for i in range(n):
                 if status[i] < 0:
                     _raise_encode_error(status[i], items[i])
@@ -574,11 +611,11 @@ cdef class Engine:
             text = _as_text(text)
         text_ref(text, &ref)
         with nogil:
-            sc = _thread_scratch()
+            sc = _acquire_scratch()
             rc = self._encode_text(&ref, add_special, parse_special, sc, True)
-        if rc < 0:
-            _raise_encode_error(rc, text)
         try:
+            if rc < 0:
+                _raise_encode_error(rc, text)
             if self._piece_strs is None:
                 self._piece_strs = [self.detokenizer.piece(k).decode("utf-8", "replace")
                                     for k in range(self.n_pieces)]
@@ -593,7 +630,7 @@ cdef class Engine:
                     pieces.append(self._piece_strs[pid])
             return pieces
         finally:
-            _trim_scratch(sc)
+            _release_scratch(sc)
 
     # ------------------------------------------------------------------ decode
 
@@ -620,6 +657,23 @@ cdef class Engine:
         """
         self._check_ready()
         return StreamDecoder(self.detokenizer, skip_special=skip_special)
+
+
+cdef void _encode_batch_range(void* p, Py_ssize_t start, Py_ssize_t end) noexcept nogil:
+    """Encode texts [start, end) of a batch into their results (a `parallel_for` task)."""
+    cdef BatchWork* work = <BatchWork*>p
+    cdef Scratch* sc = _acquire_scratch()
+    cdef Py_ssize_t i
+    for i in range(start, end):
+        work.status[i] = (<Engine>work.engine)._encode_text(&work.refs[i], work.add_special,
+                                                            work.parse_special, sc)
+        if work.status[i] == 0:
+            # hand the ids over to results[i]; the scratch gets a fresh buffer
+            work.results[i] = sc.out
+            sc.out.data = NULL
+            sc.out.size = 0
+            sc.out.cap = 0
+    _release_scratch(sc)
 
 
 cdef inline int _push_id(IdBuf* out, int32_t token, IdBuf* spans, bint want_spans,
@@ -661,14 +715,19 @@ cdef _raise_encode_error(int rc, object text):
 
 
 cdef int _resolve_threads(object num_threads, Py_ssize_t n_items) except -1:
-    import os
-    cdef int threads
+    """Threads for a batch: `num_threads` (an int >= 1, or None for all usable cores),
+    at most the usable cores and the number of texts.
+
+    >>> tok.encode_batch(texts, num_threads=True)   # doctest: +SKIP
+    TypeError: num_threads must be an int >= 1 or None, not bool
+    """
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
     if num_threads is None:
-        threads = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+        wanted = cores
     else:
-        threads = num_threads
-        if threads < 1:
-            raise ValueError(f"num_threads must be >= 1 or None, not {num_threads}")
-    if threads > n_items:
-        threads = <int>max(n_items, 1)
-    return threads
+        if isinstance(num_threads, bool) or not hasattr(type(num_threads), "__index__"):
+            raise TypeError(f"num_threads must be an int >= 1 or None, not {type(num_threads).__name__}")
+        wanted = operator.index(num_threads)
+        if wanted < 1:
+            raise ValueError(f"num_threads must be an int >= 1 or None, not {wanted}")
+    return <int>max(1, min(wanted, cores, n_items))

@@ -287,3 +287,50 @@ def parse_gguf_metadata(const uint8_t[::1] data not None):
         types[key] = vtype
         values[key] = r.value(vtype, f"value of {key!r}", 0)
     return version, n_tensors, values, types
+
+
+cdef void _skip_value(_GGUFReader r, uint32_t vtype, what, int depth) except *:
+    """Step over one value without building it (see `gguf_metadata_size`)."""
+    cdef uint64_t count, i, length
+    cdef uint32_t etype
+    cdef Py_ssize_t size
+    if vtype == GGUFType.ARRAY and depth <= 4:
+        etype = r.u32(what)
+        count = r.u64(what)
+        if etype in _SCALARS:
+            size = _SCALARS[etype][1]
+            if count > <uint64_t>((r.n - r.pos) // size):
+                raise WireFormatError(f"{what}: array of {count} elements exceeds the file", r.pos)
+            r.pos += <Py_ssize_t>count * size
+            return
+        if etype == GGUFType.STRING:
+            for i in range(count):
+                length = r.u64(what)
+                if length > <uint64_t>(r.n - r.pos):
+                    raise WireFormatError(f"{what}: string length {length} exceeds the file", r.pos)
+                r.pos += <Py_ssize_t>length
+            return
+        for i in range(count):
+            _skip_value(r, etype, what, depth + 1)
+        return
+    r.value(vtype, what, depth)   # scalars and strings are small; errors are parse_gguf_metadata's
+
+
+def gguf_metadata_size(const uint8_t[::1] data not None):
+    """Bytes taken by a GGUF's header and key/value metadata: what follows is tensor infos and data.
+
+    A copy of data[:size] with the tensor count set to 0 is a GGUF of its own
+    that holds the tokenizer and no tensors (what a pickled tokenizer carries).
+    """
+    cdef _GGUFReader r = _GGUFReader()
+    cdef uint64_t n_kv, i
+    r.n = data.shape[0]
+    r.p = &data[0] if r.n else NULL
+    r.pos = 0
+    r._need(24, "GGUF header")
+    r.pos = 16
+    n_kv = r.u64("metadata count")
+    for i in range(n_kv):
+        r.raw_string("metadata key")
+        _skip_value(r, r.u32("value type"), "metadata value", 0)
+    return r.pos

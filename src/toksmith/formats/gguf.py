@@ -13,7 +13,7 @@ import os
 from array import array
 
 from toksmith._core.pieces import first_invalid_piece
-from toksmith._core.wire import WireFormatError, parse_gguf_metadata
+from toksmith._core.wire import WireFormatError, gguf_metadata_size, parse_gguf_metadata
 from toksmith.decoders.sentencepiece import SentencePieceDecoderSpec
 from toksmith.errors import ModelFormatError, UnsupportedModelError
 from toksmith.formats.llama_cpp_attributes import token_attributes
@@ -62,8 +62,35 @@ def read_gguf_metadata(path: str | os.PathLike) -> dict[str, object]:
 
 def read_gguf(path: str | os.PathLike) -> TokenizerSpec:
     """Read the tokenizer of a GGUF file."""
-    source = os.fspath(path)
-    meta = read_gguf_metadata(path)
+    return _spec_of_metadata(read_gguf_metadata(path), os.fspath(path))
+
+
+def parse_gguf(data: bytes, source: str = "<bytes>") -> TokenizerSpec:
+    """Read the tokenizer of a GGUF file's bytes (all of them, or `gguf_without_tensors`' part)."""
+    try:
+        _version, _tensors, meta, _types = parse_gguf_metadata(data)
+    except WireFormatError as e:
+        raise ModelFormatError(source, str(e)) from None
+    return _spec_of_metadata(meta, source)
+
+
+def gguf_without_tensors(path: str | os.PathLike) -> bytes:
+    """The GGUF file at `path` cut after its key/value metadata, with the tensor count set to 0.
+
+    A valid GGUF of its own (llama.cpp's reader needs no padding when there are
+    no tensors) with the whole tokenizer and no weights: what a pickled
+    tokenizer carries instead of a multi-gigabyte model.
+    """
+    with open(path, "rb") as f:
+        with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
+            with memoryview(mapped) as view:
+                data = bytearray(view[:gguf_metadata_size(view)])
+    data[8:16] = bytes(8)   # u64 tensor count, after the magic and the u32 version
+    return bytes(data)
+
+
+def _spec_of_metadata(meta: dict[str, object], source: str) -> TokenizerSpec:
+    """The tokenizer described by GGUF metadata."""
     model = meta.get("tokenizer.ggml.model")
     if model is None:
         raise ModelFormatError(source, "no tokenizer.ggml.model key: this GGUF has no tokenizer")

@@ -1,0 +1,202 @@
+"""A small pthread worker pool for batch encoding: fork-safe, shared by all callers.
+
+A call to `parallel_for` queues one job asking for `threads - 1` helpers and
+then works on the job itself. Chunks are claimed from an atomic counter, so
+the caller finishes the job even when every worker is busy with other
+callers' jobs; helpers that joined are waited for, helpers that did not are
+never let in afterwards. Any number of threads may call at once.
+
+Workers are started on first need and then kept, so their thread-local
+scratch (and the SPM-BPE word cache in it) stays warm between batches. A
+forked child has none of the parent's threads: an atfork handler empties
+the pool and re-initialises its lock and condition variables there, and the
+child starts its own workers when it first needs them.
+
+    parallel_for(n_items, 4, threads, encode_range, &ctx)   # cdef, nogil
+"""
+from libc.string cimport memset
+
+cdef extern from "<pthread.h>" nogil:
+    ctypedef struct pthread_t:
+        pass
+    ctypedef struct pthread_attr_t:
+        pass
+    ctypedef struct pthread_mutex_t:
+        pass
+    ctypedef struct pthread_cond_t:
+        pass
+    int pthread_attr_init(pthread_attr_t* attr)
+    int pthread_attr_setdetachstate(pthread_attr_t* attr, int state)
+    int pthread_attr_destroy(pthread_attr_t* attr)
+    int PTHREAD_CREATE_DETACHED
+    int pthread_create(pthread_t* thread, const pthread_attr_t* attr,
+                       void* (*start)(void*) noexcept nogil, void* arg)
+    int pthread_mutex_init(pthread_mutex_t* m, const void* attr)
+    int pthread_mutex_lock(pthread_mutex_t* m)
+    int pthread_mutex_unlock(pthread_mutex_t* m)
+    int pthread_cond_init(pthread_cond_t* c, const void* attr)
+    int pthread_cond_wait(pthread_cond_t* c, pthread_mutex_t* m)
+    int pthread_cond_signal(pthread_cond_t* c)
+    int pthread_cond_broadcast(pthread_cond_t* c)
+    int pthread_atfork(void (*prepare)() noexcept nogil, void (*parent)() noexcept nogil,
+                       void (*child)() noexcept nogil)
+
+cdef extern from *:
+    """
+    static inline Py_ssize_t toksmith_fetch_add(Py_ssize_t* p, Py_ssize_t v) {
+        return __atomic_fetch_add(p, v, __ATOMIC_RELAXED);
+    }
+    """
+    Py_ssize_t toksmith_fetch_add(Py_ssize_t* p, Py_ssize_t v) nogil
+
+# More workers than this are never started, however many callers ask at once.
+cdef int MAX_WORKERS = 64
+
+
+cdef struct Job:
+    RangeFn fn
+    void* ctx
+    Py_ssize_t n
+    Py_ssize_t chunk
+    Py_ssize_t next         # first unclaimed index (atomic)
+    int wanted              # helpers still wanted; the job is queued while > 0
+    int active              # helpers inside the job
+    Job* link               # next queued job
+
+
+cdef pthread_mutex_t _lock
+cdef pthread_cond_t _work_ready      # a job was queued
+cdef pthread_cond_t _helper_left     # a helper finished its part of a job
+cdef Job* _queue = NULL
+cdef int _n_workers = 0
+cdef int _n_idle = 0
+
+
+cdef void _init_pool_state() noexcept nogil:
+    global _queue, _n_workers, _n_idle
+    memset(&_lock, 0, sizeof(_lock))
+    pthread_mutex_init(&_lock, NULL)
+    pthread_cond_init(&_work_ready, NULL)
+    pthread_cond_init(&_helper_left, NULL)
+    _queue = NULL
+    _n_workers = 0
+    _n_idle = 0
+
+
+cdef void _after_fork_in_child() noexcept nogil:
+    # The workers (and any caller on another thread) did not survive the fork;
+    # the lock may have been held by one of them. Forget them all.
+    _init_pool_state()
+
+
+_init_pool_state()
+if pthread_atfork(NULL, NULL, _after_fork_in_child) != 0:
+    raise ImportError("toksmith: cannot register the thread pool's fork handler")
+
+
+cdef inline void _run_chunks(Job* job) noexcept nogil:
+    cdef Py_ssize_t start, end
+    while True:
+        start = toksmith_fetch_add(&job.next, job.chunk)
+        if start >= job.n:
+            return
+        end = start + job.chunk
+        if end > job.n:
+            end = job.n
+        job.fn(job.ctx, start, end)
+
+
+cdef void _unqueue(Job* job) noexcept nogil:
+    """Remove `job` from the queue (the lock is held)."""
+    global _queue
+    cdef Job** at = &_queue
+    while at[0] != NULL:
+        if at[0] == job:
+            at[0] = job.link
+            break
+        at = &at[0].link
+    job.wanted = 0
+
+
+cdef void* _worker(void* unused) noexcept nogil:
+    global _n_idle
+    cdef Job* job
+    cdef bint counted = True     # _start_workers counted this new worker as idle
+    pthread_mutex_lock(&_lock)
+    while True:
+        if not counted:
+            _n_idle += 1
+        counted = False
+        while _queue == NULL:
+            pthread_cond_wait(&_work_ready, &_lock)
+        _n_idle -= 1
+        job = _queue
+        job.active += 1
+        job.wanted -= 1
+        if job.wanted == 0:
+            _unqueue(job)
+        pthread_mutex_unlock(&_lock)
+        _run_chunks(job)
+        pthread_mutex_lock(&_lock)
+        job.active -= 1
+        if job.active == 0:
+            pthread_cond_broadcast(&_helper_left)
+    return NULL
+
+
+cdef void _start_workers(int wanted) noexcept nogil:
+    """Start workers until `wanted` are idle (the lock is held); stop at the first failure."""
+    global _n_workers, _n_idle
+    cdef pthread_attr_t attr
+    cdef pthread_t thread
+    if _n_idle >= wanted or _n_workers >= MAX_WORKERS:
+        return
+    pthread_attr_init(&attr)
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED)
+    while _n_idle < wanted and _n_workers < MAX_WORKERS:
+        if pthread_create(&thread, &attr, _worker, NULL) != 0:
+            break
+        _n_workers += 1
+        _n_idle += 1     # counted now, so that the next caller does not start another
+    pthread_attr_destroy(&attr)
+
+
+cdef void parallel_for(Py_ssize_t n, Py_ssize_t chunk, int threads, RangeFn fn,
+                       void* ctx) noexcept nogil:
+    """Run fn(ctx, start, end) over [0, n) in chunks of `chunk`, on up to `threads` threads."""
+    cdef Job job
+    cdef Job** tail
+    cdef int helpers = threads - 1
+    if chunk < 1:
+        chunk = 1
+    if helpers > (n - 1) // chunk:
+        helpers = <int>((n - 1) // chunk)   # no more threads than chunks
+    job.fn = fn
+    job.ctx = ctx
+    job.n = n
+    job.chunk = chunk
+    job.next = 0
+    job.active = 0
+    job.wanted = 0
+    job.link = NULL
+    if helpers > 0:
+        pthread_mutex_lock(&_lock)
+        job.wanted = helpers
+        tail = &_queue
+        while tail[0] != NULL:
+            tail = &tail[0].link
+        tail[0] = &job
+        _start_workers(helpers)
+        if helpers == 1:
+            pthread_cond_signal(&_work_ready)
+        else:
+            pthread_cond_broadcast(&_work_ready)
+        pthread_mutex_unlock(&_lock)
+    _run_chunks(&job)
+    if helpers > 0:
+        pthread_mutex_lock(&_lock)
+        if job.wanted > 0:
+            _unqueue(&job)
+        while job.active > 0:
+            pthread_cond_wait(&_helper_left, &_lock)
+        pthread_mutex_unlock(&_lock)
