@@ -237,9 +237,8 @@ cdef class _GGUFReader:
                         start)
                 return [self.raw_string(what) for i in range(<Py_ssize_t>count)]
             if etype == GGUFType.ARRAY:
-                if count > <uint64_t>((self.n - self.pos) // 12):
-                    raise WireFormatError(f"{what}: array of {count} arrays exceeds the file", start)
-                return [self.value(etype, what, depth + 1) for i in range(<Py_ssize_t>count)]
+                # Parity: gguf.cpp gguf_init_from_file_impl: "has invalid GGUF type".
+                raise WireFormatError(f"{what}: arrays of arrays are not valid GGUF", start)
             raise WireFormatError(f"{what}: unknown array element type {etype}", start)
         if vtype in _SCALARS:
             code, size = _SCALARS[vtype]

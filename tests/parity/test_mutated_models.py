@@ -1,0 +1,242 @@
+"""Differential mutation test of the loaders: mutate real model files, load each with
+toksmith and with its reference, and require the same verdict.
+
+- `.model` files against sentencepiece 0.2.3, GGUF files against llama.cpp (vocab-only load).
+- Mutations (model_mutations.py): byte flips, truncations, length fields (protobuf varint
+  lengths; GGUF string lengths, array counts, header counts) and single-field semantic
+  edits (a piece defined twice, a type/score changed, byte_fallback without the 256 byte
+  pieces, NaN/Inf scores, NUL in a token text, out-of-range or wrongly typed special ids...).
+- Verdicts: the reference rejects -> toksmith raises `ModelFormatError` with a reason; both
+  load -> identical ids on real corpus lines and special texts (with the flags that apply).
+  toksmith rejecting a file the reference loads is counted and reported ("stricter"), not
+  failed: such files are refused with a reason, never tokenized differently.
+- The references run in a child process (reference_worker.py) that is restarted when it
+  dies: llama.cpp aborts (GGML_ASSERT) on some malformed vocabularies, e.g. a token text
+  defined twice, which counts as a rejection. Where a reference would read a corrupted
+  structure without bounds checks (sentencepiece's precompiled charsmap double array), the
+  byte flips stay outside that region.
+
+Fixed seeds; a few thousand cases per format.
+"""
+from __future__ import annotations
+
+import os
+import random
+import warnings
+from collections import Counter
+from dataclasses import dataclass, field
+
+import pytest
+
+import toksmith
+from tests.conftest import fixture_file, report
+from tests.parity import model_mutations as mm
+from tests.parity.reference_worker import ReferenceWorker
+
+SEED = 20260707
+# Cases per base model: .model cases cost ~10 ms, built-GGUF cases ~100 ms (gguf writer + llama.cpp).
+SPM_CASES = int(os.environ.get("MUTATION_CASES", 1500))
+GGUF_CASES = int(os.environ.get("MUTATION_CASES", 300))
+SPECIAL_TEXTS = ["", " ", "<s>", "</s>", "<unk>", "<s>hello</s> world", "a<0x41>b", "\u2581x", "\0"]
+
+
+@dataclass
+class Tally:
+    cases: int = 0
+    both_rejected: int = 0
+    both_equal: int = 0
+    stricter: int = 0
+    reference_died_tokenizing: int = 0
+    mismatches: list = field(default_factory=list)
+    stricter_reasons: Counter = field(default_factory=Counter)
+
+
+@pytest.fixture(scope="module")
+def worker():
+    with ReferenceWorker() as w:
+        yield w
+
+
+@pytest.fixture(scope="module")
+def sample_texts(corpus_lines) -> list[str]:
+    rng = random.Random(SEED)
+    texts = []
+    for name in ("man_en.txt", "man_ja.txt", "man_ru.txt", "code_python_stdlib.py.txt", "tricky_strings.txt",
+                 "botchan.txt"):
+        lines = [line for line in corpus_lines[name] if line.strip()]
+        texts += [line[:160] for line in rng.sample(lines, 2)]
+    return texts + SPECIAL_TEXTS
+
+
+def _toksmith_ids(path, texts_and_flags):
+    """(ids per text) or a ModelFormatError; any other exception propagates as a defect."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        tok = toksmith.load(path)
+        return [tok.encode(text, **flags) for text, flags in texts_and_flags]
+
+
+def _check_case(tally: Tally, label: str, path, reference: str, worker, ts_inputs, ref_inputs) -> None:
+    tally.cases += 1
+    verdict, ref = worker.tokenize(reference, str(path), ref_inputs)
+    try:
+        ours = _toksmith_ids(path, ts_inputs)
+        ours_error = None
+    except toksmith.ModelFormatError as e:
+        ours, ours_error = None, e
+    except Exception as e:   # noqa: BLE001 - any other exception is a defect to report
+        tally.mismatches.append(f"{label}: toksmith raised {type(e).__name__}: {e} "
+                                f"(reference: {verdict})")
+        return
+    if verdict in ("rejected", "died"):
+        if ours_error is None:
+            tally.mismatches.append(f"{label}: reference {verdict} ({ref}), toksmith loaded it")
+        elif not ours_error.detail:
+            tally.mismatches.append(f"{label}: ModelFormatError without a reason")
+        else:
+            tally.both_rejected += 1
+        return
+    if ours_error is not None:
+        tally.stricter += 1
+        tally.stricter_reasons[ours_error.detail.split(":")[0][:60]] += 1
+        return
+    if verdict == "died":   # pragma: no cover - kept for clarity; handled above
+        return
+    if ours != ref:
+        first = next(k for k, (a, b) in enumerate(zip(ours, ref)) if a != b)
+        tally.mismatches.append(f"{label}: ids differ on {ts_inputs[first][0][:40]!r}: "
+                                f"toksmith {ours[first][:12]} reference {ref[first][:12]}")
+        return
+    tally.both_equal += 1
+
+
+def _finish(tally: Tally, name: str) -> None:
+    stricter = ", ".join(f"{reason!r} x{n}" for reason, n in tally.stricter_reasons.most_common(5))
+    report(f"mutated {name}: {tally.cases} cases, {tally.both_rejected} both rejected, "
+           f"{tally.both_equal} both loaded and equal, {tally.stricter} rejected by toksmith only"
+           f"{' (' + stricter + ')' if stricter else ''}, {len(tally.mismatches)} mismatches")
+    assert not tally.mismatches, f"{len(tally.mismatches)} mismatches:\n" + "\n".join(tally.mismatches[:30])
+
+
+# ---------------------------------------------------------------- .model vs sentencepiece
+
+SPM_MODELS = ("spm/llama2c_tok512.model", "spm/sentencepiece_test_model.model")
+
+
+@pytest.mark.parametrize("name", SPM_MODELS)
+def test_mutated_sentencepiece_models(fixtures, tmp_path, worker, sample_texts, name):
+    data = fixture_file(fixtures, name).read_bytes()
+    charsmap = _charsmap_region(data)
+    charsmap_bytes = data[charsmap.start:charsmap.stop]
+    rng = random.Random(f"{SEED}:{name}")
+    path = tmp_path / "mutant.model"
+    texts = [(text, {}) for text in sample_texts]
+    tally = Tally()
+    fields = mm.protobuf_length_fields(data)
+    raw = mm.raw_mutations(data, fields, rng, SPM_CASES // 2, avoid=charsmap)
+    semantic = mm.model_semantic_mutations(data, rng, SPM_CASES // 2)
+    for number, (label, mutant) in enumerate([*raw, *semantic]):
+        region = _charsmap_region(mutant, default=None)
+        if charsmap and region is not None and mutant[region.start:region.stop] != charsmap_bytes:
+            # A changed charsmap: sentencepiece would read its double array without
+            # bounds checks (undefined behaviour), so the case is not run.
+            continue
+        path.write_bytes(mutant)
+        _check_case(tally, f"{name} #{number} {label}", path, "sentencepiece", worker, texts, texts)
+    _finish(tally, name)
+
+
+def _charsmap_region(data: bytes, default=range(0)):
+    """Byte range of normalizer_spec.precompiled_charsmap in a serialized ModelProto."""
+    try:
+        pos = 0
+        while pos < len(data):
+            key, pos = mm._varint(data, pos)
+            if key & 7 == 2:
+                length, body = mm._varint(data, pos)
+                if key >> 3 == 3:
+                    inner = body
+                    while inner < body + length:
+                        k, inner = mm._varint(data, inner)
+                        if k & 7 == 2:
+                            n, start = mm._varint(data, inner)
+                            if k >> 3 == 2:
+                                return range(start, start + n)
+                            inner = start + n
+                        elif k & 7 == 0:
+                            _, inner = mm._varint(data, inner)
+                        else:
+                            return default
+                pos = body + length
+            elif key & 7 == 0:
+                _, pos = mm._varint(data, pos)
+            elif key & 7 == 5:
+                pos += 4
+            elif key & 7 == 1:
+                pos += 8
+            else:
+                return default
+    except (IndexError, ValueError):
+        return default
+    return default
+
+
+# ---------------------------------------------------------------- GGUF vs llama.cpp
+
+# Real fixture GGUFs cost a full vocabulary load per case (250k tokens for nomic-bert-moe).
+FIXTURE_CASES = {"gguf/ggml-vocab-llama-spm.gguf": 60, "gguf/ggml-vocab-phi-3.gguf": 60,
+                 "gguf/ggml-vocab-nomic-bert-moe.gguf": 8}
+GGUF_FLAGS = ({"add_special": True, "parse_special": True}, {"add_special": False, "parse_special": False})
+
+
+def _gguf_inputs(texts):
+    ours = [(text, flags) for text in texts for flags in GGUF_FLAGS]
+    return ours, [(text.encode("utf-8", "surrogatepass"), flags) for text, flags in ours]
+
+
+@pytest.mark.parametrize("base", ["llama:llama2c_tok512", "t5:sentencepiece_test_model"])
+def test_mutated_built_ggufs(fixtures, tmp_path, worker, sample_texts, base):
+    tokenizer_model, model_name = base.split(":")
+    model = fixture_file(fixtures, f"spm/{model_name}.model").read_bytes()
+    kvs = mm.gguf_from_model(model, tokenizer_model, with_charsmap=tokenizer_model == "t5")
+    data = mm.write_gguf_bytes(kvs, tmp_path / "base.gguf")
+    rng = random.Random(f"{SEED}:{base}")
+    ours, theirs = _gguf_inputs(sample_texts)
+    tally = Tally()
+    path = tmp_path / "mutant.gguf"
+    # The charsmap is read by llama.cpp's UGM tokenizer without bounds checks on the
+    # double array's contents: byte flips stay outside it (length edits are checked).
+    avoid = _find(data, bytes(kvs[-1].value)) if tokenizer_model == "t5" else None
+    cases = [*mm.raw_mutations(data, mm.gguf_length_fields(data), rng, GGUF_CASES // 2, avoid=avoid)]
+    for label, new_kvs in mm.gguf_semantic_mutations(kvs, rng, GGUF_CASES // 2):
+        try:
+            cases.append((label, mm.write_gguf_bytes(new_kvs, tmp_path / "semantic.gguf")))
+        except (ValueError, TypeError, OverflowError) as e:   # the writer refuses some values
+            raise AssertionError(f"{label}: gguf writer refused the mutation: {e}") from None
+    for number, (label, mutant) in enumerate(cases):
+        path.write_bytes(mutant)
+        _check_case(tally, f"{base} #{number} {label}", path, "llama.cpp", worker, ours, theirs)
+    _finish(tally, f"{base} GGUF")
+
+
+@pytest.mark.parametrize("name", ["gguf/ggml-vocab-llama-spm.gguf", "gguf/ggml-vocab-phi-3.gguf",
+                                  "gguf/ggml-vocab-nomic-bert-moe.gguf"])
+def test_mutated_fixture_ggufs(fixtures, tmp_path, worker, sample_texts, name):
+    data = fixture_file(fixtures, name).read_bytes()
+    rng = random.Random(f"{SEED}:{name}")
+    ours, theirs = _gguf_inputs(sample_texts[:6] + SPECIAL_TEXTS)
+    tally = Tally()
+    path = tmp_path / "mutant.gguf"
+    fields = [f for f in mm.gguf_length_fields(data)]
+    # Byte flips only in the header and the key/value framing (the first 4 KB): flips
+    # inside a large charsmap would be read without bounds checks by llama.cpp.
+    for number, (label, mutant) in enumerate(mm.raw_mutations(data, fields, rng, FIXTURE_CASES[name],
+                                                              avoid=range(4096, len(data)))):
+        path.write_bytes(mutant)
+        _check_case(tally, f"{name} #{number} {label}", path, "llama.cpp", worker, ours, theirs)
+    _finish(tally, name)
+
+
+def _find(data: bytes, needle: bytes) -> range | None:
+    at = data.find(needle)
+    return range(at, at + len(needle)) if at >= 0 else None
