@@ -76,7 +76,14 @@ def parse_sentencepiece(data: bytes, source: str = "<bytes>") -> TokenizerSpec:
         denormalizer = (_fields(parse_message(fields[MODEL_DENORMALIZER_SPEC]))
                         if MODEL_DENORMALIZER_SPEC in fields else None)
     except WireFormatError as e:
+        if "exceeds the" in str(e) or "truncated" in str(e):
+            raise ModelFormatError(source, f"truncated or corrupted at byte {len(data)}: {e}") from None
         raise ModelFormatError(source, f"not a valid SentencePiece model: {e}") from None
+    if pieces and MODEL_TRAINER_SPEC not in fields and MODEL_NORMALIZER_SPEC not in fields:
+        # sentencepiece writes trainer_spec and normalizer_spec after the pieces.
+        raise ModelFormatError(source, f"truncated at byte {len(data)}: the file ends after "
+                                       f"{len(pieces)} pieces, before the trainer_spec and "
+                                       f"normalizer_spec that follow them")
     if not pieces:
         raise ModelFormatError(source, "no pieces found: expected a SentencePiece ModelProto "
                                        "(field 1 repeated SentencePiece)")
