@@ -66,14 +66,35 @@ def test_truncated_model_at_a_piece_boundary(tmp_path, llama_model):
     path = tmp_path / "tokenizer.model"
     path.write_bytes(data[:cut])
     message = _error(path)
-    assert f"truncated at byte {cut}" in message and "byte_fallback" not in message
+    assert f"ends at byte {cut} of {cut} right after piece 99" in message
+    assert "looks truncated" in message and "byte_fallback" not in message
 
 
 def test_truncated_model_mid_field(tmp_path, llama_model):
+    """Cut inside the last top-level field: the error names where its length is stored."""
     data = llama_model.read_bytes()
+    pos = last_length = 0
+    while pos < len(data):   # walk the top-level fields (all length-delimited in a ModelProto)
+        key, pos = _varint(data, pos)
+        assert key & 7 == 2
+        last_length = pos
+        length, pos = _varint(data, pos)
+        pos += length
     path = tmp_path / "tokenizer.model"
     path.write_bytes(data[:len(data) - 7])
-    assert f"truncated or corrupted at byte {len(data) - 7}" in _error(path)
+    message = _error(path)
+    assert f"truncated at byte {last_length} of {len(data) - 7}: field length" in message
+    assert "looks truncated" in message
+
+
+def _varint(data: bytes, pos: int) -> tuple[int, int]:
+    value = shift = 0
+    while True:
+        value |= (data[pos] & 0x7F) << shift
+        pos += 1
+        if data[pos - 1] < 0x80:
+            return value, pos
+        shift += 7
 
 
 def test_error_names_the_file_once(tmp_path, llama_model):

@@ -16,11 +16,17 @@ from libc.string cimport memcpy
 
 
 class WireFormatError(ValueError):
-    """Malformed binary data; `offset` is where reading failed."""
+    """Malformed binary data; `offset` is where reading failed, `reason` what failed.
 
-    def __init__(self, message, offset):
+    `needed` is set when a field runs past the end of the bytes it was read
+    from: the position its last byte would need (in the same frame as `offset`).
+    """
+
+    def __init__(self, message, offset, needed=None):
         super().__init__(f"{message} (at byte offset {offset})")
+        self.reason = message
         self.offset = offset
+        self.needed = needed
 
 
 # ---------------------------------------------------------------- protobuf
@@ -39,7 +45,7 @@ cdef inline uint64_t _varint(const uint8_t* p, Py_ssize_t n, Py_ssize_t* pos) ex
     cdef uint8_t b
     while True:
         if pos[0] >= n:
-            raise WireFormatError("truncated varint", start)
+            raise WireFormatError("truncated varint", start, n + 1)
         if shift >= 64:
             raise WireFormatError("varint longer than 10 bytes", start)
         b = p[pos[0]]
@@ -54,7 +60,8 @@ cdef inline Py_ssize_t _length(const uint8_t* p, Py_ssize_t n, Py_ssize_t* pos) 
     cdef Py_ssize_t start = pos[0]
     cdef uint64_t length = _varint(p, n, pos)
     if length > <uint64_t>(n - pos[0]):
-        raise WireFormatError(f"field length {length} exceeds the {n - pos[0]} bytes left", start)
+        raise WireFormatError(f"field length {length} exceeds the {n - pos[0]} bytes left", start,
+                              int(pos[0]) + int(length))
     return <Py_ssize_t>length
 
 
@@ -69,7 +76,7 @@ cdef inline object _field_value(const uint8_t* p, Py_ssize_t n, Py_ssize_t* pos,
     if wire == WIRE_FIXED32 or wire == WIRE_FIXED64:
         length = 4 if wire == WIRE_FIXED32 else 8
         if n - pos[0] < length:
-            raise WireFormatError("truncated fixed-width field", start)
+            raise WireFormatError("truncated fixed-width field", start, pos[0] + length)
         pos[0] += length
         return (<const char*>p)[pos[0] - length:pos[0]]
     raise WireFormatError(f"unsupported wire type {wire}", start)
@@ -125,7 +132,7 @@ def parse_model_proto(const uint8_t[::1] data not None):
                     pos += length
                 elif sub_key == (2 << 3 | WIRE_FIXED32):
                     if end - pos < 4:
-                        raise WireFormatError("truncated piece score", sub)
+                        raise WireFormatError("truncated piece score", sub, pos + 4)
                     memcpy(&score, p + pos, 4)
                     pos += 4
                 elif sub_key == (3 << 3 | WIRE_VARINT):

@@ -66,6 +66,13 @@ def parse_sentencepiece(data: bytes, source: str = "<bytes>") -> TokenizerSpec:
     """Parse serialized ModelProto bytes (see `read_sentencepiece`)."""
     try:
         pieces, scores, types, others = parse_model_proto(data)
+    except WireFormatError as e:
+        if e.needed is not None and e.needed > len(data):
+            # A field that runs past the end of the file: a download cut short.
+            raise ModelFormatError(source, f"truncated at byte {e.offset} of {len(data)}: {e.reason} "
+                                           f"(the file looks truncated)") from None
+        raise ModelFormatError(source, f"not a valid SentencePiece model: {e}") from None
+    try:
         # Repeated occurrences of a message field merge, as protobuf parsing does.
         fields: dict[int, bytes] = {}
         for field, wire, value in others:
@@ -76,14 +83,13 @@ def parse_sentencepiece(data: bytes, source: str = "<bytes>") -> TokenizerSpec:
         denormalizer = (_fields(parse_message(fields[MODEL_DENORMALIZER_SPEC]))
                         if MODEL_DENORMALIZER_SPEC in fields else None)
     except WireFormatError as e:
-        if "exceeds the" in str(e) or "truncated" in str(e):
-            raise ModelFormatError(source, f"truncated or corrupted at byte {len(data)}: {e}") from None
         raise ModelFormatError(source, f"not a valid SentencePiece model: {e}") from None
     if pieces and MODEL_TRAINER_SPEC not in fields and MODEL_NORMALIZER_SPEC not in fields:
-        # sentencepiece writes trainer_spec and normalizer_spec after the pieces.
-        raise ModelFormatError(source, f"truncated at byte {len(data)}: the file ends after "
-                                       f"{len(pieces)} pieces, before the trainer_spec and "
-                                       f"normalizer_spec that follow them")
+        # sentencepiece writes trainer_spec and normalizer_spec after the pieces, so such a
+        # file is one cut on a piece boundary (sentencepiece itself would load it).
+        raise ModelFormatError(source, f"the file ends at byte {len(data)} of {len(data)} right after "
+                                       f"piece {len(pieces) - 1}, with no trainer_spec or "
+                                       f"normalizer_spec: the file looks truncated")
     if not pieces:
         raise ModelFormatError(source, "no pieces found: expected a SentencePiece ModelProto "
                                        "(field 1 repeated SentencePiece)")
