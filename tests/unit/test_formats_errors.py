@@ -661,10 +661,15 @@ ODD_UGM_LLAMA_CPP_LOADS = {
                             g_array("tokenizer.ggml.token_type", I32, T5_TYPES[:-1] + [-1])},
     "token_type_too_long": {"tokenizer.ggml.token_type": g_array("tokenizer.ggml.token_type", I32, T5_TYPES + [1])},
     "unknown_id_out_of_range": {"unk": g_scalar("tokenizer.ggml.unknown_token_id", U32, 99)},
+    # The unknown id names a token that is not of type UNKNOWN: llama.cpp merges runs
+    # by id (llm_tokenizer_ugm_session::tokenize compares with token_unk()).
+    "unknown_id_is_a_normal_token": {"unk": g_scalar("tokenizer.ggml.unknown_token_id", U32, 4)},
+    "unknown_id_is_a_control_token": {"unk": g_scalar("tokenizer.ggml.unknown_token_id", U32, 0)},
     "empty_normal_token": {"tokenizer.ggml.tokens": g_array("tokenizer.ggml.tokens", STRING,
                                                             T5_TOKENS[:5] + [""] + T5_TOKENS[6:])},
 }
-ODD_UGM_TEXTS = ["ab", "a b", "ba", "  ab  ", "abab ba", "", "c", "xyz ab", "</s>", "<pad>a", "\u2581ab"]
+ODD_UGM_TEXTS = ["ab", "a b", "ba", "  ab  ", "abab ba", "", "c", "xyz ab", "</s>", "<pad>a", "\u2581ab",
+                 "aa b aab", "cxa", "a\u00e9\u00e9a"]
 
 
 @pytest.mark.parametrize("name", sorted(ODD_UGM_LLAMA_CPP_LOADS))
