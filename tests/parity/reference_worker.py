@@ -3,9 +3,13 @@ in a child process, so that a reference that aborts (llama.cpp's GGML_ASSERT, a
 C++ exception thrown through the C API) or crashes kills only the child.
 
 The parent sends one request per model file: the reference, the path and the
-texts (with flags) to tokenize; the child answers ``("ok", [ids, ...])`` or
-``("rejected", message)``. A child that dies is restarted, and the request
-answers ``("died", None)``: the reference did not survive that file.
+texts (with flags) to tokenize. The child answers ``("loaded", None)`` as soon
+as the reference has loaded the file, then ``("ok", [ids, ...])``; or
+``("rejected", message)`` when the reference refuses the file. A child that dies
+is restarted, and the request answers ``("died", None)`` when it died while
+loading (a rejection, by abort) or ``("died tokenizing", None)`` when it had
+loaded the file and died while tokenizing (a reference bug, not a verdict on
+the file).
 
 Example::
 
@@ -49,21 +53,34 @@ class ReferenceWorker:
     def tokenize(self, reference: str, path: str, texts: list) -> tuple[str, object]:
         process = self._start()
         payload = pickle.dumps((reference, path, texts))
+        loaded = False
         try:
             process.stdin.write(struct.pack("<Q", len(payload)) + payload)
             process.stdin.flush()
-            header = process.stdout.read(8)
-            if len(header) == 8:
-                (size,) = struct.unpack("<Q", header)
-                body = process.stdout.read(size)
-                if len(body) == size:
-                    return pickle.loads(body)
+            while True:
+                answer = self._read(process)
+                if answer is None:
+                    break
+                if answer[0] != "loaded":
+                    return answer
+                loaded = True
         except BrokenPipeError:
             pass
         process.wait()
         self._process = None
         self.restarts += 1
-        return "died", None
+        return ("died tokenizing" if loaded else "died"), None
+
+    @staticmethod
+    def _read(process: subprocess.Popen) -> tuple[str, object] | None:
+        """One answer from the child, or None when it died."""
+        header = process.stdout.read(8)
+        if len(header) == 8:
+            (size,) = struct.unpack("<Q", header)
+            body = process.stdout.read(size)
+            if len(body) == size:
+                return pickle.loads(body)
+        return None
 
     def close(self) -> None:
         if self._process is not None and self._process.poll() is None:
@@ -74,21 +91,23 @@ class ReferenceWorker:
 
 # ---------------------------------------------------------------- the child side
 
-def _sentencepiece(path: str, texts: list) -> tuple[str, object]:
+def _sentencepiece(path: str, texts: list, loaded) -> tuple[str, object]:
     import sentencepiece as spm
     try:
         sp = spm.SentencePieceProcessor(model_file=path)
     except (OSError, RuntimeError) as e:
         return "rejected", str(e)
+    loaded()
     return "ok", [sp.encode(text, **flags) for text, flags in texts]
 
 
-def _llama_cpp(path: str, texts: list) -> tuple[str, object]:
+def _llama_cpp(path: str, texts: list, loaded) -> tuple[str, object]:
     from tests.llama_cpp_reference import LlamaCppVocab
     try:
         vocab = LlamaCppVocab(path)
     except ValueError as e:
         return "rejected", str(e)
+    loaded()
     try:
         return "ok", [vocab.tokenize(text, **flags) for text, flags in texts]
     finally:
@@ -102,15 +121,19 @@ def _serve() -> None:
     stdout = os.fdopen(os.dup(1), "wb")
     devnull = os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, 1)
+
+    def send(answer: tuple[str, object]) -> None:
+        data = pickle.dumps(answer)
+        stdout.write(struct.pack("<Q", len(data)) + data)
+        stdout.flush()
+
     while True:
         header = stdin.read(8)
         if len(header) < 8:
             return
         (size,) = struct.unpack("<Q", header)
         reference, path, texts = pickle.loads(stdin.read(size))
-        answer = pickle.dumps(handlers[reference](path, texts))
-        stdout.write(struct.pack("<Q", len(answer)) + answer)
-        stdout.flush()
+        send(handlers[reference](path, texts, lambda: send(("loaded", None))))
 
 
 if __name__ == "__main__":
