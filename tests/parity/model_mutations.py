@@ -127,11 +127,37 @@ def _new_length(rng: random.Random, value: int) -> int:
                        value // 2, value * 2 + 1, 2 ** 31 - 1, 2 ** 32 + value, 2 ** 63 - 1, 2 ** 64 - 1])
 
 
+class Regions:
+    """Byte ranges that byte flips leave alone: ``pos in Regions(range(0, 4), None)``."""
+
+    def __init__(self, *ranges: range | None) -> None:
+        self.ranges = [r for r in ranges if r is not None]
+
+    def __contains__(self, pos: int) -> bool:
+        return any(pos in r for r in self.ranges)
+
+
+def gguf_architecture_value(data: bytes) -> range | None:
+    """Byte range of the general.architecture string's text in a GGUF file.
+
+    Byte flips stay out of it: llama.cpp refuses an architecture name it does not
+    know, toksmith does not check names against llama.cpp's list (a tokenizer does
+    not depend on the architecture), a deliberate difference.
+    """
+    key = b"general.architecture"
+    at = data.find(key)
+    if at < 0 or data[at + len(key):at + len(key) + 4] != struct.pack("<I", 8):
+        return None
+    (length,) = struct.unpack_from("<Q", data, at + len(key) + 4)
+    start = at + len(key) + 12
+    return range(start, start + length)
+
+
 def raw_mutations(data: bytes, fields: list[LengthField], rng: random.Random, count: int,
-                  avoid: range | None = None):
+                  avoid: range | Regions | None = None):
     """`count` byte flips, truncations and length-field edits of `data`.
 
-    Byte flips skip `avoid` (a region the reference reads without bounds checks).
+    Byte flips skip `avoid` (regions the reference reads without bounds checks).
     """
     for _ in range(count):
         kind = rng.random()

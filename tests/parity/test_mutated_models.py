@@ -211,7 +211,8 @@ def test_mutated_built_ggufs(fixtures, tmp_path, worker, sample_texts, base):
     path = tmp_path / "mutant.gguf"
     # The charsmap is read by llama.cpp's UGM tokenizer without bounds checks on the
     # double array's contents: byte flips stay outside it (length edits are checked).
-    avoid = _find(data, bytes(kvs[-1].value)) if tokenizer_model == "t5" else None
+    avoid = mm.Regions(_find(data, bytes(kvs[-1].value)) if tokenizer_model == "t5" else None,
+                       mm.gguf_architecture_value(data))
     cases = [*mm.raw_mutations(data, mm.gguf_length_fields(data), rng, GGUF_CASES // 2, avoid=avoid)]
     for label, new_kvs in mm.gguf_semantic_mutations(kvs, rng, GGUF_CASES // 2):
         try:
@@ -234,9 +235,11 @@ def test_mutated_fixture_ggufs(fixtures, tmp_path, worker, sample_texts, name):
     path = tmp_path / "mutant.gguf"
     fields = [f for f in mm.gguf_length_fields(data)]
     # Byte flips only in the header and the key/value framing (the first 4 KB): flips
-    # inside a large charsmap would be read without bounds checks by llama.cpp.
+    # inside a large charsmap would be read without bounds checks by llama.cpp. Nor in
+    # the architecture name (see model_mutations.gguf_architecture_value).
+    avoid = mm.Regions(range(4096, len(data)), mm.gguf_architecture_value(data))
     for number, (label, mutant) in enumerate(mm.raw_mutations(data, fields, rng, FIXTURE_CASES[name],
-                                                              avoid=range(4096, len(data)))):
+                                                              avoid=avoid)):
         path.write_bytes(mutant)
         _check_case(tally, f"{name} #{number} {label}", path, "llama.cpp", worker, ours, theirs)
     _finish(tally, name)

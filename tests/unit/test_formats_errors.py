@@ -625,6 +625,10 @@ def test_gguf_unknown_tokenizer_model(tmp_path, model):
 
 
 BAD_UGM = {
+    # llama.cpp refuses both ("unknown model architecture: ''", "key ... has wrong type").
+    "no_architecture": {"general.architecture": None},
+    "architecture_not_a_string": {"general.architecture": g_scalar("general.architecture", U32, 5)},
+    "name_not_a_string": {"general.name": g_scalar("general.name", U32, 5)},
     "model_not_a_string": dict(**{"tokenizer.ggml.model": g_scalar("tokenizer.ggml.model", U32, 5)}),
     "no_tokens": {"tokenizer.ggml.tokens": None},
     "empty_tokens": {"tokenizer.ggml.tokens": g_array("tokenizer.ggml.tokens", STRING, [])},

@@ -80,6 +80,16 @@ def read_gguf(path: str | os.PathLike) -> TokenizerSpec:
     """Read the tokenizer of a GGUF file."""
     source = os.fspath(path)
     meta, types = _read_metadata(path)
+    # Parity: llama_model_loader reads general.architecture (a STRING) and
+    # llama_model_create refuses a file without one ("unknown model architecture: ''");
+    # the GGUF spec requires the key. Its value is not checked against llama.cpp's list
+    # of architectures: a tokenizer does not depend on it.
+    if "general.architecture" not in meta:
+        raise ModelFormatError(source, "no general.architecture key: the GGUF spec requires one "
+                                       "(llama.cpp refuses such a file)")
+    if types["general.architecture"] != GGUFType.STRING:
+        raise ModelFormatError(source, f"general.architecture has GGUF type {types['general.architecture']}, "
+                                       f"expected STRING ({GGUFType.STRING})")
     model = meta.get("tokenizer.ggml.model")
     if model is None:
         raise ModelFormatError(source, "no tokenizer.ggml.model key: this GGUF has no tokenizer")
@@ -176,6 +186,7 @@ TYPED_KEYS = {
     **{f"tokenizer.ggml.{name}_token_id": GGUFType.UINT32
        for name in ("eot", "eom", "fim_pre", "fim_suf", "fim_mid", "fim_pad", "fim_rep", "fim_sep",
                     "prefix", "suffix", "middle")},
+    "general.name": GGUFType.STRING,   # Parity: llama_model_base::load_hparams
     "tokenizer.ggml.pre": GGUFType.STRING, "tokenizer.ggml.token_type_count": GGUFType.UINT32,
     **{f"tokenizer.ggml.{name}": GGUFType.BOOL
        for name in ("add_bos_token", "add_eos_token", "add_sep_token", "add_space_prefix",
