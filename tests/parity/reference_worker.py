@@ -1,15 +1,17 @@
 """Run the reference tokenizers (sentencepiece, llama.cpp) on untrusted model files
 in a child process, so that a reference that aborts (llama.cpp's GGML_ASSERT, a
-C++ exception thrown through the C API) or crashes kills only the child.
+C++ exception thrown through the C API) or crashes kills only that process.
 
-The parent sends one request per model file: the reference, the path and the
-texts (with flags) to tokenize. The child answers ``("loaded", None)`` as soon
-as the reference has loaded the file, then ``("ok", [ids, ...])``; or
-``("rejected", message)`` when the reference refuses the file. A child that dies
-is restarted, and the request answers ``("died", None)`` when it died while
-loading (a rejection, by abort) or ``("died tokenizing", None)`` when it had
-loaded the file and died while tokenizing (a reference bug, not a verdict on
-the file).
+One long-lived worker process imports the references once; for each request it
+forks a child that loads the file and tokenizes the texts, so a crash costs a
+fork (milliseconds), not a new interpreter. The child reports ``loaded`` as soon
+as the reference has loaded the file, then its ids; the worker answers:
+
+- ``("ok", [ids, ...])``: loaded, and the ids of every text;
+- ``("rejected", message)``: the reference refused the file;
+- ``("died", status)``: the child died while loading (a rejection, by abort);
+- ``("died tokenizing", status)``: it had loaded the file and died while
+  tokenizing: a reference bug, not a verdict on the file.
 
 Example::
 
@@ -30,7 +32,7 @@ REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__fi
 
 
 class ReferenceWorker:
-    """A long-lived child process that loads model files with a reference library."""
+    """A long-lived worker process that loads model files with a reference library."""
 
     def __init__(self) -> None:
         self._process: subprocess.Popen | None = None
@@ -44,7 +46,9 @@ class ReferenceWorker:
 
     def _start(self) -> subprocess.Popen:
         if self._process is None or self._process.poll() is not None:
-            env = dict(os.environ, PYTHONPATH=REPO_ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+            # GGML_NO_BACKTRACE: ggml_abort would otherwise start gdb for a backtrace on every abort.
+            env = dict(os.environ, PYTHONPATH=REPO_ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""),
+                       GGML_NO_BACKTRACE="1")
             self._process = subprocess.Popen(
                 [sys.executable, "-m", "tests.parity.reference_worker"], cwd=REPO_ROOT, env=env,
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
@@ -52,35 +56,18 @@ class ReferenceWorker:
 
     def tokenize(self, reference: str, path: str, texts: list) -> tuple[str, object]:
         process = self._start()
-        payload = pickle.dumps((reference, path, texts))
-        loaded = False
         try:
-            process.stdin.write(struct.pack("<Q", len(payload)) + payload)
-            process.stdin.flush()
-            while True:
-                answer = self._read(process)
-                if answer is None:
-                    break
-                if answer[0] != "loaded":
-                    return answer
-                loaded = True
+            _send(process.stdin, (reference, path, texts))
+            answer = _receive(process.stdout)
+            if answer is not None:
+                return answer
         except BrokenPipeError:
             pass
+        # The worker itself died (it should not: the reference runs in its children).
         process.wait()
         self._process = None
         self.restarts += 1
-        return ("died tokenizing" if loaded else "died"), None
-
-    @staticmethod
-    def _read(process: subprocess.Popen) -> tuple[str, object] | None:
-        """One answer from the child, or None when it died."""
-        header = process.stdout.read(8)
-        if len(header) == 8:
-            (size,) = struct.unpack("<Q", header)
-            body = process.stdout.read(size)
-            if len(body) == size:
-                return pickle.loads(body)
-        return None
+        return "died", None
 
     def close(self) -> None:
         if self._process is not None and self._process.poll() is None:
@@ -89,7 +76,24 @@ class ReferenceWorker:
         self._process = None
 
 
-# ---------------------------------------------------------------- the child side
+def _send(stream, message) -> None:
+    data = pickle.dumps(message)
+    stream.write(struct.pack("<Q", len(data)) + data)
+    stream.flush()
+
+
+def _receive(stream):
+    """One message, or None at the end of the stream (the writer died)."""
+    header = stream.read(8)
+    if len(header) == 8:
+        (size,) = struct.unpack("<Q", header)
+        body = stream.read(size)
+        if len(body) == size:
+            return pickle.loads(body)
+    return None
+
+
+# ---------------------------------------------------------------- the worker side
 
 def _sentencepiece(path: str, texts: list, loaded) -> tuple[str, object]:
     import sentencepiece as spm
@@ -108,32 +112,43 @@ def _llama_cpp(path: str, texts: list, loaded) -> tuple[str, object]:
     except ValueError as e:
         return "rejected", str(e)
     loaded()
-    try:
-        return "ok", [vocab.tokenize(text, **flags) for text, flags in texts]
-    finally:
-        vocab.close()
+    return "ok", [vocab.tokenize(text, **flags) for text, flags in texts]
+
+
+HANDLERS = {"sentencepiece": _sentencepiece, "llama.cpp": _llama_cpp}
+
+
+def _run_in_child(reference: str, path: str, texts: list) -> tuple[str, object]:
+    """Run one request in a forked child; its answer, or how it died."""
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:   # the child: answer on the pipe, then leave without cleanup
+        os.close(read_end)
+        with os.fdopen(write_end, "wb") as out:
+            _send(out, HANDLERS[reference](path, texts, lambda: _send(out, ("loaded", None))))
+        os._exit(0)
+    os.close(write_end)
+    loaded = False
+    with os.fdopen(read_end, "rb") as answers:
+        while (answer := _receive(answers)) is not None and answer[0] == "loaded":
+            loaded = True
+    _, status = os.waitpid(pid, 0)
+    if answer is not None:
+        return answer
+    return ("died tokenizing" if loaded else "died"), status
 
 
 def _serve() -> None:
-    handlers = {"sentencepiece": _sentencepiece, "llama.cpp": _llama_cpp}
+    import sentencepiece   # noqa: F401 - imported once, before any fork
+    from tests import llama_cpp_reference
+    llama_cpp_reference._init()
     stdin = sys.stdin.buffer
     # The answers get their own descriptor: C libraries may print to fd 1.
     stdout = os.fdopen(os.dup(1), "wb")
     devnull = os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, 1)
-
-    def send(answer: tuple[str, object]) -> None:
-        data = pickle.dumps(answer)
-        stdout.write(struct.pack("<Q", len(data)) + data)
-        stdout.flush()
-
-    while True:
-        header = stdin.read(8)
-        if len(header) < 8:
-            return
-        (size,) = struct.unpack("<Q", header)
-        reference, path, texts = pickle.loads(stdin.read(size))
-        send(handlers[reference](path, texts, lambda: send(("loaded", None))))
+    while (request := _receive(stdin)) is not None:
+        _send(stdout, _run_in_child(*request))
 
 
 if __name__ == "__main__":

@@ -205,6 +205,7 @@ def test_mutated_built_ggufs(fixtures, tmp_path, worker, sample_texts, base):
     model = fixture_file(fixtures, f"spm/{model_name}.model").read_bytes()
     kvs = mm.gguf_from_model(model, tokenizer_model, with_charsmap=tokenizer_model == "t5")
     data = mm.write_gguf_bytes(kvs, tmp_path / "base.gguf")
+    assert data == mm.write_gguf_bytes_with_gguf(kvs, tmp_path / "cross.gguf"), "GGUF writers disagree"
     rng = random.Random(f"{SEED}:{base}")
     ours, theirs = _gguf_inputs(sample_texts)
     tally = Tally()
