@@ -20,6 +20,7 @@ Fixed seeds; a few thousand cases per format.
 """
 from __future__ import annotations
 
+import itertools
 import os
 import random
 import warnings
@@ -34,9 +35,14 @@ from tests.parity import model_mutations as mm
 from tests.parity.reference_worker import ReferenceWorker
 
 SEED = 20260707
-# Cases per base model: .model cases cost ~10 ms, built-GGUF cases ~100 ms (gguf writer + llama.cpp).
-SPM_CASES = int(os.environ.get("MUTATION_CASES", 1500))
-GGUF_CASES = int(os.environ.get("MUTATION_CASES", 300))
+# Cases per base model (MUTATION_CASES overrides them all). Costs per case on a loaded
+# 2-core machine: .model ~3 ms; built GGUF ~9 ms (llama), ~20 ms (t5 with its 240 KB
+# charsmap, which llama.cpp copies on every load), ~8 ms (t5 without one); fixture
+# GGUFs ~15 ms (32k tokens) to ~250 ms (nomic-bert-moe, 250k tokens).
+_OVERRIDE = os.environ.get("MUTATION_CASES")
+SPM_CASES = int(_OVERRIDE or 2500)
+BUILT_GGUF_CASES = {"llama:llama2c_tok512": 1400, "t5:sentencepiece_test_model": 600,
+                    "t5-plain:sentencepiece_test_model": 1000}
 SPECIAL_TEXTS = ["", " ", "<s>", "</s>", "<unk>", "<s>hello</s> world", "a<0x41>b", "\u2581x", "\0"]
 
 
@@ -139,8 +145,8 @@ def test_mutated_sentencepiece_models(fixtures, tmp_path, worker, sample_texts, 
     tally = Tally()
     fields = mm.protobuf_length_fields(data)
     raw = mm.raw_mutations(data, fields, rng, SPM_CASES // 2, avoid=charsmap)
-    semantic = mm.model_semantic_mutations(data, rng, SPM_CASES // 2)
-    for number, (label, mutant) in enumerate([*raw, *semantic]):
+    semantic = mm.model_semantic_mutations(data, rng, SPM_CASES - SPM_CASES // 2)
+    for number, (label, mutant) in enumerate(itertools.chain(raw, semantic)):
         region = _charsmap_region(mutant, default=None)
         if charsmap and region is not None and mutant[region.start:region.stop] != charsmap_bytes:
             # A changed charsmap: sentencepiece would read its double array without
@@ -189,8 +195,8 @@ def _charsmap_region(data: bytes, default=range(0)):
 # ---------------------------------------------------------------- GGUF vs llama.cpp
 
 # Real fixture GGUFs cost a full vocabulary load per case (250k tokens for nomic-bert-moe).
-FIXTURE_CASES = {"gguf/ggml-vocab-llama-spm.gguf": 60, "gguf/ggml-vocab-phi-3.gguf": 60,
-                 "gguf/ggml-vocab-nomic-bert-moe.gguf": 8}
+FIXTURE_CASES = {"gguf/ggml-vocab-llama-spm.gguf": 150, "gguf/ggml-vocab-phi-3.gguf": 150,
+                 "gguf/ggml-vocab-nomic-bert-moe.gguf": 16}
 GGUF_FLAGS = ({"add_special": True, "parse_special": True}, {"add_special": False, "parse_special": False})
 
 
@@ -199,28 +205,29 @@ def _gguf_inputs(texts):
     return ours, [(text.encode("utf-8", "surrogatepass"), flags) for text, flags in ours]
 
 
-@pytest.mark.parametrize("base", ["llama:llama2c_tok512", "t5:sentencepiece_test_model"])
+@pytest.mark.parametrize("base", sorted(BUILT_GGUF_CASES))
 def test_mutated_built_ggufs(fixtures, tmp_path, worker, sample_texts, base):
-    tokenizer_model, model_name = base.split(":")
+    """GGUF vocabularies made from a .model: "llama" (SPM), "t5" (UGM) with the model's
+    charsmap, "t5-plain" (UGM without a charsmap: cheap to load, so more cases)."""
+    kind, model_name = base.split(":")
+    tokenizer_model = kind.split("-")[0]
     model = fixture_file(fixtures, f"spm/{model_name}.model").read_bytes()
-    kvs = mm.gguf_from_model(model, tokenizer_model, with_charsmap=tokenizer_model == "t5")
+    kvs = mm.gguf_from_model(model, tokenizer_model, with_charsmap=kind == "t5")
     data = mm.write_gguf_bytes(kvs, tmp_path / "base.gguf")
     assert data == mm.write_gguf_bytes_with_gguf(kvs, tmp_path / "cross.gguf"), "GGUF writers disagree"
     rng = random.Random(f"{SEED}:{base}")
     ours, theirs = _gguf_inputs(sample_texts)
     tally = Tally()
     path = tmp_path / "mutant.gguf"
+    count = int(_OVERRIDE or BUILT_GGUF_CASES[base])
     # The charsmap is read by llama.cpp's UGM tokenizer without bounds checks on the
     # double array's contents: byte flips stay outside it (length edits are checked).
-    avoid = mm.Regions(_find(data, bytes(kvs[-1].value)) if tokenizer_model == "t5" else None,
+    avoid = mm.Regions(_find(data, bytes(kvs[-1].value)) if kind == "t5" else None,
                        mm.gguf_architecture_value(data))
-    cases = [*mm.raw_mutations(data, mm.gguf_length_fields(data), rng, GGUF_CASES // 2, avoid=avoid)]
-    for label, new_kvs in mm.gguf_semantic_mutations(kvs, rng, GGUF_CASES // 2):
-        try:
-            cases.append((label, mm.write_gguf_bytes(new_kvs, tmp_path / "semantic.gguf")))
-        except (ValueError, TypeError, OverflowError) as e:   # the writer refuses some values
-            raise AssertionError(f"{label}: gguf writer refused the mutation: {e}") from None
-    for number, (label, mutant) in enumerate(cases):
+    raw = mm.raw_mutations(data, mm.gguf_length_fields(data), rng, count // 2, avoid=avoid)
+    semantic = ((label, mm.write_gguf_bytes(new_kvs, tmp_path / "semantic.gguf"))
+                for label, new_kvs in mm.gguf_semantic_mutations(kvs, rng, count - count // 2))
+    for number, (label, mutant) in enumerate(itertools.chain(raw, semantic)):
         path.write_bytes(mutant)
         _check_case(tally, f"{base} #{number} {label}", path, "llama.cpp", worker, ours, theirs)
     _finish(tally, f"{base} GGUF")
@@ -239,8 +246,8 @@ def test_mutated_fixture_ggufs(fixtures, tmp_path, worker, sample_texts, name):
     # inside a large charsmap would be read without bounds checks by llama.cpp. Nor in
     # the architecture name (see model_mutations.gguf_architecture_value).
     avoid = mm.Regions(range(4096, len(data)), mm.gguf_architecture_value(data))
-    for number, (label, mutant) in enumerate(mm.raw_mutations(data, fields, rng, FIXTURE_CASES[name],
-                                                              avoid=avoid)):
+    count = int(_OVERRIDE or FIXTURE_CASES[name])
+    for number, (label, mutant) in enumerate(mm.raw_mutations(data, fields, rng, count, avoid=avoid)):
         path.write_bytes(mutant)
         _check_case(tally, f"{name} #{number} {label}", path, "llama.cpp", worker, ours, theirs)
     _finish(tally, name)
