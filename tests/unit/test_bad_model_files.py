@@ -158,3 +158,14 @@ def test_cli_reports_one_error_line(tmp_path, llama_model, kind):
     result = cli("encode", "-m", str(path), "hi")   # cli() has a timeout: a hang fails
     line = assert_cli_error(result, str(path))
     assert line.count(str(path)) == 1
+
+
+def test_bpe_model_with_a_nan_score_is_refused(tmp_path, llama_model):
+    """sentencepiece loads it, but its merge order with a NaN score is undefined."""
+    from sentencepiece import sentencepiece_model_pb2 as pb
+    m = pb.ModelProto()
+    m.ParseFromString(llama_model.read_bytes())
+    m.pieces[276].score = float("nan")
+    path = tmp_path / "nan.model"
+    path.write_bytes(m.SerializeToString())
+    assert "piece 276 b're' has score NaN: merge order is undefined" in _error(path)

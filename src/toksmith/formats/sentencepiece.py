@@ -202,6 +202,13 @@ def _validate_pieces(pieces: list[bytes], types: bytes, scores: list[float], byt
                                        "not defined; toksmith needs one also with byte_fallback)")
     if not any(types.count(t) for t in (TokenType.NORMAL, TokenType.USER_DEFINED, TokenType.UNUSED)):
         raise ModelFormatError(source, "no pieces are loaded: every piece is UNKNOWN, CONTROL or BYTE")
+    # sentencepiece's BPE loads a NaN score, but then orders merges with a comparator
+    # NaN makes inconsistent, so its result hangs on std::priority_queue internals:
+    # toksmith refuses such a model rather than tokenize it some other way.
+    if model_type is ModelType.BPE and any(map(math.isnan, scores)):
+        index = next(i for i, score in enumerate(scores) if math.isnan(score))
+        raise ModelFormatError(source, f"piece {index} {pieces[index]!r} has score NaN: merge order is "
+                                       f"undefined (toksmith refuses it; sentencepiece loads it)")
     # Parity: unigram::Model::Model: "score is NaN or Inf." (BPE does not check).
     if model_type is ModelType.UNIGRAM and not all(map(math.isfinite, scores)):
         index = next(i for i, score in enumerate(scores) if not math.isfinite(score))
