@@ -695,3 +695,19 @@ def test_gguf_odd_ugm_vocabulary_matches_llama_cpp(tmp_path, name):
 def test_gguf_duplicate_key(tmp_path):
     kvs = t5_kvs() + [g_scalar("tokenizer.ggml.model", STRING, "t5")]
     expect_format_error(write(tmp_path, "dup.gguf", gguf(kvs)))
+
+
+@pytest.mark.parametrize("n_tensors", [1, 235, 2**40])
+def test_gguf_tensor_count_without_tensor_infos(tmp_path, n_tensors):
+    """llama.cpp reads the tensor infos the header promises and refuses a file that lacks them."""
+    data = gguf(t5_kvs())
+    data = data[:8] + struct.pack("<Q", n_tensors) + data[16:]
+    err = expect_format_error(write(tmp_path, "tensors.gguf", data))
+    assert "tensor" in err.detail
+
+
+def test_gguf_with_tensor_infos_loads(tmp_path):
+    info = g_str("token_embd.weight") + struct.pack("<I", 2) + struct.pack("<QQ", 7, 4) + struct.pack("<IQ", 0, 0)
+    data = gguf(t5_kvs())
+    data = data[:8] + struct.pack("<Q", 1) + data[16:] + info
+    assert toksmith.load(write(tmp_path, "tensors.gguf", data)).vocab_size == len(T5_TOKENS)

@@ -264,7 +264,7 @@ def parse_gguf_metadata(const uint8_t[::1] data not None):
     arrays come back as lists of raw bytes, numeric arrays as array.array.
     """
     cdef _GGUFReader r = _GGUFReader()
-    cdef uint32_t version, vtype
+    cdef uint32_t version, vtype, n_dims
     cdef uint64_t n_tensors, n_kv, i
     cdef dict values = {}, types = {}
     cdef Py_ssize_t start
@@ -292,4 +292,19 @@ def parse_gguf_metadata(const uint8_t[::1] data not None):
         vtype = r.u32(f"type of {key!r}")
         types[key] = vtype
         values[key] = r.value(vtype, f"value of {key!r}", 0)
+    # Parity: gguf.cpp gguf_init_from_file_impl reads every tensor info (name, n_dims
+    # <= GGML_MAX_DIMS, dims, type, offset) after the metadata and fails where the
+    # file ends first; a tensor count that promises infos the file lacks is refused.
+    if n_tensors > <uint64_t>((r.n - r.pos) // 24):
+        raise WireFormatError(f"tensor count {n_tensors} exceeds the file size", 8)
+    for i in range(n_tensors):
+        r.raw_string(f"name of tensor {i}")
+        start = r.pos
+        n_dims = r.u32(f"n_dims of tensor {i}")
+        if n_dims > 4:
+            raise WireFormatError(f"tensor {i} has {n_dims} dimensions, at most 4", start)
+        for _ in range(n_dims):
+            r.u64(f"a dimension of tensor {i}")
+        r.u32(f"type of tensor {i}")
+        r.u64(f"offset of tensor {i}")
     return version, n_tensors, values, types
