@@ -10,9 +10,12 @@ toksmith and with its reference, and require the same verdict.
   load -> identical ids on real corpus lines and special texts (with the flags that apply).
   toksmith rejecting a file the reference loads is counted and reported ("stricter"), not
   failed: such files are refused with a reason, never tokenized differently.
-- The references run in a child process (reference_worker.py) that is restarted when it
-  dies: llama.cpp aborts (GGML_ASSERT) on some malformed vocabularies, e.g. a token text
-  defined twice, which counts as a rejection. Where a reference would read a corrupted
+- The references run in a child process (reference_worker.py): llama.cpp aborts
+  (GGML_ASSERT) on some malformed vocabularies, e.g. a token text defined twice, which
+  counts as a rejection when it happens while loading. When llama.cpp has loaded a file
+  and then aborts while tokenizing (e.g. a character with no token and no byte token in
+  an SPM vocabulary), that is a llama.cpp bug, not a verdict on the file: the case is
+  reported ("reference crashes while tokenizing") and neither counted nor failed. Where a reference would read a corrupted
   structure without bounds checks (sentencepiece's precompiled charsmap double array), the
   byte flips stay outside that region.
 
