@@ -181,3 +181,25 @@ def test_parse_special_matches_sentencepiece_fragments(fixtures, trained_bpe_mod
     report(f"{label} parse_special: {len(cases)} texts with control/unknown/user-defined pieces, "
            f"{len(mismatches)} mismatches")
     assert not mismatches, f"{len(mismatches)} mismatches, first ones:\n" + "\n".join(mismatches[:8])
+
+
+# One-character pieces retyped: sentencepiece's resegment (bpe_model.cc Model::Encode)
+# emits unk for a final symbol that is a reserved piece or an UNUSED piece no merge
+# formed, so with byte_fallback the character becomes its byte piece.
+@pytest.mark.parametrize("retype", [{"e": pb.ModelProto.SentencePiece.UNUSED},
+                                    {"o": pb.ModelProto.SentencePiece.CONTROL},
+                                    {"F": pb.ModelProto.SentencePiece.UNUSED,
+                                     "a": pb.ModelProto.SentencePiece.CONTROL}],
+                         ids=["unused_e", "control_o", "unused_F_control_a"])
+def test_retyped_single_character_pieces(fixtures, corpus_lines, tmp_path, retype):
+    m = pb.ModelProto()
+    m.ParseFromString(fixture_file(fixtures, "spm/llama2c_tok512.model").read_bytes())
+    for piece in m.pieces:
+        if piece.piece in retype:
+            piece.type = retype[piece.piece]
+    path = tmp_path / "retyped.model"
+    path.write_bytes(m.SerializeToString())
+    tok, sp = toksmith.load(path), spm.SentencePieceProcessor(model_file=str(path))
+    lines = corpus_lines["man_en.txt"][:300] + ["FILES", "reproduce results", "aaa eee ooo", "Ea oF"]
+    for line in lines:
+        assert tok.encode(line) == sp.encode(line), line

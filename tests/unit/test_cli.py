@@ -182,7 +182,8 @@ def test_inspect_gguf(tmp_path):
         return struct.pack("<Q", len(raw)) + raw
 
     tokens = ["<pad>", "</s>", "<unk>", "\u2581", "a", "b", "\u2581ab"]
-    kvs = [s("tokenizer.ggml.model") + struct.pack("<I", 8) + s("t5"),
+    kvs = [s("general.architecture") + struct.pack("<I", 8) + s("t5"),   # required, as llama.cpp does
+           s("tokenizer.ggml.model") + struct.pack("<I", 8) + s("t5"),
            s("tokenizer.ggml.tokens") + struct.pack("<IIQ", 9, 8, len(tokens)) + b"".join(s(t) for t in tokens)]
     path = tmp_path / "tiny.gguf"
     path.write_bytes(b"GGUF" + struct.pack("<IQQ", 3, 0, len(kvs)) + b"".join(kvs))

@@ -429,7 +429,7 @@ cdef class Engine:
                 pid = self.missing_id
             start = sc.path_starts.data[i]
             end = sc.path_starts.data[i + 1] if i + 1 < count else sc.norm.size
-            is_unk = pid < 0 or self.piece_types[pid] == TYPE_UNKNOWN
+            is_unk = pid < 0 or pid == self.unk_id   # Parity: llama.cpp UGM compares ids with token_unk()
             if pid < 0 or (is_unk and self.byte_fallback):
                 # Parity: an unknown piece becomes its byte pieces (sentencepiece
                 # byte fallback; llama.cpp SPM resegment).

@@ -284,7 +284,10 @@ cdef class ScoreBpe:
             if self.output_ids == NULL or self.symbol_lengths == NULL:
                 raise MemoryError()
             for i in range(n):
-                self.output_ids[i] = <int32_t>i
+                # Parity: sentencepiece bpe_model.cc Model::Encode resegment: a final
+                # symbol that is a reserved piece (only a one-character piece can be)
+                # is emitted as unk_id_. (With llama.cpp's rules every token is mergeable.)
+                self.output_ids[i] = <int32_t>i if can_merge[i] else -1
                 self.symbol_lengths[i] = <int32_t>(offsets[i + 1] - offsets[i])
             for piece_id, emitted in output_overrides.items():
                 self.output_ids[<Py_ssize_t>piece_id] = <int32_t>emitted
@@ -681,6 +684,9 @@ cdef class ScoreBpe:
                 if self._emit(left, start, w, ids, starts) < 0:
                     return -1
                 return self._emit(right, start + self.symbol_lengths[left], w, ids, starts)
+            # Parity: resegment emits unk_id_ for an UNUSED piece no merge formed
+            # (a one-character piece): here -1, the unknown piece.
+            symbol = -1
         if idbuf_push(ids, self.output_ids[symbol] if symbol >= 0 else -1) < 0:
             return -1
         return idbuf_push(starts, start)

@@ -16,11 +16,17 @@ from libc.string cimport memcpy
 
 
 class WireFormatError(ValueError):
-    """Malformed binary data; `offset` is where reading failed."""
+    """Malformed binary data; `offset` is where reading failed, `reason` what failed.
 
-    def __init__(self, message, offset):
+    `needed` is set when a field runs past the end of the bytes it was read
+    from: the position its last byte would need (in the same frame as `offset`).
+    """
+
+    def __init__(self, message, offset, needed=None):
         super().__init__(f"{message} (at byte offset {offset})")
+        self.reason = message
         self.offset = offset
+        self.needed = needed
 
 
 # ---------------------------------------------------------------- protobuf
@@ -39,7 +45,7 @@ cdef inline uint64_t _varint(const uint8_t* p, Py_ssize_t n, Py_ssize_t* pos) ex
     cdef uint8_t b
     while True:
         if pos[0] >= n:
-            raise WireFormatError("truncated varint", start)
+            raise WireFormatError("truncated varint", start, n + 1)
         if shift >= 64:
             raise WireFormatError("varint longer than 10 bytes", start)
         b = p[pos[0]]
@@ -54,7 +60,8 @@ cdef inline Py_ssize_t _length(const uint8_t* p, Py_ssize_t n, Py_ssize_t* pos) 
     cdef Py_ssize_t start = pos[0]
     cdef uint64_t length = _varint(p, n, pos)
     if length > <uint64_t>(n - pos[0]):
-        raise WireFormatError(f"field length {length} exceeds the {n - pos[0]} bytes left", start)
+        raise WireFormatError(f"field length {length} exceeds the {n - pos[0]} bytes left", start,
+                              int(pos[0]) + int(length))
     return <Py_ssize_t>length
 
 
@@ -69,7 +76,7 @@ cdef inline object _field_value(const uint8_t* p, Py_ssize_t n, Py_ssize_t* pos,
     if wire == WIRE_FIXED32 or wire == WIRE_FIXED64:
         length = 4 if wire == WIRE_FIXED32 else 8
         if n - pos[0] < length:
-            raise WireFormatError("truncated fixed-width field", start)
+            raise WireFormatError("truncated fixed-width field", start, pos[0] + length)
         pos[0] += length
         return (<const char*>p)[pos[0] - length:pos[0]]
     raise WireFormatError(f"unsupported wire type {wire}", start)
@@ -125,7 +132,7 @@ def parse_model_proto(const uint8_t[::1] data not None):
                     pos += length
                 elif sub_key == (2 << 3 | WIRE_FIXED32):
                     if end - pos < 4:
-                        raise WireFormatError("truncated piece score", sub)
+                        raise WireFormatError("truncated piece score", sub, pos + 4)
                     memcpy(&score, p + pos, 4)
                     pos += 4
                 elif sub_key == (3 << 3 | WIRE_VARINT):
@@ -237,9 +244,8 @@ cdef class _GGUFReader:
                         start)
                 return [self.raw_string(what) for i in range(<Py_ssize_t>count)]
             if etype == GGUFType.ARRAY:
-                if count > <uint64_t>((self.n - self.pos) // 12):
-                    raise WireFormatError(f"{what}: array of {count} arrays exceeds the file", start)
-                return [self.value(etype, what, depth + 1) for i in range(<Py_ssize_t>count)]
+                # Parity: gguf.cpp gguf_init_from_file_impl: "has invalid GGUF type".
+                raise WireFormatError(f"{what}: arrays of arrays are not valid GGUF", start)
             raise WireFormatError(f"{what}: unknown array element type {etype}", start)
         if vtype in _SCALARS:
             code, size = _SCALARS[vtype]
@@ -258,7 +264,7 @@ def parse_gguf_metadata(const uint8_t[::1] data not None):
     arrays come back as lists of raw bytes, numeric arrays as array.array.
     """
     cdef _GGUFReader r = _GGUFReader()
-    cdef uint32_t version, vtype
+    cdef uint32_t version, vtype, n_dims
     cdef uint64_t n_tensors, n_kv, i
     cdef dict values = {}, types = {}
     cdef Py_ssize_t start
@@ -286,6 +292,21 @@ def parse_gguf_metadata(const uint8_t[::1] data not None):
         vtype = r.u32(f"type of {key!r}")
         types[key] = vtype
         values[key] = r.value(vtype, f"value of {key!r}", 0)
+    # Parity: gguf.cpp gguf_init_from_file_impl reads every tensor info (name, n_dims
+    # <= GGML_MAX_DIMS, dims, type, offset) after the metadata and fails where the
+    # file ends first; a tensor count that promises infos the file lacks is refused.
+    if n_tensors > <uint64_t>((r.n - r.pos) // 24):
+        raise WireFormatError(f"tensor count {n_tensors} exceeds the file size", 8)
+    for i in range(n_tensors):
+        r.raw_string(f"name of tensor {i}")
+        start = r.pos
+        n_dims = r.u32(f"n_dims of tensor {i}")
+        if n_dims > 4:
+            raise WireFormatError(f"tensor {i} has {n_dims} dimensions, at most 4", start)
+        for _ in range(n_dims):
+            r.u64(f"a dimension of tensor {i}")
+        r.u32(f"type of tensor {i}")
+        r.u64(f"offset of tensor {i}")
     return version, n_tensors, values, types
 
 

@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
 
 from toksmith.errors import ModelFormatError, UnsupportedModelError
@@ -32,28 +33,78 @@ def detect_format(head: bytes, path: str) -> FileFormat:
     return FileFormat.SENTENCEPIECE
 
 
+# Largest metadata read from a GGUF file's start; real vocabularies need under 20 MB.
+GGUF_HEAD_LIMIT = 1 << 30
+GZIP_MAGIC = b"\x1f\x8b"
+LFS_POINTER = b"version https://git-lfs.github.com/spec/"
+
+
 def resolve_path(path: str | os.PathLike) -> Path:
-    """The model file `path` names: itself, or the tokenizer file inside a folder."""
+    """The model file `path` names: itself, or the one tokenizer file inside a folder.
+
+    Only regular files are read: a FIFO, a device (/dev/zero) or a socket is
+    refused before it is opened, since reading one may block or never end.
+    """
     p = Path(path)
     if p.is_dir():
         for candidate in FOLDER_CANDIDATES:
             if (p / candidate).is_file():
                 return p / candidate
         ggufs = sorted(p.glob("*.gguf"))
+        if len(ggufs) > 1:
+            raise ModelFormatError(p, f"the folder holds {len(ggufs)} GGUF files, give one of them: "
+                                      f"{', '.join(g.name for g in ggufs)}")
         if ggufs:
-            return ggufs[0]
+            return _regular_file(ggufs[0])
         raise FileNotFoundError(
             f"{p}: no tokenizer file in this folder (looked for {', '.join(FOLDER_CANDIDATES)}, *.gguf)")
     if not p.exists():
         raise FileNotFoundError(f"{p}: no such file")
+    return _regular_file(p)
+
+
+def _regular_file(p: Path) -> Path:
+    mode = p.stat().st_mode
+    if not stat.S_ISREG(mode):
+        kind = ("a FIFO (named pipe)" if stat.S_ISFIFO(mode) else "a character device" if stat.S_ISCHR(mode)
+                else "a block device" if stat.S_ISBLK(mode) else "a socket" if stat.S_ISSOCK(mode)
+                else "not a regular file")
+        raise ModelFormatError(p, f"is {kind}, not a model file: only regular files are read")
     return p
+
+
+def describe_foreign_file(head: bytes) -> str | None:
+    """What a file people mistake for a model is, from its first bytes; None if not recognised.
+
+    >>> describe_foreign_file(b"\\x1f\\x8b\\x08")
+    'is gzip-compressed: decompress it first'
+    """
+    if head.startswith(GZIP_MAGIC):
+        return "is gzip-compressed: decompress it first"
+    if head.startswith(LFS_POINTER):
+        return "is a Git LFS pointer, not the model: fetch the LFS object (git lfs pull)"
+    lowered = head.lstrip().lower()
+    if lowered.startswith((b"<!doctype html", b"<html", b"<head", b"<?xml")) or b"<html" in lowered[:512]:
+        return "is an HTML page, not a model file (a download that saved an error page?)"
+    if head.startswith((b"PK\x03\x04", b"BZh", b"\xfd7zXZ", b"\x28\xb5\x2f\xfd")):
+        return "is a compressed archive (zip/bzip2/xz/zstd): extract it first"
+    sample = head[:512]
+    if sample and b"\0" not in sample:
+        try:
+            sample.decode("utf-8")
+        except UnicodeDecodeError as e:
+            if e.start < len(sample) - 3:
+                return None
+        if all(c in b"\t\n\r" or 32 <= c for c in sample):
+            return "is a text file, not a model file (SentencePiece .model and GGUF are binary)"
+    return None
 
 
 def read_spec(path: str | os.PathLike) -> TokenizerSpec:
     """Read any supported tokenizer file into a `TokenizerSpec`."""
     p = resolve_path(path)
     with open(p, "rb") as f:
-        head = f.read(64)
+        head = f.read(1024)
     if not head:
         raise ModelFormatError(p, "file is empty")
     fmt = detect_format(head, str(p))
@@ -61,7 +112,13 @@ def read_spec(path: str | os.PathLike) -> TokenizerSpec:
         from toksmith.formats.gguf import read_gguf
         return read_gguf(p)
     from toksmith.formats.sentencepiece import read_sentencepiece
-    return read_sentencepiece(p)
+    try:
+        return read_sentencepiece(p)
+    except ModelFormatError as e:
+        foreign = describe_foreign_file(head)
+        if foreign is not None and not isinstance(e, UnsupportedModelError):
+            raise ModelFormatError(p, foreign) from None
+        raise
 
 
 def source_bytes(spec: TokenizerSpec) -> bytes:

@@ -13,7 +13,7 @@ import os
 from array import array
 
 from toksmith._core.pieces import first_invalid_piece
-from toksmith._core.wire import WireFormatError, gguf_metadata_size, parse_gguf_metadata
+from toksmith._core.wire import GGUFType, WireFormatError, gguf_metadata_size, parse_gguf_metadata
 from toksmith.decoders.sentencepiece import SentencePieceDecoderSpec
 from toksmith.errors import ModelFormatError, UnsupportedModelError
 from toksmith.formats.llama_cpp_attributes import token_attributes
@@ -45,6 +45,11 @@ ALGORITHMS = {"llama": Algorithm.SPM_BPE, "t5": Algorithm.UNIGRAM}
 
 def read_gguf_metadata(path: str | os.PathLike) -> dict[str, object]:
     """Key/value metadata of a GGUF file (tensors are never read)."""
+    return _read_metadata(path)[0]
+
+
+def _read_metadata(path: str | os.PathLike) -> tuple[dict[str, object], dict[str, int]]:
+    """(values, GGUF value types) by key of the file at `path`, checked as gguf.cpp checks them."""
     with open(path, "rb") as f:
         try:
             mapped = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
@@ -52,26 +57,39 @@ def read_gguf_metadata(path: str | os.PathLike) -> dict[str, object]:
             raise ModelFormatError(path, "file is empty") from None
     try:
         with memoryview(mapped) as view:
-            _version, _tensors, values, _types = parse_gguf_metadata(view)
-        return values
-    except WireFormatError as e:
-        raise ModelFormatError(path, str(e)) from None
+            return _checked_metadata(view, os.fspath(path))
     finally:
         mapped.close()
 
 
+def _checked_metadata(data, source: str) -> tuple[dict[str, object], dict[str, int]]:
+    """(values, GGUF value types) by key of GGUF bytes, checked as gguf.cpp checks them."""
+    try:
+        _version, _tensors, values, types = parse_gguf_metadata(data)
+    except WireFormatError as e:
+        raise ModelFormatError(source, str(e)) from None
+    # Parity: gguf.cpp gguf_init_from_file_impl: "key ... is empty".
+    if "" in values:
+        raise ModelFormatError(source, "a metadata key is empty")
+    # Parity: gguf.cpp: general.alignment must be a UINT32 power of 2.
+    if "general.alignment" in values:
+        alignment = values["general.alignment"]
+        if types["general.alignment"] != GGUFType.UINT32:
+            raise ModelFormatError(source, f"general.alignment has GGUF type {types['general.alignment']}, "
+                                           f"expected UINT32 ({GGUFType.UINT32})")
+        if alignment == 0 or alignment & (alignment - 1):
+            raise ModelFormatError(source, f"general.alignment is {alignment}, expected a power of 2")
+    return values, types
+
+
 def read_gguf(path: str | os.PathLike) -> TokenizerSpec:
     """Read the tokenizer of a GGUF file."""
-    return _spec_of_metadata(read_gguf_metadata(path), os.fspath(path))
+    return _spec_of_metadata(*_read_metadata(path), os.fspath(path))
 
 
 def parse_gguf(data: bytes, source: str = "<bytes>") -> TokenizerSpec:
     """Read the tokenizer of a GGUF file's bytes (all of them, or `gguf_without_tensors`' part)."""
-    try:
-        _version, _tensors, meta, _types = parse_gguf_metadata(data)
-    except WireFormatError as e:
-        raise ModelFormatError(source, str(e)) from None
-    return _spec_of_metadata(meta, source)
+    return _spec_of_metadata(*_checked_metadata(data, source), source)
 
 
 def gguf_without_tensors(path: str | os.PathLike) -> bytes:
@@ -89,8 +107,18 @@ def gguf_without_tensors(path: str | os.PathLike) -> bytes:
     return bytes(data)
 
 
-def _spec_of_metadata(meta: dict[str, object], source: str) -> TokenizerSpec:
-    """The tokenizer described by GGUF metadata."""
+def _spec_of_metadata(meta: dict[str, object], types: dict[str, int], source: str) -> TokenizerSpec:
+    """The tokenizer described by GGUF metadata (values and their GGUF types by key)."""
+    # Parity: llama_model_loader reads general.architecture (a STRING) and
+    # llama_model_create refuses a file without one ("unknown model architecture: ''");
+    # the GGUF spec requires the key. Its value is not checked against llama.cpp's list
+    # of architectures: a tokenizer does not depend on it.
+    if "general.architecture" not in meta:
+        raise ModelFormatError(source, "no general.architecture key: the GGUF spec requires one "
+                                       "(llama.cpp refuses such a file)")
+    if types["general.architecture"] != GGUFType.STRING:
+        raise ModelFormatError(source, f"general.architecture has GGUF type {types['general.architecture']}, "
+                                       f"expected STRING ({GGUFType.STRING})")
     model = meta.get("tokenizer.ggml.model")
     if model is None:
         raise ModelFormatError(source, "no tokenizer.ggml.model key: this GGUF has no tokenizer")
@@ -102,46 +130,54 @@ def _spec_of_metadata(meta: dict[str, object], source: str) -> TokenizerSpec:
     if model not in SUPPORTED_TOKENIZER_MODELS:
         raise UnsupportedModelError(source, f"GGUF tokenizer model {model!r} is not supported yet "
                                             f"(supported: {list(SUPPORTED_TOKENIZER_MODELS)})")
-    return _read_sentencepiece_family(meta, source, model)
+    return _read_sentencepiece_family(meta, types, source, model)
 
 
-def _read_sentencepiece_family(meta: dict[str, object], source: str, model: str) -> TokenizerSpec:
+def _read_sentencepiece_family(meta: dict[str, object], value_types: dict[str, int], source: str,
+                               model: str) -> TokenizerSpec:
     """A "llama" (SPM) or "t5" (UGM) vocabulary."""
     tokens = meta.get("tokenizer.ggml.tokens")
     # String arrays come back from the parser as lists of bytes, all of a kind.
     if not isinstance(tokens, list) or not tokens or not isinstance(tokens[0], bytes):
         raise ModelFormatError(source, "tokenizer.ggml.tokens must be a non-empty array of strings")
     n = len(tokens)
-    if model == "llama" and not all(tokens):
-        # Parity: llama.cpp renames an empty token to "[EMPTY_<id>]".
+    # Parity: llama_vocab::impl::load reads each token with gguf_get_arr_str as a C
+    # string, so a text ends at its first NUL; an empty text becomes "[EMPTY_<id>]".
+    if any(b"\0" in t or not t for t in tokens):
+        tokens = [t.split(b"\0", 1)[0] for t in tokens]
         tokens = [t if t else f"[EMPTY_{i}]".encode() for i, t in enumerate(tokens)]
-    scores = _number_array(meta, "tokenizer.ggml.scores", n, source, default=0.0)
-    token_types = _number_array(meta, "tokenizer.ggml.token_type", n, source, default=TokenType.NORMAL)
-    if token_types.typecode not in "bBhHiIlLqQ":
-        raise ModelFormatError(source, "tokenizer.ggml.token_type must be an integer array, "
-                                       f"found typecode {token_types.typecode!r}")
-    try:
-        types = bytes(token_types.tolist())   # one byte per token; ValueError if outside 0..255
-    except ValueError:
-        types = None
-    if types is None or max(types) > TokenType.BYTE:
-        bad = next(i for i, t in enumerate(token_types) if not 0 <= t <= TokenType.BYTE)
-        raise ModelFormatError(source, f"tokenizer.ggml.token_type[{bad}] is {token_types[bad]}, "
-                                       f"expected 0..6")
+    scores = _number_array(meta, "tokenizer.ggml.scores", n, source, default=0.0, typecodes="fi")
+    token_types = _number_array(meta, "tokenizer.ggml.token_type", n, source, default=TokenType.NORMAL,
+                                typecodes="i")
+    # Parity: llama_vocab::impl::load maps a token type outside 0..6 to UNDEFINED.
+    types = bytes(t if 0 <= t <= TokenType.BYTE else TokenType.UNDEFINED for t in token_types) \
+        if min(token_types, default=0) < 0 or max(token_types, default=0) > TokenType.BYTE \
+        else bytes(token_types.tolist())
     problem = first_invalid_piece(tokens, types, allow_empty_reserved=True, require_utf8=False)
     if problem is not None:
         raise ModelFormatError(source, f"token {problem[0]} {problem[1]}")
-    if model == "llama" and len(set(tokens)) != n:
-        raise ModelFormatError(source, "tokenizer.ggml.tokens holds the same text twice "
-                                       "(llama.cpp refuses such a vocabulary)")
+    if len(set(tokens)) != n:
+        # Parity: llama_vocab::impl::load asserts id_to_token.size() == token_to_id.size().
+        seen: set[bytes] = set()
+        twice = next(i for i, t in enumerate(tokens) if t in seen or seen.add(t))
+        raise ModelFormatError(source, f"tokenizer.ggml.tokens[{twice}] {tokens[twice]!r} is a text "
+                                       f"already defined (llama.cpp refuses such a vocabulary)")
     special = {}
     for role, key in SPECIAL_ID_KEYS.items():
-        value = meta.get(key, DEFAULT_SPECIAL[model][role])
-        if value is not None and not (isinstance(value, int) and 0 <= value < n):
-            if role == "unk":
-                raise ModelFormatError(source, f"{key} is {value!r}, outside the {n}-token vocabulary")
+        # Parity: llama_vocab::impl::load: a default outside the vocabulary is dropped;
+        # an id from the file must be a UINT32 (llama_model_loader::get_key) and one
+        # outside the vocabulary leaves the default in place.
+        value = DEFAULT_SPECIAL[model][role]
+        if value is not None and value >= n:
             value = None
+        if key in meta:
+            if value_types[key] != GGUFType.UINT32:
+                raise ModelFormatError(source, f"{key} has GGUF type {value_types[key]}, "
+                                               f"expected UINT32 ({GGUFType.UINT32})")
+            if meta[key] < n:
+                value = meta[key]
         special[role] = value
+    _check_key_types(meta, value_types, source)
     if special["unk"] is None:
         raise ModelFormatError(source, "the vocabulary has no unknown token")
 
@@ -174,6 +210,27 @@ def _read_sentencepiece_family(meta: dict[str, object], source: str, model: str)
     )
 
 
+# Keys llama.cpp reads with llama_model_loader::get_key, which refuses another GGUF type.
+TYPED_KEYS = {
+    **{f"tokenizer.ggml.{name}_token_id": GGUFType.UINT32
+       for name in ("eot", "eom", "fim_pre", "fim_suf", "fim_mid", "fim_pad", "fim_rep", "fim_sep",
+                    "prefix", "suffix", "middle")},
+    "general.name": GGUFType.STRING,   # Parity: llama_model_base::load_hparams
+    "tokenizer.ggml.pre": GGUFType.STRING, "tokenizer.ggml.token_type_count": GGUFType.UINT32,
+    **{f"tokenizer.ggml.{name}": GGUFType.BOOL
+       for name in ("add_bos_token", "add_eos_token", "add_sep_token", "add_space_prefix",
+                    "remove_extra_whitespaces")},
+}
+
+
+def _check_key_types(meta: dict[str, object], value_types: dict[str, int], source: str) -> None:
+    """Parity: llama_model_loader::get_key: "key ... has wrong type"."""
+    for key, expected in TYPED_KEYS.items():
+        if key in meta and value_types[key] != expected:
+            raise ModelFormatError(source, f"{key} has GGUF type {value_types[key]}, expected "
+                                           f"{GGUFType(expected).name} ({expected})")
+
+
 def _flag(meta: dict[str, object], key: str, default: bool, source: str) -> bool:
     value = meta.get(key, default)
     if not isinstance(value, bool):
@@ -181,11 +238,15 @@ def _flag(meta: dict[str, object], key: str, default: bool, source: str) -> bool
     return value
 
 
-def _number_array(meta, key, n, source, default):
+def _number_array(meta, key, n, source, default, typecodes):
+    """The first `n` values of a numeric array key (llama.cpp accepts longer arrays)."""
     value = meta.get(key)
     if value is None:
         return array("f" if isinstance(default, float) else "i", [default]) * n
-    if not isinstance(value, array) or len(value) != n:
-        found = f"{len(value)} values" if isinstance(value, (array, list)) else type(value).__name__
-        raise ModelFormatError(source, f"{key} must be a numeric array of {n} values, found {found}")
-    return value
+    if not isinstance(value, array) or value.typecode not in typecodes:
+        found = f"typecode {value.typecode!r}" if isinstance(value, array) else type(value).__name__
+        expected = " or ".join({"f": "FLOAT32", "i": "INT32"}[c] for c in typecodes)
+        raise ModelFormatError(source, f"{key} must be an array of {expected}, found {found}")
+    if len(value) < n:
+        raise ModelFormatError(source, f"{key} has {len(value)} values, fewer than the {n} tokens")
+    return value[:n]

@@ -9,6 +9,7 @@ settings are ignored. Example::
 """
 from __future__ import annotations
 
+import math
 import os
 from enum import IntEnum
 
@@ -18,6 +19,7 @@ from toksmith.decoders.sentencepiece import DEFAULT_UNK_SURFACE, SentencePieceDe
 from toksmith.errors import ModelFormatError, UnsupportedModelError
 from toksmith.normalizers.charsmap import CharsMapNormalizerSpec
 from toksmith.spec import Algorithm, FileFormat, ReferenceRules, TokenizerSpec
+from toksmith.models.common import byte_piece_value
 from toksmith.vocab import SpecialIds, TokenType, Vocab, indices_of_type
 
 # Largest .model accepted; real ones are under 30 MB.
@@ -46,6 +48,8 @@ NORMALIZER_FIELDS = {1: "name", 2: "precompiled_charsmap", 3: "add_dummy_prefix"
                      4: "remove_extra_whitespaces", 5: "escape_whitespaces"}
 DEFAULT_SPECIAL_PIECES = {"unk": b"<unk>", "bos": b"<s>", "eos": b"</s>", "pad": b"<pad>"}
 RESERVED_TYPES = (TokenType.UNKNOWN, TokenType.CONTROL, TokenType.BYTE)
+NORMAL_TYPES = frozenset((TokenType.NORMAL, TokenType.USER_DEFINED, TokenType.UNUSED))
+MAX_PIECE_BYTES = 8000   # Parity: sentencepiece model_interface.cc kMaxPieceSize
 
 
 def read_sentencepiece(path: str | os.PathLike) -> TokenizerSpec:
@@ -62,6 +66,13 @@ def parse_sentencepiece(data: bytes, source: str = "<bytes>") -> TokenizerSpec:
     """Parse serialized ModelProto bytes (see `read_sentencepiece`)."""
     try:
         pieces, scores, types, others = parse_model_proto(data)
+    except WireFormatError as e:
+        if e.needed is not None and e.needed > len(data):
+            # A field that runs past the end of the file: a download cut short.
+            raise ModelFormatError(source, f"truncated at byte {e.offset} of {len(data)}: {e.reason} "
+                                           f"(the file looks truncated)") from None
+        raise ModelFormatError(source, f"not a valid SentencePiece model: {e}") from None
+    try:
         # Repeated occurrences of a message field merge, as protobuf parsing does.
         fields: dict[int, bytes] = {}
         for field, wire, value in others:
@@ -73,6 +84,12 @@ def parse_sentencepiece(data: bytes, source: str = "<bytes>") -> TokenizerSpec:
                         if MODEL_DENORMALIZER_SPEC in fields else None)
     except WireFormatError as e:
         raise ModelFormatError(source, f"not a valid SentencePiece model: {e}") from None
+    if pieces and MODEL_TRAINER_SPEC not in fields and MODEL_NORMALIZER_SPEC not in fields:
+        # sentencepiece writes trainer_spec and normalizer_spec after the pieces, so such a
+        # file is one cut on a piece boundary (sentencepiece itself would load it).
+        raise ModelFormatError(source, f"the file ends at byte {len(data)} of {len(data)} right after "
+                                       f"piece {len(pieces) - 1}, with no trainer_spec or "
+                                       f"normalizer_spec: the file looks truncated")
     if not pieces:
         raise ModelFormatError(source, "no pieces found: expected a SentencePiece ModelProto "
                                        "(field 1 repeated SentencePiece)")
@@ -89,7 +106,7 @@ def parse_sentencepiece(data: bytes, source: str = "<bytes>") -> TokenizerSpec:
         raise UnsupportedModelError(source, "treat_whitespace_as_suffix is not supported yet")
 
     byte_fallback = bool(trainer.get(TRAINER_BYTE_FALLBACK, 0))
-    _validate_pieces(pieces, types, byte_fallback, source)
+    _validate_pieces(pieces, types, scores, byte_fallback, ModelType(model_type), source)
     special = _special_ids(pieces, types, trainer)
     vocab = Vocab(pieces=pieces, scores=scores, types=types, special=special)
 
@@ -137,11 +154,19 @@ def _normalizer_spec(fields: dict[int, object], source: str) -> CharsMapNormaliz
     )
 
 
-def _validate_pieces(pieces: list[bytes], types: bytes, byte_fallback: bool, source: str) -> None:
-    """The checks of sentencepiece's ModelInterface::InitializePieces, same wording.
+def _validate_pieces(pieces: list[bytes], types: bytes, scores: list[float], byte_fallback: bool,
+                     model_type: ModelType, source: str) -> None:
+    """Refuse what sentencepiece's loader refuses, with its reason.
 
-    Duplicate NORMAL/USER_DEFINED/UNUSED pieces are caught when the trie is built.
+    Parity: sentencepiece ModelInterface::InitializePieces (and the unigram
+    Model constructor for scores), in their order of checks.
     """
+    # Parity: InitializePieces kMaxPieceSize: no piece of 8000 bytes or more.
+    longest = max(map(len, pieces))
+    if longest >= MAX_PIECE_BYTES:
+        index = next(i for i, p in enumerate(pieces) if len(p) == longest)
+        raise ModelFormatError(source, f"piece {index} is {longest} bytes long, sentencepiece refuses "
+                                       f"pieces of {MAX_PIECE_BYTES} bytes or more (piece is too long)")
     problem = first_invalid_piece(pieces, types)
     if problem is not None:
         index, reason = problem
@@ -149,19 +174,69 @@ def _validate_pieces(pieces: list[bytes], types: bytes, byte_fallback: bool, sou
     if TokenType.UNDEFINED in types:
         index = types.index(TokenType.UNDEFINED)
         raise ModelFormatError(source, f"piece {index} has type 0, expected 1..6")
-    if not any(types.count(t) for t in (TokenType.NORMAL, TokenType.USER_DEFINED, TokenType.UNUSED)):
-        raise ModelFormatError(source, "no pieces are loaded: every piece is UNKNOWN, CONTROL or BYTE")
+    _check_duplicates(pieces, types, model_type, source)
+    # Parity: InitializePieces: one UNKNOWN piece at most, and one unless byte_fallback.
     unk_count = types.count(TokenType.UNKNOWN)
-    if unk_count != 1:
-        raise ModelFormatError(source, f"expected exactly one UNKNOWN piece, found {unk_count}")
+    if unk_count > 1:
+        second = indices_of_type(types, TokenType.UNKNOWN)[1]
+        raise ModelFormatError(source, f"piece {second} {pieces[second]!r} is a second UNKNOWN piece "
+                                       f"(sentencepiece: unk is already defined)")
     if not byte_fallback and TokenType.BYTE in types:
         index = types.index(TokenType.BYTE)
         raise ModelFormatError(source, f"byte piece {index} {pieces[index].decode()!r} is found "
                                        f"although byte_fallback is false")
-    reserved = [pieces[i] for t in RESERVED_TYPES for i in indices_of_type(types, t)]
-    if len(set(reserved)) != len(reserved):
-        duplicate = next(p for p in reserved if reserved.count(p) > 1)
-        raise ModelFormatError(source, f"piece {duplicate.decode()!r} is already defined")
+    if byte_fallback:
+        found = set()
+        for index in indices_of_type(types, TokenType.BYTE):
+            value = byte_piece_value(pieces[index])
+            if value is None:
+                raise ModelFormatError(source, f"byte piece {index} {pieces[index]!r} is invalid: "
+                                               f"expected <0xXX>")
+            found.add(value)
+        if len(found) != 256:
+            missing = min(set(range(256)) - found)
+            raise ModelFormatError(source, f"byte_fallback is true but only {len(found)} of the 256 "
+                                           f"byte pieces are defined (no <0x{missing:02X}>)")
+    if unk_count == 0:
+        raise ModelFormatError(source, "no UNKNOWN piece: expected exactly one (sentencepiece: unk is "
+                                       "not defined; toksmith needs one also with byte_fallback)")
+    if not any(types.count(t) for t in (TokenType.NORMAL, TokenType.USER_DEFINED, TokenType.UNUSED)):
+        raise ModelFormatError(source, "no pieces are loaded: every piece is UNKNOWN, CONTROL or BYTE")
+    # sentencepiece's BPE loads a NaN score, but then orders merges with a comparator
+    # NaN makes inconsistent, so its result hangs on std::priority_queue internals:
+    # toksmith refuses such a model rather than tokenize it some other way.
+    if model_type is ModelType.BPE and any(map(math.isnan, scores)):
+        index = next(i for i, score in enumerate(scores) if math.isnan(score))
+        raise ModelFormatError(source, f"piece {index} {pieces[index]!r} has score NaN: merge order is "
+                                       f"undefined (toksmith refuses it; sentencepiece loads it)")
+    # Parity: unigram::Model::Model: "score is NaN or Inf." (BPE does not check).
+    if model_type is ModelType.UNIGRAM and not all(map(math.isfinite, scores)):
+        index = next(i for i, score in enumerate(scores) if not math.isfinite(score))
+        raise ModelFormatError(source, f"piece {index} {pieces[index]!r} has score {scores[index]}: "
+                                       f"a unigram score must be finite (sentencepiece: score is NaN or Inf)")
+
+
+def _check_duplicates(pieces: list[bytes], types: bytes, model_type: ModelType, source: str) -> None:
+    """Parity: InitializePieces: "<piece> is already defined."
+
+    A unigram model keeps NORMAL/USER_DEFINED/UNUSED pieces and the other
+    (reserved) pieces in two maps, so a text may appear once in each; a BPE
+    model keeps one map, so every text appears once.
+    """
+    if len(set(pieces)) == len(pieces):
+        return
+    if model_type is ModelType.UNIGRAM:
+        groups = [[i for i, t in enumerate(types) if t in NORMAL_TYPES],
+                  [i for i, t in enumerate(types) if t not in NORMAL_TYPES]]
+    else:
+        groups = [range(len(pieces))]
+    for group in groups:
+        seen: set[bytes] = set()
+        for index in group:
+            if pieces[index] in seen:
+                raise ModelFormatError(source, f"piece {index} {pieces[index]!r} is already defined "
+                                               f"(sentencepiece refuses a piece defined twice)")
+            seen.add(pieces[index])
 
 
 def _special_ids(pieces: list[bytes], types: bytes, trainer: dict[int, object]) -> SpecialIds:

@@ -63,6 +63,8 @@ def build_normalizer(spec: CharsMapNormalizerSpec, rules: ReferenceRules,
                           remove_extra_whitespaces=spec.remove_extra_whitespaces,
                           escape_whitespaces=spec.escape_whitespaces,
                           user_defined=user_defined, rules=CORE_RULES[rules])
+    except ModelFormatError:
+        raise   # already names the file
     except ValueError as e:
         raise ModelFormatError(source, f"precompiled_charsmap: {e}") from None
 
@@ -75,6 +77,8 @@ def user_defined_trie(spec: TokenizerSpec) -> DoubleArrayTrie | None:
         return None
     try:
         return DoubleArrayTrie.build([vocab.pieces[i] for i in ids], ids)
+    except ModelFormatError:
+        raise   # already names the file
     except ValueError as e:
         raise ModelFormatError(spec.source, f"user-defined pieces: {e}") from None
 
@@ -136,5 +140,7 @@ def configure_vocab(engine: Engine, spec: TokenizerSpec) -> None:
             eos_id=_or_none(special.eos), add_bos=spec.add_bos, add_eos=spec.add_eos,
             byte_ids=byte_token_ids(spec), detokenizer=build_detokenizer(spec),
             splitter=build_splitter(spec, special_tokens_of(spec)))
+    except ModelFormatError:
+        raise   # already names the file
     except ValueError as e:
         raise ModelFormatError(spec.source, str(e)) from None

@@ -52,5 +52,7 @@ def configure_spm_bpe(engine: Engine, spec: TokenizerSpec) -> None:
         engine._configure_score_bpe(bpe, rules=CORE_RULES[spec.rules], normalizer=normalizer,
                                     escape_prefix_space=escape_prefix,
                                     byte_fallback=spec.byte_fallback)
+    except ModelFormatError:
+        raise   # already names the file
     except ValueError as e:
         raise ModelFormatError(spec.source, str(e)) from None

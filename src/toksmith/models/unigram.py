@@ -16,5 +16,7 @@ def configure_unigram(engine: Engine, spec: TokenizerSpec) -> None:
     try:
         engine._configure_unigram(spec.vocab.pieces, spec.vocab.scores, rules=CORE_RULES[spec.rules],
                                   normalizer=normalizer, byte_fallback=spec.byte_fallback)
+    except ModelFormatError:
+        raise   # already names the file
     except ValueError as e:
         raise ModelFormatError(spec.source, str(e)) from None
