@@ -143,7 +143,7 @@ def _read_sentencepiece_family(meta: dict[str, object], value_types: dict[str, i
     n = len(tokens)
     # Parity: llama_vocab::impl::load reads each token with gguf_get_arr_str as a C
     # string, so a text ends at its first NUL; an empty text becomes "[EMPTY_<id>]".
-    if any(b"\0" in t or not t for t in tokens):
+    if not all(tokens) or b"\0" in b"".join(tokens):   # one C-speed pass over 250k tokens
         tokens = [t.split(b"\0", 1)[0] for t in tokens]
         tokens = [t if t else f"[EMPTY_{i}]".encode() for i, t in enumerate(tokens)]
     scores = _number_array(meta, "tokenizer.ggml.scores", n, source, default=0.0, typecodes="fi")
