@@ -9,6 +9,7 @@ from __future__ import annotations
 import inspect
 import os
 import re
+import site
 import subprocess
 import sys
 from pathlib import Path
@@ -47,16 +48,27 @@ toksmith.load(5)
 '''
 
 
+def _installed(package: Path) -> bool:
+    """Whether `package` lies in a site-packages folder of this interpreter."""
+    roots = [*site.getsitepackages(), site.getusersitepackages()]
+    return any(package.is_relative_to(root) for root in roots if root)
+
+
 def run_mypy(tmp_path: Path, source: str) -> list[str]:
     snippet = tmp_path / "snippet.py"
     snippet.write_text(source)
-    env = dict(os.environ, MYPYPATH=str(PACKAGE.parent))
+    env = dict(os.environ)
+    if not _installed(PACKAGE):
+        # A source checkout on PYTHONPATH: mypy reads MYPYPATH, not PYTHONPATH. (An
+        # installed package is found by mypy itself, which refuses site-packages there.)
+        env["MYPYPATH"] = str(PACKAGE.parent)
     result = subprocess.run(
         [sys.executable, "-m", "mypy", "--follow-imports=silent", "--no-error-summary", "--show-error-codes",
          "--cache-dir", str(tmp_path / "cache"), "--python-version", f"{sys.version_info[0]}.{sys.version_info[1]}",
          "snippet.py"],
         capture_output=True, text=True, timeout=300, env=env, cwd=tmp_path)
     assert result.returncode in (0, 1), result.stderr
+    assert "is in the MYPYPATH" not in result.stdout + result.stderr, result.stdout + result.stderr
     return [line.split(":", 1)[1] for line in result.stdout.splitlines()
             if line.startswith(("snippet.py:", str(snippet) + ":"))]
 
