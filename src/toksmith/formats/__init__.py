@@ -33,8 +33,6 @@ def detect_format(head: bytes, path: str) -> FileFormat:
     return FileFormat.SENTENCEPIECE
 
 
-# Largest metadata read from a GGUF file's start; real vocabularies need under 20 MB.
-GGUF_HEAD_LIMIT = 1 << 30
 GZIP_MAGIC = b"\x1f\x8b"
 LFS_POINTER = b"version https://git-lfs.github.com/spec/"
 
