@@ -64,6 +64,9 @@ class TokenizerSpec:
     # llama.cpp's per-token attribute bits (special_tokens.TokenAttr) when the
     # file carries what llama.cpp derives them from (GGUF); None: from types.
     token_attributes: tuple[int, ...] | None = None
+    # The file's bytes as a pickled tokenizer carries them (a .model whole, a GGUF's
+    # header and metadata without tensors); None for a spec built in memory.
+    source_data: bytes | None = None
 
     def __repr__(self) -> str:
         return (f"<TokenizerSpec {self.algorithm.value} from {self.file_format.value} "

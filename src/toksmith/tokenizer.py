@@ -52,11 +52,6 @@ class Tokenizer(Engine):
             raise AssertionError(spec.algorithm)
         self._piece_ids: dict[str, int] | None = None
         self._special_tokens: tuple[SpecialToken, ...] | None = None
-        # What pickles: the file's bytes when `source` is a path (None for a spec).
-        self._source_bytes: bytes | None = None
-        if not isinstance(source, TokenizerSpec):
-            from toksmith.formats import source_bytes
-            self._source_bytes = source_bytes(spec)
 
     @classmethod
     def from_file(cls, path: str | os.PathLike[str], *,
@@ -74,20 +69,18 @@ class Tokenizer(Engine):
         spec = spec_from_bytes(data, file_format, source)
         if rules is not spec.rules:
             spec = dataclasses.replace(spec, rules=rules)
-        tok = cls(spec)
-        tok._source_bytes = data
-        return tok
+        return cls(spec)
 
     def __reduce__(self):
         """Pickle (and copy) by the source file's bytes and the load options, never by path.
 
         The same file always gives the same pickle, so `datasets` can hash it.
         """
-        if self._source_bytes is None:
+        spec = self.spec
+        if spec.source_data is None:
             raise TypeError("this tokenizer was built from a TokenizerSpec, not loaded from a file, "
                             "so it has no source bytes to pickle; load it with toksmith.load()")
-        spec = self.spec
-        return (_unpickle_tokenizer, (type(self), self._source_bytes, spec.file_format, spec.rules,
+        return (_unpickle_tokenizer, (type(self), spec.source_data, spec.file_format, spec.rules,
                                       spec.source))
 
     # ---------------------------------------------------------------- vocabulary

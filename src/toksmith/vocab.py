@@ -32,6 +32,20 @@ def indices_of_type(types: bytes, token_type: int) -> list[int]:
     return ids
 
 
+def first_repeated(pieces: list[bytes], indices=None) -> int | None:
+    """The first of `indices` (default: all) whose piece text an earlier one already has.
+
+    >>> first_repeated([b"a", b"b", b"a"])
+    2
+    """
+    seen: set[bytes] = set()
+    for index in range(len(pieces)) if indices is None else indices:
+        if pieces[index] in seen:
+            return index
+        seen.add(pieces[index])
+    return None
+
+
 @dataclass(frozen=True)
 class SpecialIds:
     """Ids of the special tokens a model names (None when it names none)."""

@@ -17,19 +17,7 @@ import pytest
 
 import toksmith
 
-import sentencepiece as spm
-
 HELLO = "Hello, world"
-
-
-@pytest.fixture(scope="module")
-def tok():
-    return toksmith.load_embedded()
-
-
-@pytest.fixture(scope="module")
-def sp():
-    return spm.SentencePieceProcessor(model_file=toksmith.embedded_model_path())
 
 
 # ----------------------------------------------------------------- keyword-only flags

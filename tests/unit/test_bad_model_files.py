@@ -5,8 +5,6 @@ from __future__ import annotations
 import gzip
 import os
 import shutil
-import subprocess
-import sys
 import threading
 
 import pytest

@@ -32,16 +32,6 @@ INVALID_UTF8 = [b"\xff", b"\xfe\xff", b"abc\x80def", b"\xc3", b"\xe3\x81", b"\xf
                 b"\xed\xa0\x80", b"\xf4\x90\x80\x80", b"caf\xe9", b"ok \xff\xfe\xfd ok", bytes(range(256))]
 
 
-@pytest.fixture(scope="module")
-def tok():
-    return toksmith.load_embedded()
-
-
-@pytest.fixture(scope="module")
-def sp():
-    return spm.SentencePieceProcessor(model_file=toksmith.embedded_model_path())
-
-
 def embedded_proto() -> pb.ModelProto:
     proto = pb.ModelProto()
     proto.ParseFromString(Path(toksmith.embedded_model_path()).read_bytes())

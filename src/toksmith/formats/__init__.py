@@ -119,18 +119,6 @@ def read_spec(path: str | os.PathLike) -> TokenizerSpec:
         raise
 
 
-def source_bytes(spec: TokenizerSpec) -> bytes:
-    """The bytes a pickled tokenizer carries to rebuild `spec` anywhere (see `spec_from_bytes`).
-
-    A `.model` file whole; of a GGUF only the header and metadata (no tensors).
-    """
-    if spec.file_format is FileFormat.GGUF:
-        from toksmith.formats.gguf import gguf_without_tensors
-        return gguf_without_tensors(spec.source)
-    with open(spec.source, "rb") as f:
-        return f.read()
-
-
 def spec_from_bytes(data: bytes, file_format: FileFormat, source: str = "<bytes>") -> TokenizerSpec:
     """Read a tokenizer from the bytes of a file (`source` names it in errors and repr).
 

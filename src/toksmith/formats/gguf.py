@@ -19,7 +19,7 @@ from toksmith.errors import ModelFormatError, UnsupportedModelError
 from toksmith.formats.llama_cpp_attributes import token_attributes
 from toksmith.normalizers.charsmap import CharsMapNormalizerSpec
 from toksmith.spec import Algorithm, FileFormat, ReferenceRules, TokenizerSpec
-from toksmith.vocab import SpecialIds, TokenType, Vocab
+from toksmith.vocab import SpecialIds, TokenType, Vocab, first_repeated
 
 # tokenizer.ggml.model values llama.cpp knows; "llama" (SPM) and "t5" (UGM) are read so far.
 KNOWN_TOKENIZER_MODELS = ("llama", "gpt2", "bert", "t5", "rwkv", "plamo2", "none", "no_vocab")
@@ -48,8 +48,9 @@ def read_gguf_metadata(path: str | os.PathLike) -> dict[str, object]:
     return _read_metadata(path)[0]
 
 
-def _read_metadata(path: str | os.PathLike) -> tuple[dict[str, object], dict[str, int]]:
-    """(values, GGUF value types) by key of the file at `path`, checked as gguf.cpp checks them."""
+def _read_metadata(path: str | os.PathLike) -> tuple[dict[str, object], dict[str, int], bytes]:
+    """(values, GGUF value types, `_without_tensors` bytes) of the file at `path`, checked as
+    gguf.cpp checks them; the file is memory-mapped and its tensor data never read."""
     with open(path, "rb") as f:
         try:
             mapped = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
@@ -57,7 +58,8 @@ def _read_metadata(path: str | os.PathLike) -> tuple[dict[str, object], dict[str
             raise ModelFormatError(path, "file is empty") from None
     try:
         with memoryview(mapped) as view:
-            return _checked_metadata(view, os.fspath(path))
+            values, types = _checked_metadata(view, os.fspath(path))
+            return values, types, _without_tensors(view)
     finally:
         mapped.close()
 
@@ -84,31 +86,32 @@ def _checked_metadata(data, source: str) -> tuple[dict[str, object], dict[str, i
 
 def read_gguf(path: str | os.PathLike) -> TokenizerSpec:
     """Read the tokenizer of a GGUF file."""
-    return _spec_of_metadata(*_read_metadata(path), os.fspath(path))
+    values, types, payload = _read_metadata(path)
+    return _spec_of_metadata(values, types, os.fspath(path), payload)
 
 
 def parse_gguf(data: bytes, source: str = "<bytes>") -> TokenizerSpec:
-    """Read the tokenizer of a GGUF file's bytes (all of them, or `gguf_without_tensors`' part)."""
-    return _spec_of_metadata(*_checked_metadata(data, source), source)
+    """Read the tokenizer of a GGUF file's bytes (all of them, or `_without_tensors`' part)."""
+    values, types = _checked_metadata(data, source)
+    return _spec_of_metadata(values, types, source, _without_tensors(data))
 
 
-def gguf_without_tensors(path: str | os.PathLike) -> bytes:
-    """The GGUF file at `path` cut after its key/value metadata, with the tensor count set to 0.
+def _without_tensors(data) -> bytes:
+    """GGUF bytes cut after the key/value metadata, with the tensor count set to 0.
 
     A valid GGUF of its own (llama.cpp's reader needs no padding when there are
     no tensors) with the whole tokenizer and no weights: what a pickled
     tokenizer carries instead of a multi-gigabyte model.
     """
-    with open(path, "rb") as f:
-        with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
-            with memoryview(mapped) as view:
-                data = bytearray(view[:gguf_metadata_size(view)])
-    data[8:16] = bytes(8)   # u64 tensor count, after the magic and the u32 version
-    return bytes(data)
+    cut = bytearray(data[:gguf_metadata_size(data)])
+    cut[8:16] = bytes(8)   # u64 tensor count, after the magic and the u32 version
+    return bytes(cut)
 
 
-def _spec_of_metadata(meta: dict[str, object], types: dict[str, int], source: str) -> TokenizerSpec:
-    """The tokenizer described by GGUF metadata (values and their GGUF types by key)."""
+def _spec_of_metadata(meta: dict[str, object], types: dict[str, int], source: str,
+                      payload: bytes) -> TokenizerSpec:
+    """The tokenizer described by GGUF metadata (values and their GGUF types by key);
+    `payload` is what a pickle of it carries (`_without_tensors`)."""
     # Parity: llama_model_loader reads general.architecture (a STRING) and
     # llama_model_create refuses a file without one ("unknown model architecture: ''");
     # the GGUF spec requires the key. Its value is not checked against llama.cpp's list
@@ -130,11 +133,11 @@ def _spec_of_metadata(meta: dict[str, object], types: dict[str, int], source: st
     if model not in SUPPORTED_TOKENIZER_MODELS:
         raise UnsupportedModelError(source, f"GGUF tokenizer model {model!r} is not supported yet "
                                             f"(supported: {list(SUPPORTED_TOKENIZER_MODELS)})")
-    return _read_sentencepiece_family(meta, types, source, model)
+    return _read_sentencepiece_family(meta, types, source, model, payload)
 
 
 def _read_sentencepiece_family(meta: dict[str, object], value_types: dict[str, int], source: str,
-                               model: str) -> TokenizerSpec:
+                               model: str, payload: bytes) -> TokenizerSpec:
     """A "llama" (SPM) or "t5" (UGM) vocabulary."""
     tokens = meta.get("tokenizer.ggml.tokens")
     # String arrays come back from the parser as lists of bytes, all of a kind.
@@ -158,8 +161,7 @@ def _read_sentencepiece_family(meta: dict[str, object], value_types: dict[str, i
         raise ModelFormatError(source, f"token {problem[0]} {problem[1]}")
     if len(set(tokens)) != n:
         # Parity: llama_vocab::impl::load asserts id_to_token.size() == token_to_id.size().
-        seen: set[bytes] = set()
-        twice = next(i for i, t in enumerate(tokens) if t in seen or seen.add(t))
+        twice = first_repeated(tokens)
         raise ModelFormatError(source, f"tokenizer.ggml.tokens[{twice}] {tokens[twice]!r} is a text "
                                        f"already defined (llama.cpp refuses such a vocabulary)")
     special = {}
@@ -207,6 +209,7 @@ def _read_sentencepiece_family(meta: dict[str, object], value_types: dict[str, i
         add_bos=_flag(meta, "tokenizer.ggml.add_bos_token", add_bos, source),
         add_eos=_flag(meta, "tokenizer.ggml.add_eos_token", add_eos, source),
         token_attributes=tuple(token_attributes(tokens, types, meta, end_ids)),
+        source_data=payload,
     )
 
 

@@ -20,7 +20,7 @@ from toksmith.errors import ModelFormatError, UnsupportedModelError
 from toksmith.normalizers.charsmap import CharsMapNormalizerSpec
 from toksmith.spec import Algorithm, FileFormat, ReferenceRules, TokenizerSpec
 from toksmith.models.common import byte_piece_value
-from toksmith.vocab import SpecialIds, TokenType, Vocab, indices_of_type
+from toksmith.vocab import SpecialIds, TokenType, Vocab, first_repeated, indices_of_type
 
 # Largest .model accepted; real ones are under 30 MB.
 MAX_MODEL_BYTES = 1 << 30
@@ -124,7 +124,7 @@ def parse_sentencepiece(data: bytes, source: str = "<bytes>") -> TokenizerSpec:
     return TokenizerSpec(
         source=source, file_format=FileFormat.SENTENCEPIECE, algorithm=ALGORITHMS[model_type],
         rules=ReferenceRules.SENTENCEPIECE, vocab=vocab, normalizer=norm_spec, decoder=decoder,
-        byte_fallback=byte_fallback,
+        byte_fallback=byte_fallback, source_data=bytes(data),
         # sentencepiece's encode adds neither BOS nor EOS unless asked per call.
         add_bos=False, add_eos=False,
     )
@@ -200,7 +200,7 @@ def _validate_pieces(pieces: list[bytes], types: bytes, scores: list[float], byt
     if unk_count == 0:
         raise ModelFormatError(source, "no UNKNOWN piece: expected exactly one (sentencepiece: unk is "
                                        "not defined; toksmith needs one also with byte_fallback)")
-    if not any(types.count(t) for t in (TokenType.NORMAL, TokenType.USER_DEFINED, TokenType.UNUSED)):
+    if not any(types.count(t) for t in NORMAL_TYPES):
         raise ModelFormatError(source, "no pieces are loaded: every piece is UNKNOWN, CONTROL or BYTE")
     # sentencepiece's BPE loads a NaN score, but then orders merges with a comparator
     # NaN makes inconsistent, so its result hangs on std::priority_queue internals:
@@ -229,14 +229,12 @@ def _check_duplicates(pieces: list[bytes], types: bytes, model_type: ModelType, 
         groups = [[i for i, t in enumerate(types) if t in NORMAL_TYPES],
                   [i for i, t in enumerate(types) if t not in NORMAL_TYPES]]
     else:
-        groups = [range(len(pieces))]
+        groups = [None]   # every piece
     for group in groups:
-        seen: set[bytes] = set()
-        for index in group:
-            if pieces[index] in seen:
-                raise ModelFormatError(source, f"piece {index} {pieces[index]!r} is already defined "
-                                               f"(sentencepiece refuses a piece defined twice)")
-            seen.add(pieces[index])
+        index = first_repeated(pieces, group)
+        if index is not None:
+            raise ModelFormatError(source, f"piece {index} {pieces[index]!r} is already defined "
+                                           f"(sentencepiece refuses a piece defined twice)")
 
 
 def _special_ids(pieces: list[bytes], types: bytes, trainer: dict[int, object]) -> SpecialIds:
