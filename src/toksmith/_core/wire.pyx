@@ -260,8 +260,11 @@ cdef class _GGUFReader:
 def parse_gguf_metadata(const uint8_t[::1] data not None):
     """Read a GGUF header and its key/value metadata; tensor data is never touched.
 
-    Returns (version, tensor_count, {key: value}, {key: GGUFType}). String
-    arrays come back as lists of raw bytes, numeric arrays as array.array.
+    Returns (version, tensor_count, {key: value}, {key: GGUFType}, metadata_end).
+    String arrays come back as lists of raw bytes, numeric arrays as
+    array.array. `metadata_end` is where the key/value section ends (tensor
+    infos follow): data[:metadata_end] with the tensor count set to 0 is a GGUF
+    of its own that holds the tokenizer and no tensors.
     """
     cdef _GGUFReader r = _GGUFReader()
     cdef uint32_t version, vtype, n_dims
@@ -292,6 +295,7 @@ def parse_gguf_metadata(const uint8_t[::1] data not None):
         vtype = r.u32(f"type of {key!r}")
         types[key] = vtype
         values[key] = r.value(vtype, f"value of {key!r}", 0)
+    metadata_end = r.pos
     # Parity: gguf.cpp gguf_init_from_file_impl reads every tensor info (name, n_dims
     # <= GGML_MAX_DIMS, dims, type, offset) after the metadata and fails where the
     # file ends first; a tensor count that promises infos the file lacks is refused.
@@ -307,51 +311,4 @@ def parse_gguf_metadata(const uint8_t[::1] data not None):
             r.u64(f"a dimension of tensor {i}")
         r.u32(f"type of tensor {i}")
         r.u64(f"offset of tensor {i}")
-    return version, n_tensors, values, types
-
-
-cdef void _skip_value(_GGUFReader r, uint32_t vtype, what, int depth) except *:
-    """Step over one value without building it (see `gguf_metadata_size`)."""
-    cdef uint64_t count, i, length
-    cdef uint32_t etype
-    cdef Py_ssize_t size
-    if vtype == GGUFType.ARRAY and depth <= 4:
-        etype = r.u32(what)
-        count = r.u64(what)
-        if etype in _SCALARS:
-            size = _SCALARS[etype][1]
-            if count > <uint64_t>((r.n - r.pos) // size):
-                raise WireFormatError(f"{what}: array of {count} elements exceeds the file", r.pos)
-            r.pos += <Py_ssize_t>count * size
-            return
-        if etype == GGUFType.STRING:
-            for i in range(count):
-                length = r.u64(what)
-                if length > <uint64_t>(r.n - r.pos):
-                    raise WireFormatError(f"{what}: string length {length} exceeds the file", r.pos)
-                r.pos += <Py_ssize_t>length
-            return
-        for i in range(count):
-            _skip_value(r, etype, what, depth + 1)
-        return
-    r.value(vtype, what, depth)   # scalars and strings are small; errors are parse_gguf_metadata's
-
-
-def gguf_metadata_size(const uint8_t[::1] data not None):
-    """Bytes taken by a GGUF's header and key/value metadata: what follows is tensor infos and data.
-
-    A copy of data[:size] with the tensor count set to 0 is a GGUF of its own
-    that holds the tokenizer and no tensors (what a pickled tokenizer carries).
-    """
-    cdef _GGUFReader r = _GGUFReader()
-    cdef uint64_t n_kv, i
-    r.n = data.shape[0]
-    r.p = &data[0] if r.n else NULL
-    r.pos = 0
-    r._need(24, "GGUF header")
-    r.pos = 16
-    n_kv = r.u64("metadata count")
-    for i in range(n_kv):
-        r.raw_string("metadata key")
-        _skip_value(r, r.u32("value type"), "metadata value", 0)
-    return r.pos
+    return version, n_tensors, values, types, metadata_end

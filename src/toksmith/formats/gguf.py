@@ -13,7 +13,7 @@ import os
 from array import array
 
 from toksmith._core.pieces import first_invalid_piece
-from toksmith._core.wire import GGUFType, WireFormatError, gguf_metadata_size, parse_gguf_metadata
+from toksmith._core.wire import GGUFType, WireFormatError, parse_gguf_metadata
 from toksmith.decoders.sentencepiece import SentencePieceDecoderSpec
 from toksmith.errors import ModelFormatError, UnsupportedModelError
 from toksmith.formats.llama_cpp_attributes import token_attributes
@@ -58,16 +58,16 @@ def _read_metadata(path: str | os.PathLike) -> tuple[dict[str, object], dict[str
             raise ModelFormatError(path, "file is empty") from None
     try:
         with memoryview(mapped) as view:
-            values, types = _checked_metadata(view, os.fspath(path))
-            return values, types, _without_tensors(view)
+            return _checked_metadata(view, os.fspath(path))
     finally:
         mapped.close()
 
 
-def _checked_metadata(data, source: str) -> tuple[dict[str, object], dict[str, int]]:
-    """(values, GGUF value types) by key of GGUF bytes, checked as gguf.cpp checks them."""
+def _checked_metadata(data, source: str) -> tuple[dict[str, object], dict[str, int], bytes]:
+    """(values, GGUF value types, `_without_tensors` bytes) of GGUF bytes, checked as
+    gguf.cpp checks them."""
     try:
-        _version, _tensors, values, types = parse_gguf_metadata(data)
+        _version, _tensors, values, types, metadata_end = parse_gguf_metadata(data)
     except WireFormatError as e:
         raise ModelFormatError(source, str(e)) from None
     # Parity: gguf.cpp gguf_init_from_file_impl: "key ... is empty".
@@ -81,35 +81,33 @@ def _checked_metadata(data, source: str) -> tuple[dict[str, object], dict[str, i
                                            f"expected UINT32 ({GGUFType.UINT32})")
         if alignment == 0 or alignment & (alignment - 1):
             raise ModelFormatError(source, f"general.alignment is {alignment}, expected a power of 2")
-    return values, types
+    return values, types, _without_tensors(data, metadata_end)
 
 
 def read_gguf(path: str | os.PathLike) -> TokenizerSpec:
     """Read the tokenizer of a GGUF file."""
-    values, types, payload = _read_metadata(path)
-    return _spec_of_metadata(values, types, os.fspath(path), payload)
+    return _spec_of_metadata(*_read_metadata(path), os.fspath(path))
 
 
 def parse_gguf(data: bytes, source: str = "<bytes>") -> TokenizerSpec:
     """Read the tokenizer of a GGUF file's bytes (all of them, or `_without_tensors`' part)."""
-    values, types = _checked_metadata(data, source)
-    return _spec_of_metadata(values, types, source, _without_tensors(data))
+    return _spec_of_metadata(*_checked_metadata(data, source), source)
 
 
-def _without_tensors(data) -> bytes:
-    """GGUF bytes cut after the key/value metadata, with the tensor count set to 0.
+def _without_tensors(data, metadata_end: int) -> bytes:
+    """GGUF bytes cut after the key/value metadata (at `metadata_end`), tensor count set to 0.
 
     A valid GGUF of its own (llama.cpp's reader needs no padding when there are
     no tensors) with the whole tokenizer and no weights: what a pickled
     tokenizer carries instead of a multi-gigabyte model.
     """
-    cut = bytearray(data[:gguf_metadata_size(data)])
+    cut = bytearray(data[:metadata_end])
     cut[8:16] = bytes(8)   # u64 tensor count, after the magic and the u32 version
     return bytes(cut)
 
 
-def _spec_of_metadata(meta: dict[str, object], types: dict[str, int], source: str,
-                      payload: bytes) -> TokenizerSpec:
+def _spec_of_metadata(meta: dict[str, object], types: dict[str, int], payload: bytes,
+                      source: str) -> TokenizerSpec:
     """The tokenizer described by GGUF metadata (values and their GGUF types by key);
     `payload` is what a pickle of it carries (`_without_tensors`)."""
     # Parity: llama_model_loader reads general.architecture (a STRING) and
