@@ -70,6 +70,13 @@ def tricky_strings(fixtures) -> list[str]:
     return [item["text"] for item in data]
 
 
+def first_difference(got: list[int], want: list[int]) -> str:
+    """Where two long id lists part (pytest's own diff of megabyte lists is quadratic)."""
+    at = next((i for i, (a, b) in enumerate(zip(got, want)) if a != b), min(len(got), len(want)))
+    return (f"{len(got)} vs {len(want)} ids, first difference at {at}: "
+            f"{got[at:at + 8]} != {want[at:at + 8]}")
+
+
 def report(line: str) -> None:
     """Add a line to the parity summary printed at the end of the run."""
     PARITY_REPORT.append(line)

@@ -18,7 +18,7 @@ import sentencepiece as spm   # test dependencies: parity fails, never skips, wi
 
 import toksmith
 from tests import llama_cpp_reference   # llama-cpp-python
-from tests.conftest import CORPUS_FILES, fixture_file, report
+from tests.conftest import CORPUS_FILES, first_difference, fixture_file, report
 from tests.parity.conftest import UNIGRAM_FIXTURE_MODELS
 from tests.parity.test_ugm_gguf import GGUF_UGM, model_proto_from_gguf
 from tests.parity.trained_models import UNIGRAM_CONFIGS
@@ -32,13 +32,6 @@ def documents(fixtures) -> dict[str, str | bytes]:
         for name in CORPUS_FILES}
     docs["tricky_invalid_utf8.bin"] = fixture_file(fixtures, "corpus/tricky_invalid_utf8.bin").read_bytes()
     return docs
-
-
-def first_difference(got: list[int], want: list[int]) -> str:
-    """Where two long id lists part (pytest's own diff of megabyte lists is quadratic)."""
-    at = next((i for i, (a, b) in enumerate(zip(got, want)) if a != b), min(len(got), len(want)))
-    return (f"{len(got)} vs {len(want)} ids, first difference at {at}: "
-            f"{got[at:at + 6]} != {want[at:at + 6]}")
 
 
 def compare_documents(tok, reference_encode, reference_decode, documents, label: str) -> None:

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 import toksmith
-from tests.conftest import fixture_file
+from tests.conftest import first_difference, fixture_file
 
 import sentencepiece as spm
 from sentencepiece import sentencepiece_model_pb2 as pb
@@ -258,9 +258,7 @@ def test_tokenize(tok, sp, text):
 def assert_same_long_ids(got: list[int], want: list[int]) -> None:
     """`got == want` for id lists too long for pytest's difflib report (quadratic)."""
     if got != want:
-        first = next((i for i, (a, b) in enumerate(zip(got, want)) if a != b), min(len(got), len(want)))
-        pytest.fail(f"ids differ at {first} of {len(got)} vs {len(want)}: "
-                    f"{got[first:first + 8]} != {want[first:first + 8]}")
+        pytest.fail(first_difference(got, want))
 
 
 @pytest.mark.parametrize("text", [
