@@ -1,0 +1,6 @@
+# Partial type stub of the internal compiled module model.pyx (not public API).
+from typing import Any
+
+class Model: ...
+
+def __getattr__(name: str) -> Any: ...

@@ -1,0 +1,30 @@
+"""The `Model` base class: see model.pxd for the contract every model stage follows."""
+from libc.stdint cimport uint64_t
+
+cdef uint64_t _last_serial = 0
+
+
+cdef uint64_t next_model_serial() noexcept nogil:
+    """A number no other model instance of this process has (callers hold the GIL)."""
+    global _last_serial
+    _last_serial += 1
+    return _last_serial
+
+
+cdef class Model:
+    """Base of every segmentation model; subclasses override all three cdef methods."""
+
+    def __cinit__(self, *args, **kwargs):
+        self.serial = next_model_serial()
+        self.work_kind = NULL
+        self.n_pieces = 0
+
+    cdef void* new_work(self) noexcept nogil:
+        return NULL
+
+    cdef void trim_work(self, void* work, Py_ssize_t keep_bytes) noexcept nogil:
+        pass
+
+    cdef int encode(self, const unsigned char* s, Py_ssize_t n, void* work, IdBuf* ids,
+                    IdBuf* spans, Py_ssize_t base) noexcept nogil:
+        return -1

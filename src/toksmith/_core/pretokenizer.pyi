@@ -1,0 +1,6 @@
+# Partial type stub of the internal compiled module pretokenizer.pyx (not public API).
+from typing import Any
+
+class PreTokenizer: ...
+
+def __getattr__(name: str) -> Any: ...
