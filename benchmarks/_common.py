@@ -129,15 +129,18 @@ def _ratio(num: Optional[float], den: Optional[float]) -> str:
     return f"{num / den:.2f}" if num and den else "-"
 
 
-def bench_model(label: str, rel: str, table: dict[str, Peer], corpora: dict[str, list[str]], repeat: int) -> None:
-    """Load every peer, then time each on every corpus and print one table for the model."""
+def bench_model(label: str, rel: str, table: dict[str, Peer], corpora: dict[str, list[str]], repeat: int,
+                reference: str = REFERENCE) -> None:
+    """Load every peer, then time each on every corpus and print one table for the model.
+
+    "same ids" is the share of lines where a peer's ids equal `reference`'s."""
     loaded, load_ms, failed = load_peers(table)
     print(f"\n== {label}: {rel}")
     print("load ms: " + (", ".join(f"{n} {v:.1f}" for n, v in load_ms.items()) or "-"))
     for name, reason in failed.items():
         print(f"{name}: unavailable: {reason}")
     print(f"{'corpus':<26}{'tokenizer':<15}{'1-thread MB/s':>14}{'(warm)':>8}{'batch MB/s':>12}{'(warm)':>8}"
-          f"{f'{SUBJECT} x':>12}{'x batch':>9}{'same ids as spm':>17}")
+          f"{f'{SUBJECT} x':>12}{'x batch':>9}{'same ids as ' + reference:>26}")
     for corpus, lines in corpora.items():
         mb = sum(len(s.encode()) for s in lines) / 1e6
         rows, ids, notes = {}, {}, []
@@ -158,7 +161,7 @@ def bench_model(label: str, rel: str, table: dict[str, Peer], corpora: dict[str,
                 continue
             rows[name] = (mb / single[0], mb / single[1],
                           *((mb / batch[0], mb / batch[1]) if batch else (None, None)))
-        ref = ids.get(REFERENCE)
+        ref = ids.get(reference)
         mine = rows.get(SUBJECT) if isinstance(rows.get(SUBJECT), tuple) else (None,) * 4
         for name, row in rows.items():
             if isinstance(row, str):
@@ -169,7 +172,7 @@ def bench_model(label: str, rel: str, table: dict[str, Peer], corpora: dict[str,
                 f"{100 * sum(a == b for a, b in zip(ids[name], ref)) / len(lines):.2f}%"
             print(f"{corpus:<26}{name:<15}{single:>14.1f}{f'({single_warm:.1f})':>8}"
                   f"{(f'{batch:.1f}' if batch else '-'):>12}{(f'({batch_warm:.1f})' if batch else ''):>8}"
-                  f"{_ratio(mine[0], single):>12}{_ratio(mine[2], batch):>9}{same:>17}")
+                  f"{_ratio(mine[0], single):>12}{_ratio(mine[2], batch):>9}{same:>26}")
         for note in notes:
             print(note)
 
