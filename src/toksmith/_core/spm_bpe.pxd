@@ -3,7 +3,9 @@ cimport cython
 from libc.stdint cimport int32_t, uint32_t, uint64_t
 
 from toksmith._core.buffers cimport ByteBuf, IdBuf
+from toksmith._core.model cimport Model, WorkHeader
 from toksmith._core.trie cimport DoubleArrayTrie
+from toksmith._core.unknown cimport UnknownRules
 
 
 cdef struct PairSlot:
@@ -59,11 +61,19 @@ cdef struct BpeWork:
     IdBuf cache_ids
 
 
+# The work ScoreBpe.new_work makes: merge state, then the path emit_path reads.
+cdef struct ScoreBpeWork:
+    WorkHeader header
+    BpeWork bpe
+    IdBuf path_ids
+    IdBuf path_starts
+
+
 cdef void bpe_work_free(BpeWork* w) noexcept nogil
 
 
 @cython.final
-cdef class ScoreBpe:
+cdef class ScoreBpe(Model):
     cdef PairSlot* pairs
     cdef uint64_t pair_mask
     cdef CharSlot* chars
@@ -74,14 +84,13 @@ cdef class ScoreBpe:
     cdef int32_t* output_ids           # id emitted for each symbol (-1: not a piece)
     cdef int32_t* symbol_lengths       # byte length of each symbol's text
     cdef unsigned char* is_unused      # per piece: resegment it (sentencepiece rules)
-    cdef Py_ssize_t n_pieces
     cdef Py_ssize_t n_symbols
     cdef DoubleArrayTrie frozen        # user-defined pieces never merge (sentencepiece), or None
     cdef bint has_frozen
     cdef bint resegment_unused
     cdef bint split_at_spaces          # no piece joins a character to a following U+2581
     cdef readonly bint chunked
-    cdef uint64_t serial               # distinguishes models in per-thread caches
+    cdef UnknownRules unknown          # how unknown and missing pieces are emitted
     cdef int32_t space_symbol          # symbol of U+2581, -1 if none
 
     cdef int _add_single_char_piece(self, const unsigned char* p, Py_ssize_t plen,
@@ -94,8 +103,8 @@ cdef class ScoreBpe:
     cdef int32_t _char_symbol(self, const unsigned char* s, int length) noexcept nogil
     cdef int32_t _candidate(self, int32_t left, int32_t right, BpeWork* w) noexcept nogil
     cdef int32_t _pair(self, int32_t left, int32_t right) noexcept nogil
-    cdef int encode(self, const unsigned char* s, Py_ssize_t n, BpeWork* w,
-                    IdBuf* ids, IdBuf* starts) noexcept nogil
+    cdef int _segment(self, const unsigned char* s, Py_ssize_t n, BpeWork* w,
+                      IdBuf* ids, IdBuf* starts) noexcept nogil
     cdef bint _starts_word(self, const unsigned char* s, const int32_t* sym,
                            const int32_t* start, Py_ssize_t b) noexcept nogil
     cdef int _cached_chunk(self, const unsigned char* s, int32_t* sym, int32_t* start,

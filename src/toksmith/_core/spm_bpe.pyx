@@ -15,7 +15,9 @@ Two speed-ups keep the result identical to the references:
 * Short chunks are merged by a linear scan, long ones with a binary heap,
   so a megabyte without spaces stays O(n log n).
 
-    >>> bpe = ScoreBpe.build(pieces, scores, mergeable, unused, output_ids, None, False)  # doctest: +SKIP
+    >>> bpe = ScoreBpe.build(pieces, scores, mergeable, unused, output_ids, None, False,
+    ...                      unk_id=0, missing_id=0, byte_fallback=True,
+    ...                      merge_unknown_runs=True, byte_ids=byte_ids)   # doctest: +SKIP
 """
 cimport cython
 from libc.stdint cimport int32_t, uint32_t, uint64_t
@@ -24,7 +26,10 @@ from libc.string cimport memcmp, memset
 
 from toksmith._core.buffers cimport (ByteBuf, IdBuf, bytebuf_append, bytebuf_free, idbuf_free,
                                      idbuf_push, idbuf_reserve)
+from toksmith._core.errors cimport ERR_NO_MEMORY
+from toksmith._core.model cimport Model, WorkHeader
 from toksmith._core.trie cimport DoubleArrayTrie
+from toksmith._core.unknown cimport UnknownRules, emit_path, fill_unknown_rules
 from toksmith._core.utf8 cimport one_char_len
 
 # Chunks of at most this many symbols are merged by a linear scan.
@@ -36,7 +41,8 @@ cdef Py_ssize_t CACHED_MAX_SYMBOLS = 64
 cdef Py_ssize_t CACHE_SLOTS = 1 << 16
 cdef Py_ssize_t CACHE_MAX_ENTRIES = 1 << 15
 cdef Py_ssize_t CACHE_MAX_TEXT_BYTES = 1 << 20
-cdef uint64_t _next_serial = 0
+# Every ScoreBpe uses ScoreBpeWork: this static's address is their work_kind.
+cdef char SCORE_BPE_WORK_KIND = 0
 cdef unsigned char SPACE0 = 0xE2, SPACE1 = 0x96, SPACE2 = 0x81   # U+2581 in UTF-8
 
 
@@ -58,6 +64,16 @@ cdef void bpe_work_free(BpeWork* w) noexcept nogil:
     w.cache_model = 0
     bytebuf_free(&w.cache_text)
     idbuf_free(&w.cache_ids)
+
+
+cdef void _free_score_bpe_work(void* p) noexcept nogil:
+    cdef ScoreBpeWork* w = <ScoreBpeWork*>p
+    if w == NULL:
+        return
+    bpe_work_free(&w.bpe)
+    idbuf_free(&w.path_ids)
+    idbuf_free(&w.path_starts)
+    free(w)
 
 
 cdef inline uint64_t _char_key(const unsigned char* s, int length) noexcept nogil:
@@ -188,7 +204,8 @@ cdef class ScoreBpe:
 
     @staticmethod
     def build(list pieces, scores, bytes mergeable, bytes unused, dict output_overrides,
-              DoubleArrayTrie frozen, bint resegment_unused):
+              DoubleArrayTrie frozen, bint resegment_unused, *, int unk_id, int missing_id,
+              bint byte_fallback, bint merge_unknown_runs, list byte_ids):
         """Tables for `pieces` (UTF-8 bytes, distinct among the mergeable ones).
 
         mergeable[i]: piece i can be formed by a merge (sentencepiece: NORMAL,
@@ -197,6 +214,7 @@ cdef class ScoreBpe:
         (sentencepiece's UNUSED pieces, when `resegment_unused`).
         output_overrides: {piece id: id emitted instead} (default: the piece id).
         frozen: user-defined pieces matched whole and never merged, or None.
+        unk_id ... byte_ids: the unknown-piece rules (unknown.pxd UnknownRules).
         """
         cdef ScoreBpe self = ScoreBpe()
         cdef Py_ssize_t n = len(pieces), i, k, count_pairs = 0, cap
@@ -210,6 +228,9 @@ cdef class ScoreBpe:
         cdef const unsigned char* can_merge = mergeable
         if len(scores) != n or len(mergeable) != n or len(unused) != n:
             raise ValueError("pieces, scores and flags must have equal lengths")
+        fill_unknown_rules(&self.unknown, unk_id, missing_id, byte_fallback, merge_unknown_runs,
+                           byte_ids, n)
+        self.work_kind = &SCORE_BPE_WORK_KIND
         self.n_pieces = n
         self.frozen = frozen
         self.has_frozen = frozen is not None and frozen.num_keys > 0
@@ -303,10 +324,33 @@ cdef class ScoreBpe:
         # Parity: sentencepiece records UNUSED re-splits in the order pairs are
         # pushed over the whole text, so that case is merged in one piece.
         self.chunked = self.split_at_spaces and not resegment_unused
-        global _next_serial
-        _next_serial += 1
-        self.serial = _next_serial
         return self
+
+    # ------------------------------------------------------------------ Model
+
+    cdef void* new_work(self) noexcept nogil:
+        cdef ScoreBpeWork* w = <ScoreBpeWork*>calloc(1, sizeof(ScoreBpeWork))
+        if w != NULL:
+            w.header.free = _free_score_bpe_work
+            w.header.kind = &SCORE_BPE_WORK_KIND
+        return w
+
+    cdef void trim_work(self, void* work, Py_ssize_t keep_bytes) noexcept nogil:
+        cdef ScoreBpeWork* w = <ScoreBpeWork*>work
+        if w.bpe.symbols.cap * 4 > keep_bytes:
+            bpe_work_free(&w.bpe)
+        if w.path_ids.cap * 4 > keep_bytes:
+            idbuf_free(&w.path_ids)
+            idbuf_free(&w.path_starts)
+
+    cdef int encode(self, const unsigned char* s, Py_ssize_t n, void* work, IdBuf* ids,
+                    IdBuf* spans, Py_ssize_t base) noexcept nogil:
+        cdef ScoreBpeWork* w = <ScoreBpeWork*>work
+        w.path_ids.size = 0
+        w.path_starts.size = 0
+        if self._segment(s, n, &w.bpe, &w.path_ids, &w.path_starts) < 0:
+            return ERR_NO_MEMORY
+        return emit_path(&self.unknown, s, n, &w.path_ids, &w.path_starts, ids, spans, base)
 
     # ------------------------------------------------------------------ load helpers
 
@@ -414,8 +458,8 @@ cdef class ScoreBpe:
 
     # ------------------------------------------------------------------ encode
 
-    cdef int encode(self, const unsigned char* s, Py_ssize_t n, BpeWork* w,
-                    IdBuf* ids, IdBuf* starts) noexcept nogil:
+    cdef int _segment(self, const unsigned char* s, Py_ssize_t n, BpeWork* w,
+                      IdBuf* ids, IdBuf* starts) noexcept nogil:
         """Append the pieces of s[:n] to ids/starts; -1 in ids marks a character
         that is no piece. Returns 0, or -1 when memory runs out."""
         cdef Py_ssize_t i = 0, m = 0, a, b, clen

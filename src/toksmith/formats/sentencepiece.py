@@ -19,7 +19,7 @@ from toksmith.decoders.sentencepiece import DEFAULT_UNK_SURFACE, SentencePieceDe
 from toksmith.errors import ModelFormatError, UnsupportedModelError
 from toksmith.normalizers.charsmap import CharsMapNormalizerSpec
 from toksmith.spec import Algorithm, FileFormat, ReferenceRules, TokenizerSpec
-from toksmith.models.common import byte_piece_value
+from toksmith.models.sentencepiece_family import byte_piece_value
 from toksmith.vocab import SpecialIds, TokenType, Vocab, first_repeated, indices_of_type
 
 # Largest .model accepted; real ones are under 30 MB.
