@@ -10,21 +10,14 @@ from __future__ import annotations
 import dataclasses
 import os
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 from toksmith._core.detokenizer import checked_id
-from toksmith._core.engine import Engine
+from toksmith._core.engine import Engine, TokenizerCore
 from toksmith.models.spm_bpe import build_spm_bpe
 from toksmith.models.unigram import build_unigram
 from toksmith.special_tokens import SpecialToken, special_tokens_of
 from toksmith.spec import Algorithm, FileFormat, ReferenceRules, TokenizerSpec
 from toksmith.vocab import SpecialIds, TokenType, Vocab
-
-if TYPE_CHECKING:   # names the stubs define (engine.pyi, detokenizer.pyi)
-    from collections.abc import Iterable
-
-    from toksmith._core.detokenizer import StreamDecoder, TokenIds
-    from toksmith._core.engine import Text
 
 # The builder of each algorithm's compiled pipeline (models/).
 ENGINE_BUILDERS: dict[Algorithm, Callable[[TokenizerSpec], Engine]] = {
@@ -32,16 +25,14 @@ ENGINE_BUILDERS: dict[Algorithm, Callable[[TokenizerSpec], Engine]] = {
     Algorithm.SPM_BPE: build_spm_bpe,
 }
 
-# The methods a Tokenizer takes from its engine, bound at construction.
-_ENGINE_METHODS = ("encode", "encode_batch", "tokenize", "decode", "stream_decoder")
 
-
-class Tokenizer:
+class Tokenizer(TokenizerCore):
     """A tokenizer compiled from a model file or a `TokenizerSpec`.
 
     ``Tokenizer(path, rules=None)`` is ``toksmith.load(path, rules=rules)``.
-    It holds its compiled pipeline (an `Engine`, chosen by the spec's algorithm
-    and rules); the hot methods are the engine's own (flags are keyword-only):
+    It holds its compiled pipeline, ``tok.engine`` (an `Engine` whose stages the
+    spec's algorithm and rules chose); the hot methods come from the compiled
+    `TokenizerCore`, which calls the engine directly (flags are keyword-only):
 
     - ``encode(text, *, add_special=True, parse_special=False) -> list[int]``
     - ``encode_batch(texts, *, add_special=True, parse_special=False, num_threads=None)``
@@ -62,11 +53,7 @@ class Tokenizer:
                  rules: ReferenceRules | str | None = None):
         spec = _spec_of(source, rules)
         self.spec = spec
-        engine = ENGINE_BUILDERS[spec.algorithm](spec)
-        self._engine = engine
-        # The engine's compiled methods, bound once: calling tok.encode costs what
-        # calling the compiled method costs, with no Python frame in between.
-        vars(self).update({name: getattr(engine, name) for name in _ENGINE_METHODS})
+        self._attach_engine(ENGINE_BUILDERS[spec.algorithm](spec))
         self._piece_ids: dict[str, int] | None = None
         self._special_tokens: tuple[SpecialToken, ...] | None = None
 
@@ -99,24 +86,6 @@ class Tokenizer:
                             "so it has no source bytes to pickle; load it with toksmith.load()")
         return (_unpickle_tokenizer, (type(self), spec.source_data, spec.file_format, spec.rules,
                                       spec.source))
-
-    # ---------------------------------------------------------------- the pipeline
-    # Each instance binds these names to its own engine's methods (see __init__). On the
-    # class they are the compiled methods themselves, so help() shows their signatures
-    # and docstrings, written once in engine.pyx; type checkers read the stubs below.
-    if TYPE_CHECKING:
-        def encode(self, text: Text, *, add_special: bool = True, parse_special: bool = False) -> list[int]: ...
-        def encode_batch(self, texts: Iterable[Text], *, add_special: bool = True,
-                         parse_special: bool = False, num_threads: int | None = None) -> list[list[int]]: ...
-        def tokenize(self, text: Text, *, add_special: bool = False, parse_special: bool = False) -> list[str]: ...
-        def decode(self, ids: TokenIds, *, skip_special: bool = False) -> str: ...
-        def stream_decoder(self, *, skip_special: bool = False) -> StreamDecoder: ...
-    else:
-        encode = Engine.encode
-        encode_batch = Engine.encode_batch
-        tokenize = Engine.tokenize
-        decode = Engine.decode
-        stream_decoder = Engine.stream_decoder
 
     # ---------------------------------------------------------------- vocabulary
 

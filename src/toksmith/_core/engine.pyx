@@ -21,6 +21,7 @@ Batches run on the core's thread pool (`_core/threadpool`), which survives fork.
 import operator
 import os
 
+cimport cython
 from libc.stdint cimport int32_t, uint8_t
 from libc.stdlib cimport calloc, free, malloc
 
@@ -64,6 +65,8 @@ cdef Py_ssize_t GIL_RELEASE_MIN_BYTES = 256
 cdef Py_ssize_t BATCH_BYTES_PER_THREAD = 16384
 # encode_batch hands texts to its threads this many at a time.
 cdef Py_ssize_t BATCH_CHUNK = 4
+# A bound on a model work's bytes per byte of text (see _trim_scratch).
+cdef Py_ssize_t MODEL_WORK_BYTES_PER_BYTE = 128
 # A thread keeps the works of this many kinds of model (most recently used first).
 cdef enum:
     MAX_MODEL_WORKS = 4
@@ -80,6 +83,7 @@ cdef struct Scratch:
     SplitWork split
     PreTokenizerWork pretok
     void* works[MAX_MODEL_WORKS]   # model works (each starts with a WorkHeader)
+    Py_ssize_t largest_fragment    # bytes of the longest text a model encoded since the last trim
     bint busy                # a call on this thread is using it
     bint private             # made for a nested call; freed when that call ends
 
@@ -154,8 +158,12 @@ cdef void _trim_scratch(Scratch* sc, Model model) noexcept nogil:
         split_work_free(&sc.split)
     if (sc.pretok.a.cap + sc.pretok.b.cap + sc.pretok.c.cap) * 4 > SCRATCH_KEEP_BYTES:
         pretok_work_free(&sc.pretok)
-    if sc.works[0] != NULL and (<WorkHeader*>sc.works[0]).kind == model.work_kind:
-        model.trim_work(sc.works[0], SCRATCH_KEEP_BYTES)
+    # A model's work grows with the text it encodes, by well under
+    # MODEL_WORK_BYTES_PER_BYTE per byte: after short texts there is nothing to trim.
+    if sc.largest_fragment > SCRATCH_KEEP_BYTES // MODEL_WORK_BYTES_PER_BYTE:
+        if sc.works[0] != NULL and (<WorkHeader*>sc.works[0]).kind == model.work_kind:
+            model.trim_work(sc.works[0], SCRATCH_KEEP_BYTES)
+        sc.largest_fragment = 0
 
 
 cdef void* _model_work(Scratch* sc, Model model) noexcept nogil:
@@ -228,6 +236,7 @@ cdef struct BatchWork:
     bint parse_special
 
 
+@cython.final
 cdef class Engine:
     """The compiled stages of one tokenizer. Use `toksmith.load` to get one."""
 
@@ -342,6 +351,8 @@ cdef class Engine:
             size = n
         if size == 0:
             return 0
+        if size > sc.largest_fragment:
+            sc.largest_fragment = size
         base = sc.norm_all.size
         if spans != NULL and bytebuf_append(&sc.norm_all, <const char*>norm, size) < 0:
             return ERR_NO_MEMORY
@@ -376,15 +387,7 @@ cdef class Engine:
                           "add_special=False if the text has its own",
                           stacklevel=1)   # compiled frames add no Python frame: the caller's line
 
-    def encode(self, text, *, bint add_special=True, bint parse_special=False):
-        """Token ids of `text` (str, or bytes that may hold invalid UTF-8).
-
-        add_special adds BOS/EOS as the model says; parse_special turns
-        special-token texts such as "<s>" into their ids (llama_tokenize's flags).
-
-        >>> tok.encode("Hello world")          # doctest: +SKIP
-        [8774, 296]
-        """
+    cdef list encode_text(self, object text, bint add_special, bint parse_special):
         cdef TextRef ref
         cdef Scratch* sc
         cdef int rc
@@ -427,16 +430,8 @@ cdef class Engine:
             return rc
         return self._encode(data, n, add_special, parse_special, sc, &sc.out, want_spans)
 
-    def encode_batch(self, texts, *, bint add_special=True, bint parse_special=False,
-                     num_threads=None):
-        """Encode many texts on `num_threads` threads (None: all cores), GIL released.
-
-        Returns exactly ``[self.encode(t, add_special=..., parse_special=...) for t in texts]``.
-        `texts` is an iterable of texts; one str or bytes is a TypeError.
-
-        >>> tok.encode_batch(["Hello", "world"], num_threads=2)   # doctest: +SKIP
-        [[8774], [296]]
-        """
+    cdef list encode_texts(self, object texts, bint add_special, bint parse_special,
+                           object num_threads):
         _check_texts(texts)
         cdef list items = list(texts)
         cdef Py_ssize_t n = len(items), i
@@ -503,12 +498,7 @@ cdef class Engine:
             free(status)
             free(refs)
 
-    def tokenize(self, text, *, bint add_special=False, bint parse_special=False):
-        """Pieces of `text` as strings; unknown runs show their normalized text.
-
-        >>> tok.tokenize("Hello world")        # doctest: +SKIP
-        ['▁Hello', '▁world']
-        """
+    cdef list tokenize_text(self, object text, bint add_special, bint parse_special):
         cdef TextRef ref
         cdef Scratch* sc
         cdef int rc
@@ -543,6 +533,91 @@ cdef class Engine:
 
     # ------------------------------------------------------------------ decode
 
+    cdef str decode_ids(self, object ids, bint skip_special):
+        self._check_ready()
+        return self.decoder.decode(ids, skip_special=skip_special)
+
+    cdef StreamDecoder new_stream_decoder(self, bint skip_special):
+        self._check_ready()
+        return StreamDecoder(self.decoder, skip_special=skip_special)
+
+    # ------------------------------------------------------------------ Python API
+    # The same methods as toksmith.Tokenizer (documented there), for an Engine used alone.
+
+    def encode(self, text, *, bint add_special=True, bint parse_special=False):
+        """Token ids of `text`: see `toksmith.Tokenizer.encode`."""
+        return self.encode_text(text, add_special, parse_special)
+
+    def encode_batch(self, texts, *, bint add_special=True, bint parse_special=False,
+                     num_threads=None):
+        """Ids of many texts on a thread pool: see `toksmith.Tokenizer.encode_batch`."""
+        return self.encode_texts(texts, add_special, parse_special, num_threads)
+
+    def tokenize(self, text, *, bint add_special=False, bint parse_special=False):
+        """Pieces of `text`: see `toksmith.Tokenizer.tokenize`."""
+        return self.tokenize_text(text, add_special, parse_special)
+
+    def decode(self, ids, *, bint skip_special=False):
+        """Text of `ids`: see `toksmith.Tokenizer.decode`."""
+        return self.decode_ids(ids, skip_special)
+
+    def stream_decoder(self, *, bint skip_special=False):
+        """A `StreamDecoder`: see `toksmith.Tokenizer.stream_decoder`."""
+        return self.new_stream_decoder(skip_special)
+
+
+cdef class TokenizerCore:
+    """The compiled half of `toksmith.Tokenizer`: it holds the tokenizer's `Engine`
+    (composition) and exposes the engine's methods with no Python frame in between,
+    so a call costs what a call into the engine costs."""
+
+    cdef readonly Engine engine
+
+    cdef _check_engine(self):
+        if self.engine is None:
+            raise RuntimeError("tokenizer is not configured; use toksmith.load()")
+
+    def _attach_engine(self, Engine engine not None):
+        """Install the compiled pipeline (once, when the Tokenizer is built)."""
+        if self.engine is not None:
+            raise RuntimeError("this tokenizer already has its engine")
+        self.engine = engine
+
+    def encode(self, text, *, bint add_special=True, bint parse_special=False):
+        """Token ids of `text` (str, or bytes that may hold invalid UTF-8).
+
+        add_special adds BOS/EOS as the model says; parse_special turns
+        special-token texts such as "<s>" into their ids (llama_tokenize's flags).
+
+        >>> tok.encode("Hello world")          # doctest: +SKIP
+        [8774, 296]
+        """
+        if self.engine is None:
+            self._check_engine()
+        return self.engine.encode_text(text, add_special, parse_special)
+
+    def encode_batch(self, texts, *, bint add_special=True, bint parse_special=False,
+                     num_threads=None):
+        """Encode many texts on `num_threads` threads (None: all cores), GIL released.
+
+        Returns exactly ``[self.encode(t, add_special=..., parse_special=...) for t in texts]``.
+        `texts` is an iterable of texts; one str or bytes is a TypeError.
+
+        >>> tok.encode_batch(["Hello", "world"], num_threads=2)   # doctest: +SKIP
+        [[8774], [296]]
+        """
+        self._check_engine()
+        return self.engine.encode_texts(texts, add_special, parse_special, num_threads)
+
+    def tokenize(self, text, *, bint add_special=False, bint parse_special=False):
+        """Pieces of `text` as strings; unknown runs show their normalized text.
+
+        >>> tok.tokenize("Hello world")        # doctest: +SKIP
+        ['▁Hello', '▁world']
+        """
+        self._check_engine()
+        return self.engine.tokenize_text(text, add_special, parse_special)
+
     def decode(self, ids, *, bint skip_special=False):
         """Text of `ids`, as the model's reference decodes them.
 
@@ -554,8 +629,8 @@ cdef class Engine:
         >>> tok.decode(tok.encode("Hello world"))   # doctest: +SKIP
         'Hello world'
         """
-        self._check_ready()
-        return self.decoder.decode(ids, skip_special=skip_special)
+        self._check_engine()
+        return self.engine.decode_ids(ids, skip_special)
 
     def stream_decoder(self, *, bint skip_special=False):
         """A `StreamDecoder`: feed ids one at a time, get text as soon as it is complete.
@@ -564,8 +639,8 @@ cdef class Engine:
         >>> "".join(map(stream.feed, ids)) + stream.finish()   # doctest: +SKIP
         'Hello world'
         """
-        self._check_ready()
-        return StreamDecoder(self.decoder, skip_special=skip_special)
+        self._check_engine()
+        return self.engine.new_stream_decoder(skip_special)
 
 
 cdef void _encode_batch_range(void* p, Py_ssize_t start, Py_ssize_t end) noexcept nogil:
