@@ -144,6 +144,30 @@ cdef struct LlamaEntry:
     int32_t id
 
 
+# The two kernels differ in their reference's arithmetic (float or double sums) and
+# rules; what they share is below: the entry update, the character step, the lattice
+# buffer and the read-back.
+ctypedef fused Entry:
+    SpEntry
+    LlamaEntry
+
+
+cdef inline void _relax(Entry* target, double candidate, Py_ssize_t start, int32_t piece_id) noexcept nogil:
+    """Keep the candidate path into `target` when it scores strictly higher (a tie keeps
+    the earlier candidate, in both references). A float kernel passes a float sum: exact."""
+    if candidate > target.score:
+        target.score = candidate
+        target.start = <int32_t>start
+        target.id = piece_id
+
+
+cdef inline Py_ssize_t _char_len_at(const unsigned char* s, Py_ssize_t pos, Py_ssize_t n) noexcept nogil:
+    """Bytes of the character at s[pos] by its lead byte, cut at the end of the text
+    (both references step by character this way)."""
+    cdef Py_ssize_t mblen = one_char_len(s[pos])
+    return mblen if mblen <= n - pos else n - pos
+
+
 cdef int _reserve_lattice(void** lattice, Py_ssize_t* cap, Py_ssize_t need) noexcept nogil:
     cdef void* p
     if need <= cap[0]:
@@ -209,7 +233,6 @@ cdef int viterbi_sentencepiece(const UnigramParams* p, const unsigned char* s, P
     # in float: this changes which near-ties win on long inputs, so it is
     # reproduced step for step.
     cdef SpEntry* best
-    cdef SpEntry* target
     cdef const DANode* nodes = p.nodes
     cdef const unsigned char* cursor
     cdef const unsigned char* end = s + n
@@ -236,9 +259,7 @@ cdef int viterbi_sentencepiece(const UnigramParams* p, const unsigned char* s, P
             _rebase_scores(best, pos, min(n, pos + frontier_span), till_here)
             till_here = 0.0
         has_single_node = False
-        mblen = one_char_len(s[pos])
-        if mblen > n - pos:
-            mblen = n - pos
+        mblen = _char_len_at(s, pos, n)
         node = 0
         cursor = s + pos
         stepped = False
@@ -269,20 +290,12 @@ cdef int viterbi_sentencepiece(const UnigramParams* p, const unsigned char* s, P
             else:
                 score = nodes[node].score
             candidate = score + till_here
-            target = &best[pos + length]
-            if candidate > target.score:
-                target.score = candidate
-                target.start = <int32_t>pos
-                target.id = value & VALUE_ID_MASK
+            _relax(&best[pos + length], candidate, pos, value & VALUE_ID_MASK)
             if length == mblen:
                 has_single_node = True
         if not has_single_node:
-            target = &best[pos + mblen]
             unk_candidate = p.unk_score + till_here
-            if unk_candidate > target.score:
-                target.score = unk_candidate
-                target.start = <int32_t>pos
-                target.id = p.unk_id
+            _relax(&best[pos + mblen], unk_candidate, pos, p.unk_id)
         pos += mblen
     return _read_back(&best[0].start, &best[0].id, sizeof(SpEntry) // sizeof(int32_t), n, ids, starts)
 
@@ -293,7 +306,6 @@ cdef int viterbi_llama_cpp(const UnigramParams* p, const unsigned char* s, Py_ss
     # Parity: llama.cpp llm_tokenizer_ugm_session::tokenize: double sums,
     # user-defined pieces scored 0, UNUSED pieces not skipped.
     cdef LlamaEntry* best
-    cdef LlamaEntry* target
     cdef const DANode* nodes = p.nodes
     cdef Py_ssize_t pos, k, i, mblen
     cdef int32_t node, value
@@ -311,9 +323,7 @@ cdef int viterbi_llama_cpp(const UnigramParams* p, const unsigned char* s, Py_ss
     while pos < n:
         till_here = best[pos].score
         has_single_node = False
-        mblen = one_char_len(s[pos])
-        if mblen > n - pos:
-            mblen = n - pos
+        mblen = _char_len_at(s, pos, n)
         node = 0
         k = pos
         while k < n:
@@ -330,17 +340,8 @@ cdef int viterbi_llama_cpp(const UnigramParams* p, const unsigned char* s, Py_ss
                 candidate = till_here
             else:
                 candidate = till_here + <double>nodes[node].score
-            target = &best[k]
-            if candidate > target.score:
-                target.score = candidate
-                target.start = <int32_t>pos
-                target.id = value & VALUE_ID_MASK
+            _relax(&best[k], candidate, pos, value & VALUE_ID_MASK)
         if not has_single_node:
-            target = &best[pos + mblen]
-            candidate = till_here + <double>p.unk_score
-            if candidate > target.score:
-                target.score = candidate
-                target.start = <int32_t>pos
-                target.id = p.unk_id
+            _relax(&best[pos + mblen], till_here + <double>p.unk_score, pos, p.unk_id)
         pos += mblen
     return _read_back(&best[0].start, &best[0].id, sizeof(LlamaEntry) // sizeof(int32_t), n, ids, starts)
