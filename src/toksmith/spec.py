@@ -6,7 +6,7 @@ Strings read from files become these enums and dataclasses at the loader.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import Enum
 
 from toksmith.decoders.sentencepiece import SentencePieceDecoderSpec
@@ -50,6 +50,20 @@ class ReferenceRules(Enum):
 
 
 @dataclass(frozen=True, eq=False, repr=False)
+class FileFields:
+    """What a reader found in the file, kept whole for writers (the pipeline uses a part).
+
+    sentencepiece_fields: every ModelProto field but the pieces, as (field number,
+    wire type, raw value) in file order: 2 trainer_spec, 3 normalizer_spec,
+    4 self_test_data, 5 denormalizer_spec, and fields this version does not know.
+    gguf_metadata: every GGUF metadata key in file order -> (GGUFType, value).
+    """
+
+    sentencepiece_fields: tuple[tuple[int, int, object], ...] = ()
+    gguf_metadata: dict[str, tuple[int, object]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, eq=False, repr=False)
 class TokenizerSpec:
     source: str
     file_format: FileFormat
@@ -67,6 +81,9 @@ class TokenizerSpec:
     # The file's bytes as a pickled tokenizer carries them (a .model whole, a GGUF's
     # header and metadata without tensors); None for a spec built in memory.
     source_data: bytes | None = None
+    # The file's other fields as its reader found them, for writers; None for a spec
+    # built in memory.
+    file_fields: FileFields | None = None
 
     def __repr__(self) -> str:
         return (f"<TokenizerSpec {self.algorithm.value} from {self.file_format.value} "

@@ -83,34 +83,51 @@ def attributes_from_types(types: bytes) -> list[int]:
     return list(types.translate(_ATTR_TABLE))
 
 
-def special_tokens_of(spec: TokenizerSpec) -> tuple[SpecialToken, ...]:
-    """The special tokens of `spec` under its rules, in id order."""
+def _llama_cpp_special_tokens(spec: TokenizerSpec) -> list[SpecialToken]:
+    """Parity: llama_vocab's cache_special_tokens (CONTROL, USER_DEFINED, UNKNOWN attributes)."""
     vocab = spec.vocab
     found = []
-    if spec.rules is ReferenceRules.LLAMA_CPP:
-        attrs = spec.token_attributes or attributes_from_types(vocab.types)
-        wanted = int(TokenAttr.CONTROL | TokenAttr.USER_DEFINED | TokenAttr.UNKNOWN)
-        for i, attr in enumerate(attrs):
-            if not attr & wanted:
-                continue
-            kind = (SpecialKind.CONTROL if attr & TokenAttr.CONTROL else
-                    SpecialKind.UNKNOWN if attr & TokenAttr.UNKNOWN else SpecialKind.USER_DEFINED)
-            # Parity: llama.cpp splits user-defined tokens even without parse_special.
-            split = (SplitWhen.PARSE_SPECIAL if attr & (TokenAttr.CONTROL | TokenAttr.UNKNOWN)
-                     else SplitWhen.ALWAYS)
-            found.append(SpecialToken(i, vocab.piece(i), kind, split,
-                                      lstrip=bool(attr & TokenAttr.LSTRIP),
-                                      rstrip=bool(attr & TokenAttr.RSTRIP)))
-    else:
-        kinds = {TokenType.CONTROL: SpecialKind.CONTROL, TokenType.UNKNOWN: SpecialKind.UNKNOWN,
-                 TokenType.USER_DEFINED: SpecialKind.USER_DEFINED}
-        for token_type, kind in kinds.items():
-            # user-defined pieces are matched by the sentencepiece model itself
-            split = SplitWhen.NEVER if kind is SpecialKind.USER_DEFINED else SplitWhen.PARSE_SPECIAL
-            found.extend(SpecialToken(i, vocab.piece(i), kind, split)
-                         for i in vocab.ids_of_type(token_type))
-        found.sort(key=lambda t: t.id)
-    return tuple(found)
+    attrs = spec.token_attributes or attributes_from_types(vocab.types)
+    wanted = int(TokenAttr.CONTROL | TokenAttr.USER_DEFINED | TokenAttr.UNKNOWN)
+    for i, attr in enumerate(attrs):
+        if not attr & wanted:
+            continue
+        kind = (SpecialKind.CONTROL if attr & TokenAttr.CONTROL else
+                SpecialKind.UNKNOWN if attr & TokenAttr.UNKNOWN else SpecialKind.USER_DEFINED)
+        # Parity: llama.cpp splits user-defined tokens even without parse_special.
+        split = (SplitWhen.PARSE_SPECIAL if attr & (TokenAttr.CONTROL | TokenAttr.UNKNOWN)
+                 else SplitWhen.ALWAYS)
+        found.append(SpecialToken(i, vocab.piece(i), kind, split,
+                                  lstrip=bool(attr & TokenAttr.LSTRIP),
+                                  rstrip=bool(attr & TokenAttr.RSTRIP)))
+    return found
+
+
+def _sentencepiece_special_tokens(spec: TokenizerSpec) -> list[SpecialToken]:
+    """Control and unknown pieces split with parse_special; user-defined ones never (the
+    sentencepiece model matches them itself)."""
+    vocab = spec.vocab
+    found = []
+    kinds = {TokenType.CONTROL: SpecialKind.CONTROL, TokenType.UNKNOWN: SpecialKind.UNKNOWN,
+             TokenType.USER_DEFINED: SpecialKind.USER_DEFINED}
+    for token_type, kind in kinds.items():
+        split = SplitWhen.NEVER if kind is SpecialKind.USER_DEFINED else SplitWhen.PARSE_SPECIAL
+        found.extend(SpecialToken(i, vocab.piece(i), kind, split)
+                     for i in vocab.ids_of_type(token_type))
+    found.sort(key=lambda t: t.id)
+    return found
+
+
+# Which tokens are special, by each reference's rules.
+SPECIAL_TOKEN_RULES = {
+    ReferenceRules.LLAMA_CPP: _llama_cpp_special_tokens,
+    ReferenceRules.SENTENCEPIECE: _sentencepiece_special_tokens,
+}
+
+
+def special_tokens_of(spec: TokenizerSpec) -> tuple[SpecialToken, ...]:
+    """The special tokens of `spec` under its rules, in id order."""
+    return tuple(SPECIAL_TOKEN_RULES[spec.rules](spec))
 
 
 def build_splitter(spec: TokenizerSpec, tokens: tuple[SpecialToken, ...]) -> SpecialSplitter | None:

@@ -9,21 +9,30 @@ from __future__ import annotations
 
 import dataclasses
 import os
+from collections.abc import Callable
 
 from toksmith._core.detokenizer import checked_id
-from toksmith._core.engine import Engine
-from toksmith.models.spm_bpe import configure_spm_bpe
-from toksmith.models.unigram import configure_unigram
+from toksmith._core.engine import Engine, TokenizerCore
+from toksmith.models.spm_bpe import build_spm_bpe
+from toksmith.models.unigram import build_unigram
 from toksmith.special_tokens import SpecialToken, special_tokens_of
 from toksmith.spec import Algorithm, FileFormat, ReferenceRules, TokenizerSpec
 from toksmith.vocab import SpecialIds, TokenType, Vocab
 
+# The builder of each algorithm's compiled pipeline (models/).
+ENGINE_BUILDERS: dict[Algorithm, Callable[[TokenizerSpec], Engine]] = {
+    Algorithm.UNIGRAM: build_unigram,
+    Algorithm.SPM_BPE: build_spm_bpe,
+}
 
-class Tokenizer(Engine):
+
+class Tokenizer(TokenizerCore):
     """A tokenizer compiled from a model file or a `TokenizerSpec`.
 
     ``Tokenizer(path, rules=None)`` is ``toksmith.load(path, rules=rules)``.
-    The hot methods come from the compiled engine (flags are keyword-only):
+    It holds its compiled pipeline, ``tok.engine`` (an `Engine` whose stages the
+    spec's algorithm and rules chose); the hot methods come from the compiled
+    `TokenizerCore`, which calls the engine directly (flags are keyword-only):
 
     - ``encode(text, *, add_special=True, parse_special=False) -> list[int]``
     - ``encode_batch(texts, *, add_special=True, parse_special=False, num_threads=None)``
@@ -44,12 +53,7 @@ class Tokenizer(Engine):
                  rules: ReferenceRules | str | None = None):
         spec = _spec_of(source, rules)
         self.spec = spec
-        if spec.algorithm is Algorithm.UNIGRAM:
-            configure_unigram(self, spec)
-        elif spec.algorithm is Algorithm.SPM_BPE:
-            configure_spm_bpe(self, spec)
-        else:   # pragma: no cover - every loader maps to a known algorithm
-            raise AssertionError(spec.algorithm)
+        self._attach_engine(ENGINE_BUILDERS[spec.algorithm](spec))
         self._piece_ids: dict[str, int] | None = None
         self._special_tokens: tuple[SpecialToken, ...] | None = None
 

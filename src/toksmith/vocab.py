@@ -12,7 +12,10 @@ from enum import IntEnum
 
 
 class TokenType(IntEnum):
-    """Token types shared by sentencepiece's ModelProto and GGUF's token_type."""
+    """Token types shared by sentencepiece's ModelProto and GGUF's token_type.
+
+    Mirrors the core's definition, _core/token_types.pxd (tests/unit/test_token_types.py).
+    """
 
     UNDEFINED = 0
     NORMAL = 1

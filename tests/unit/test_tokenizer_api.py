@@ -405,7 +405,7 @@ NORMALIZER_EXTRA = ["", " ", "  a  b  ", "\u3000x\u3000y\u3000", "ｶﾞｷﾞ",
 
 def normalizer_pair(proto: pb.ModelProto, flags):
     """(sentencepiece with the flags set, toksmith Normalizer with the same charsmap and flags)."""
-    from toksmith._core.normalizer import Normalizer
+    from toksmith._core.normalizer import SentencePieceNormalizer as Normalizer
     add_dummy_prefix, remove_extra_whitespaces, escape_whitespaces = flags
     copy = pb.ModelProto()
     copy.CopyFrom(proto)
@@ -455,7 +455,7 @@ def test_normalizer_embedded_charsmap_on_tricky_strings(tricky_strings):
 
 
 def test_normalizer_rejects_corrupt_charsmap():
-    from toksmith._core.normalizer import Normalizer
+    from toksmith._core.normalizer import SentencePieceNormalizer as Normalizer
     blob = embedded_proto().normalizer_spec.precompiled_charsmap
     for bad in (b"\x01", b"\x01\x02\x03\x04", b"\xff\xff\xff\xff" + blob[4:], blob[:4] + blob[4:100]):
         with pytest.raises(ValueError):

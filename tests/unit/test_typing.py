@@ -109,6 +109,9 @@ def _stub_signature(module: str, cls: str, name: str) -> list[tuple[str, str]]:
 @pytest.mark.parametrize("module, cls, name", [
     ("engine", "Engine", "encode"), ("engine", "Engine", "encode_batch"), ("engine", "Engine", "tokenize"),
     ("engine", "Engine", "decode"), ("engine", "Engine", "stream_decoder"),
+    ("engine", "TokenizerCore", "encode"), ("engine", "TokenizerCore", "encode_batch"),
+    ("engine", "TokenizerCore", "tokenize"), ("engine", "TokenizerCore", "decode"),
+    ("engine", "TokenizerCore", "stream_decoder"),
     ("detokenizer", "StreamDecoder", "feed"), ("detokenizer", "StreamDecoder", "finish"),
 ])
 def test_stubs_match_the_compiled_signatures(module, cls, name):

@@ -1,13 +1,13 @@
-# Ids back to text (see detokenizer.pyx).
+# The contract of a decoder (ids back to text), and the SentencePiece-family decoders.
+#
+# A decoder is a state machine over ids: `_start` a DecodeState, `_feed` each id
+# (appending bytes to `out`), `_flush` after a batch of ids (bytes that are now
+# final), `_finish` at the end. decode(), decode_bytes() and StreamDecoder all
+# run it, so streamed text always concatenates to decode(ids).
 from libc.stdint cimport int32_t, uint8_t
 
 from toksmith._core.buffers cimport ByteBuf
 from toksmith._core.normalizer cimport Normalizer
-
-
-cpdef enum DecodeRules:
-    DECODE_SENTENCEPIECE = 0
-    DECODE_LLAMA_CPP = 1
 
 
 # How a token renders under llama.cpp's rules (llama_vocab::impl::token_to_piece).
@@ -19,15 +19,8 @@ cpdef enum Render:
     RENDER_BYTE = 4          # BYTE: the byte it stands for
 
 
-# sentencepiece's piece types (ModelProto.SentencePiece.Type).
-cdef enum:
-    TYPE_UNKNOWN = 2
-    TYPE_CONTROL = 3
-    TYPE_BYTE = 6
-
-
 cdef struct DecodeState:
-    ByteBuf pending          # bytes of consecutive byte pieces (sentencepiece)
+    ByteBuf pending          # bytes that may still join later ones into a character
     bint is_bos_ws           # sentencepiece: still at the beginning of the text
     bint bos_ws_seen
     bint any_text
@@ -36,37 +29,42 @@ cdef struct DecodeState:
     int32_t held_eos         # llama.cpp: a trailing EOS that remove_special may drop
 
 
-cdef class Detokenizer:
-    cdef DecodeRules rules
-    cdef Py_ssize_t n_pieces
+cdef class Decoder:
+    cdef readonly Py_ssize_t n_pieces
     cdef char* piece_data
     cdef Py_ssize_t* piece_offsets
-    cdef uint8_t* kinds            # sentencepiece: piece type; llama.cpp: Render
-    cdef int32_t* byte_values
-    # sentencepiece
+    cdef uint8_t* kinds            # one byte per piece; its meaning is the subclass's
+    cdef int32_t* byte_values      # the byte a byte piece stands for, -1 for the others
+
+    cdef _set_pieces(self, list pieces, bytes kinds, list byte_values)
+    cpdef bytes piece(self, Py_ssize_t piece_id)
+    cdef void _start(self, DecodeState* st) noexcept
+    cdef int _feed(self, DecodeState* st, long pid, bint skip_special, ByteBuf* out) except -1
+    cdef int _flush(self, DecodeState* st, ByteBuf* out) except -1
+    cdef int _finish(self, DecodeState* st, bint skip_special, ByteBuf* out) except -1
+    cdef int _flush_pending(self, DecodeState* st, ByteBuf* out, bint complete) except -1
+
+
+cdef class SentencePieceDecoder(Decoder):
     cdef bytes unk_surface
     cdef bint strip_leading_space
     cdef bint strip_all_leading_spaces
     cdef Normalizer denormalizer
-    # llama.cpp
+
+
+cdef class LlamaCppDecoder(Decoder):
     cdef bint add_space_prefix
     cdef bint add_bos
     cdef bint add_eos
     cdef int32_t bos_id
     cdef int32_t eos_id
 
-    cpdef bytes piece(self, Py_ssize_t piece_id)
-    cdef void _start(self, DecodeState* st) noexcept
-    cdef int _feed(self, DecodeState* st, long pid, bint skip_special, ByteBuf* out) except -1
-    cdef int _render_llama(self, DecodeState* st, long pid, bint unparse_special,
-                           ByteBuf* out) except -1
-    cdef int _feed_sentencepiece(self, DecodeState* st, long pid, ByteBuf* out) except -1
-    cdef int _flush_pending(self, DecodeState* st, ByteBuf* out, bint complete) except -1
-    cdef int _finish(self, DecodeState* st, bint skip_special, ByteBuf* out) except -1
+    cdef int _render(self, DecodeState* st, long pid, bint unparse_special,
+                     ByteBuf* out) except -1
 
 
 cdef class StreamDecoder:
-    cdef Detokenizer detokenizer
+    cdef Decoder decoder
     cdef DecodeState state
     cdef bint skip_special
     cdef object utf8

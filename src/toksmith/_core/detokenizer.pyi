@@ -8,10 +8,6 @@ TokenId = int | SupportsIndex
 # Token ids: an iterable of ids, such as a list or a one-dimensional numpy integer array.
 TokenIds = Iterable[TokenId]
 
-class DecodeRules(IntEnum):
-    DECODE_SENTENCEPIECE = 0
-    DECODE_LLAMA_CPP = 1
-
 class Render(IntEnum):
     RENDER_NOTHING = 0
     RENDER_SPECIAL = 1
@@ -19,22 +15,31 @@ class Render(IntEnum):
     RENDER_UNESCAPED = 3
     RENDER_BYTE = 4
 
-class Detokenizer:
-    @staticmethod
-    def build(rules: DecodeRules, pieces: list[bytes], kinds: bytes, byte_values: list[int], *,
-              unk_surface: bytes = b"", add_dummy_prefix: bool = False, remove_extra_whitespaces: bool = False,
-              denormalizer: Any = None, add_space_prefix: bool = False, add_bos: bool = False,
-              add_eos: bool = False, bos_id: int = -1, eos_id: int = -1) -> Detokenizer: ...
+class Decoder:
+    @property
+    def n_pieces(self) -> int: ...
     def piece(self, piece_id: int) -> bytes: ...
     @property
     def streamable(self) -> bool: ...
     def decode(self, ids: TokenIds, *, skip_special: bool = False) -> str: ...
     def decode_bytes(self, ids: TokenIds, *, skip_special: bool = False) -> bytes: ...
 
+class SentencePieceDecoder(Decoder):
+    @staticmethod
+    def build(pieces: list[bytes], types: bytes, byte_values: list[int], *, unk_surface: bytes = b"",
+              add_dummy_prefix: bool = False, remove_extra_whitespaces: bool = False,
+              denormalizer: Any = None) -> SentencePieceDecoder: ...
+
+class LlamaCppDecoder(Decoder):
+    @staticmethod
+    def build(pieces: list[bytes], renders: bytes, byte_values: list[int], *, add_space_prefix: bool = False,
+              add_bos: bool = False, add_eos: bool = False, bos_id: int = -1,
+              eos_id: int = -1) -> LlamaCppDecoder: ...
+
 class StreamDecoder:
     """Text from ids fed one at a time, as soon as it is complete UTF-8."""
 
-    def __init__(self, detokenizer: Detokenizer, *, skip_special: bool = False) -> None: ...
+    def __init__(self, decoder: Decoder, *, skip_special: bool = False) -> None: ...
     def feed(self, ids: TokenId | TokenIds) -> str: ...
     def finish(self) -> str: ...
 

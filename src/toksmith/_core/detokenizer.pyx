@@ -1,12 +1,12 @@
 """Ids back to text, in one call or streamed one id at a time.
 
-Two rule sets:
+`Decoder` is the base every decoder stage subclasses; two subclasses here:
 
-* SENTENCEPIECE (SentencePieceProcessor::Decode, 0.2.x): control pieces are
+* SentencePieceDecoder (SentencePieceProcessor::Decode, 0.2.x): control pieces are
   invisible, unknown pieces show the unk surface, byte pieces are joined into
   UTF-8 with one U+FFFD per malformed byte, the dummy-prefix space of the
   first piece is removed, and the denormalizer runs on the result.
-* LLAMA_CPP (llama_detokenize): each token renders as llama_token_to_piece
+* LlamaCppDecoder (llama_detokenize): each token renders as llama_token_to_piece
   does; `skip_special` means remove_special=True, unparse_special=False and
   its absence the opposite; byte tokens are raw bytes, so the text is their
   concatenation decoded with U+FFFD for malformed sequences.
@@ -29,13 +29,15 @@ from libc.string cimport memcpy
 
 from toksmith._core.buffers cimport (ByteBuf, IdBuf, bytebuf_append, bytebuf_free, bytebuf_push,
                                      bytebuf_reserve, idbuf_free, idbuf_push)
+from toksmith._core.token_types cimport TYPE_BYTE, TYPE_CONTROL, TYPE_UNKNOWN
 from toksmith._core.utf8 cimport REPLACEMENT_CHAR, SPACE_SYMBOL, valid_char_len
 
 
-cdef class Detokenizer:
-    """Piece texts and rendering rules of one vocabulary."""
+cdef class Decoder:
+    """Base of every decoder: piece texts, and a state machine subclasses fill in.
+    This base renders every piece's text as is."""
 
-    def __cinit__(self):
+    def __cinit__(self, *args, **kwargs):
         self.piece_data = NULL
         self.piece_offsets = NULL
         self.kinds = NULL
@@ -47,20 +49,12 @@ cdef class Detokenizer:
         free(self.kinds)
         free(self.byte_values)
 
-    @staticmethod
-    def build(DecodeRules rules, list pieces, bytes kinds, list byte_values, *,
-              bytes unk_surface=b"", bint add_dummy_prefix=False,
-              bint remove_extra_whitespaces=False, Normalizer denormalizer=None,
-              bint add_space_prefix=False, bint add_bos=False, bint add_eos=False,
-              int bos_id=-1, int eos_id=-1):
-        """`kinds`: one piece type per piece (sentencepiece) or one `Render` (llama.cpp);
-        `byte_values`: the byte of each byte piece, -1 for the others."""
-        cdef Detokenizer self = Detokenizer()
+    cdef _set_pieces(self, list pieces, bytes kinds, list byte_values):
+        """Copy the piece texts, one kind byte and one byte value (-1: none) per piece."""
         cdef Py_ssize_t n = len(pieces), i, total = 0
         cdef bytes piece
         if len(kinds) != n or len(byte_values) != n:
             raise ValueError("pieces, kinds and byte values must have equal lengths")
-        self.rules = rules
         self.n_pieces = n
         self.piece_offsets = <Py_ssize_t*>malloc((n + 1) * sizeof(Py_ssize_t))
         self.kinds = <uint8_t*>malloc(max(n, 1))
@@ -79,16 +73,6 @@ cdef class Detokenizer:
         for i in range(n):
             piece = pieces[i]
             memcpy(self.piece_data + self.piece_offsets[i], <char*>piece, len(piece))
-        self.unk_surface = unk_surface
-        self.strip_leading_space = add_dummy_prefix or remove_extra_whitespaces
-        self.strip_all_leading_spaces = remove_extra_whitespaces
-        self.denormalizer = denormalizer
-        self.add_space_prefix = add_space_prefix
-        self.add_bos = add_bos and 0 <= bos_id < n
-        self.add_eos = add_eos and 0 <= eos_id < n
-        self.bos_id = bos_id
-        self.eos_id = eos_id
-        return self
 
     cpdef bytes piece(self, Py_ssize_t piece_id):
         """The stored text of one piece (no range check: callers validate)."""
@@ -96,8 +80,8 @@ cdef class Detokenizer:
 
     @property
     def streamable(self):
-        """False when a denormalizer rewrites the decoded text as a whole."""
-        return self.denormalizer is None
+        """False when the decoded text is rewritten as a whole (a denormalizer)."""
+        return True
 
     # ------------------------------------------------------------------ state machine
 
@@ -108,65 +92,105 @@ cdef class Detokenizer:
         st.is_bos_ws = True
         st.bos_ws_seen = False
         st.any_text = False
-        st.remove_space = self.add_space_prefix
+        st.remove_space = False
         st.started = False
         st.held_eos = -1
 
     cdef int _feed(self, DecodeState* st, long pid, bint skip_special, ByteBuf* out) except -1:
-        if self.rules == DECODE_SENTENCEPIECE:
-            return self._feed_sentencepiece(st, pid, out)
-        if skip_special:
-            # Parity: llama_detokenize with remove_special drops one leading BOS
-            # and one trailing EOS when the model adds them.
-            if not st.started and self.add_bos and pid == self.bos_id:
-                st.started = True
-                st.remove_space = False
-                return 0
-            st.started = True
-            if st.held_eos >= 0:
-                self._render_llama(st, st.held_eos, False, out)
-                st.held_eos = -1
-            if self.add_eos and pid == self.eos_id:
-                st.held_eos = <int32_t>pid
-                return 0
-        st.started = True
-        return self._render_llama(st, pid, not skip_special, out)
-
-    cdef int _render_llama(self, DecodeState* st, long pid, bint unparse_special,
-                           ByteBuf* out) except -1:
-        """Parity: llama_vocab::impl::token_to_piece for SPM/UGM vocabularies."""
-        cdef uint8_t kind = self.kinds[pid]
-        cdef const char* text = self.piece_data + self.piece_offsets[pid]
-        cdef Py_ssize_t size = self.piece_offsets[pid + 1] - self.piece_offsets[pid]
-        cdef bint strip = st.remove_space
-        st.remove_space = False
-        if kind == RENDER_NOTHING or (kind == RENDER_SPECIAL and not unparse_special):
-            return 0
-        if kind == RENDER_BYTE:
-            if strip and self.byte_values[pid] == 32:
-                return 0
-            if bytebuf_push(out, <char>self.byte_values[pid]) < 0:
-                raise MemoryError()
-            return 0
-        if kind == RENDER_UNESCAPED:
-            if strip and _starts_with_space_symbol(text, size):
-                text += 3
-                size -= 3
-            elif strip and size >= 1 and text[0] == b' ':
-                text += 1
-                size -= 1
-            if _append_unescaped(out, text, size) < 0:
-                raise MemoryError()
-            return 0
-        if strip and size >= 1 and text[0] == b' ':
-            text += 1
-            size -= 1
-        if bytebuf_append(out, text, size) < 0:
+        if bytebuf_append(out, self.piece_data + self.piece_offsets[pid],
+                          self.piece_offsets[pid + 1] - self.piece_offsets[pid]) < 0:
             raise MemoryError()
         return 0
 
-    cdef int _feed_sentencepiece(self, DecodeState* st, long pid, ByteBuf* out) except -1:
-        """Parity: sentencepiece SentencePieceProcessor::Decode (0.2.x)."""
+    cdef int _flush(self, DecodeState* st, ByteBuf* out) except -1:
+        """After a batch of fed ids: move what can no longer change to `out`."""
+        return 0
+
+    cdef int _finish(self, DecodeState* st, bint skip_special, ByteBuf* out) except -1:
+        return 0
+
+    cdef int _flush_pending(self, DecodeState* st, ByteBuf* out, bint complete) except -1:
+        """Move pending bytes to `out`, one U+FFFD per malformed byte (sentencepiece).
+
+        With `complete` false, bytes that may still start a valid character stay pending.
+        """
+        cdef Py_ssize_t off = 0, m
+        cdef const unsigned char* p = <const unsigned char*>st.pending.data
+        while off < st.pending.size:
+            m = valid_char_len(p + off, st.pending.size - off)
+            if m == 0 and not complete and _may_complete(p + off, st.pending.size - off):
+                break
+            if m == 0:
+                if bytebuf_append(out, REPLACEMENT_CHAR, 3) < 0:
+                    raise MemoryError()
+                off += 1
+            else:
+                if bytebuf_append(out, st.pending.data + off, m) < 0:
+                    raise MemoryError()
+                off += m
+            st.any_text = True
+        if off:
+            st.pending.size -= off
+            if st.pending.size:
+                memcpy(st.pending.data, st.pending.data + off, st.pending.size)
+        return 0
+
+    # ------------------------------------------------------------------ public
+
+    def decode(self, ids, *, bint skip_special=False):
+        """Text of `ids` (see the module docstring for the rules)."""
+        return self.decode_bytes(ids, skip_special=skip_special).decode("utf-8", "replace")
+
+    def decode_bytes(self, ids, *, bint skip_special=False):
+        """Like `decode` before the final UTF-8 step (llama.cpp rules keep malformed bytes).
+
+        Every id is checked (`checked_ids`) before any is used.
+        """
+        cdef DecodeState st
+        cdef ByteBuf out
+        cdef IdBuf checked
+        cdef Py_ssize_t i
+        out.data = NULL; out.size = 0; out.cap = 0
+        checked.data = NULL; checked.size = 0; checked.cap = 0
+        self._start(&st)
+        try:
+            checked_ids(ids, self.n_pieces, "ids", &checked)
+            for i in range(checked.size):
+                self._feed(&st, checked.data[i], skip_special, &out)
+            self._finish(&st, skip_special, &out)
+            return out.data[:out.size]
+        finally:
+            idbuf_free(&checked)
+            bytebuf_free(&out)
+            bytebuf_free(&st.pending)
+
+
+cdef class SentencePieceDecoder(Decoder):
+    """Parity: sentencepiece SentencePieceProcessor::Decode (0.2.x).
+
+    >>> dec = SentencePieceDecoder.build(pieces, types, byte_values)   # doctest: +SKIP
+    """
+
+    @staticmethod
+    def build(list pieces, bytes types, list byte_values, *, bytes unk_surface=b"",
+              bint add_dummy_prefix=False, bint remove_extra_whitespaces=False,
+              Normalizer denormalizer=None):
+        """`types`: one token type per piece; `byte_values`: the byte of each byte piece, -1
+        for the others; `denormalizer` rewrites the decoded text (sentencepiece's
+        denormalizer_spec)."""
+        cdef SentencePieceDecoder self = SentencePieceDecoder()
+        self._set_pieces(pieces, types, byte_values)
+        self.unk_surface = unk_surface
+        self.strip_leading_space = add_dummy_prefix or remove_extra_whitespaces
+        self.strip_all_leading_spaces = remove_extra_whitespaces
+        self.denormalizer = denormalizer
+        return self
+
+    @property
+    def streamable(self):
+        return self.denormalizer is None
+
+    cdef int _feed(self, DecodeState* st, long pid, bint skip_special, ByteBuf* out) except -1:
         cdef uint8_t t = self.kinds[pid]
         cdef const char* piece
         cdef Py_ssize_t plen
@@ -200,70 +224,100 @@ cdef class Detokenizer:
         st.bos_ws_seen = has_bos_ws
         return 0
 
-    cdef int _flush_pending(self, DecodeState* st, ByteBuf* out, bint complete) except -1:
-        """Move byte-piece bytes to `out`, one U+FFFD per malformed byte (sentencepiece).
-
-        With `complete` false, bytes that may still start a valid character stay pending.
-        """
-        cdef Py_ssize_t off = 0, m
-        cdef const unsigned char* p = <const unsigned char*>st.pending.data
-        while off < st.pending.size:
-            m = valid_char_len(p + off, st.pending.size - off)
-            if m == 0 and not complete and _may_complete(p + off, st.pending.size - off):
-                break
-            if m == 0:
-                if bytebuf_append(out, REPLACEMENT_CHAR, 3) < 0:
-                    raise MemoryError()
-                off += 1
-            else:
-                if bytebuf_append(out, st.pending.data + off, m) < 0:
-                    raise MemoryError()
-                off += m
-            st.any_text = True
-        if off:
-            st.pending.size -= off
-            if st.pending.size:
-                memcpy(st.pending.data, st.pending.data + off, st.pending.size)
-        return 0
+    cdef int _flush(self, DecodeState* st, ByteBuf* out) except -1:
+        return self._flush_pending(st, out, False)
 
     cdef int _finish(self, DecodeState* st, bint skip_special, ByteBuf* out) except -1:
-        if self.rules == DECODE_SENTENCEPIECE:
-            self._flush_pending(st, out, True)
-        # llama.cpp: a held trailing EOS is dropped (remove_special)
-        st.held_eos = -1
-        return 0
-
-    # ------------------------------------------------------------------ public
+        return self._flush_pending(st, out, True)
 
     def decode(self, ids, *, bint skip_special=False):
-        """Text of `ids` (see the module docstring for the rules)."""
+        """Text of `ids`: control pieces are always invisible; the denormalizer runs last."""
         text = self.decode_bytes(ids, skip_special=skip_special)
         if self.denormalizer is not None:
             return self.denormalizer.normalize_text(text)
         return text.decode("utf-8", "replace")
 
-    def decode_bytes(self, ids, *, bint skip_special=False):
-        """Like `decode` before the final UTF-8 step (llama.cpp rules keep malformed bytes).
 
-        Every id is checked (`checked_ids`) before any is used.
-        """
-        cdef DecodeState st
-        cdef ByteBuf out
-        cdef IdBuf checked
-        cdef Py_ssize_t i
-        out.data = NULL; out.size = 0; out.cap = 0
-        checked.data = NULL; checked.size = 0; checked.cap = 0
-        self._start(&st)
-        try:
-            checked_ids(ids, self.n_pieces, "ids", &checked)
-            for i in range(checked.size):
-                self._feed(&st, checked.data[i], skip_special, &out)
-            self._finish(&st, skip_special, &out)
-            return out.data[:out.size]
-        finally:
-            idbuf_free(&checked)
-            bytebuf_free(&out)
-            bytebuf_free(&st.pending)
+cdef class LlamaCppDecoder(Decoder):
+    """Parity: llama_detokenize for SPM/UGM vocabularies: `skip_special` means
+    remove_special=True, unparse_special=False, and its absence the opposite.
+
+    >>> dec = LlamaCppDecoder.build(pieces, renders, byte_values)   # doctest: +SKIP
+    """
+
+    @staticmethod
+    def build(list pieces, bytes renders, list byte_values, *, bint add_space_prefix=False,
+              bint add_bos=False, bint add_eos=False, int bos_id=-1, int eos_id=-1):
+        """`renders`: one `Render` per piece; `byte_values`: the byte of each byte piece,
+        -1 for the others."""
+        cdef LlamaCppDecoder self = LlamaCppDecoder()
+        self._set_pieces(pieces, renders, byte_values)
+        self.add_space_prefix = add_space_prefix
+        self.add_bos = add_bos and 0 <= bos_id < self.n_pieces
+        self.add_eos = add_eos and 0 <= eos_id < self.n_pieces
+        self.bos_id = bos_id
+        self.eos_id = eos_id
+        return self
+
+    cdef void _start(self, DecodeState* st) noexcept:
+        Decoder._start(self, st)
+        st.remove_space = self.add_space_prefix
+
+    cdef int _feed(self, DecodeState* st, long pid, bint skip_special, ByteBuf* out) except -1:
+        if skip_special:
+            # Parity: llama_detokenize with remove_special drops one leading BOS
+            # and one trailing EOS when the model adds them.
+            if not st.started and self.add_bos and pid == self.bos_id:
+                st.started = True
+                st.remove_space = False
+                return 0
+            st.started = True
+            if st.held_eos >= 0:
+                self._render(st, st.held_eos, False, out)
+                st.held_eos = -1
+            if self.add_eos and pid == self.eos_id:
+                st.held_eos = <int32_t>pid
+                return 0
+        st.started = True
+        return self._render(st, pid, not skip_special, out)
+
+    cdef int _finish(self, DecodeState* st, bint skip_special, ByteBuf* out) except -1:
+        # a held trailing EOS is dropped (remove_special)
+        st.held_eos = -1
+        return 0
+
+    cdef int _render(self, DecodeState* st, long pid, bint unparse_special,
+                     ByteBuf* out) except -1:
+        """Parity: llama_vocab::impl::token_to_piece for SPM/UGM vocabularies."""
+        cdef uint8_t kind = self.kinds[pid]
+        cdef const char* text = self.piece_data + self.piece_offsets[pid]
+        cdef Py_ssize_t size = self.piece_offsets[pid + 1] - self.piece_offsets[pid]
+        cdef bint strip = st.remove_space
+        st.remove_space = False
+        if kind == RENDER_NOTHING or (kind == RENDER_SPECIAL and not unparse_special):
+            return 0
+        if kind == RENDER_BYTE:
+            if strip and self.byte_values[pid] == 32:
+                return 0
+            if bytebuf_push(out, <char>self.byte_values[pid]) < 0:
+                raise MemoryError()
+            return 0
+        if kind == RENDER_UNESCAPED:
+            if strip and _starts_with_space_symbol(text, size):
+                text += 3
+                size -= 3
+            elif strip and size >= 1 and text[0] == b' ':
+                text += 1
+                size -= 1
+            if _append_unescaped(out, text, size) < 0:
+                raise MemoryError()
+            return 0
+        if strip and size >= 1 and text[0] == b' ':
+            text += 1
+            size -= 1
+        if bytebuf_append(out, text, size) < 0:
+            raise MemoryError()
+        return 0
 
 
 cdef class StreamDecoder:
@@ -274,13 +328,13 @@ cdef class StreamDecoder:
     >>> stream.finish()                            # doctest: +SKIP
     """
 
-    def __cinit__(self, Detokenizer detokenizer, *, bint skip_special=False):
-        if not detokenizer.streamable:
+    def __cinit__(self, Decoder decoder, *, bint skip_special=False):
+        if not decoder.streamable:
             raise UnsupportedFeatureError(
                 "streaming decode is not supported for a model with a denormalizer "
                 "(it rewrites the decoded text as a whole); use decode()")
-        self.detokenizer = detokenizer
-        detokenizer._start(&self.state)
+        self.decoder = decoder
+        decoder._start(&self.state)
         self.skip_special = skip_special
         self.utf8 = codecs.getincrementaldecoder("utf-8")("replace")
         self.finished = False
@@ -291,7 +345,7 @@ cdef class StreamDecoder:
     def __repr__(self):
         state = "finished" if self.finished else f"{self.state.pending.size} bytes pending"
         return (f"<toksmith.StreamDecoder skip_special={bool(self.skip_special)}, "
-                f"{self.detokenizer.n_pieces} pieces, {state}>")
+                f"{self.decoder.n_pieces} pieces, {state}>")
 
     def feed(self, ids):
         """Text completed by one id or an iterable of ids ('' while a character is partial).
@@ -312,15 +366,14 @@ cdef class StreamDecoder:
         checked.data = NULL; checked.size = 0; checked.cap = 0
         try:
             if type(ids) is int or _is_single_id(ids):
-                if idbuf_push(&checked, <int32_t>checked_id(ids, self.detokenizer.n_pieces,
+                if idbuf_push(&checked, <int32_t>checked_id(ids, self.decoder.n_pieces,
                                                               "ids")) < 0:
                     raise MemoryError()
             else:
-                checked_ids(ids, self.detokenizer.n_pieces, "ids", &checked)
+                checked_ids(ids, self.decoder.n_pieces, "ids", &checked)
             for i in range(checked.size):
-                self.detokenizer._feed(&self.state, checked.data[i], self.skip_special, &out)
-            if self.detokenizer.rules == DECODE_SENTENCEPIECE:
-                self.detokenizer._flush_pending(&self.state, &out, False)
+                self.decoder._feed(&self.state, checked.data[i], self.skip_special, &out)
+            self.decoder._flush(&self.state, &out)
             return self.utf8.decode(out.data[:out.size])
         finally:
             idbuf_free(&checked)
@@ -333,7 +386,7 @@ cdef class StreamDecoder:
             return ""
         out.data = NULL; out.size = 0; out.cap = 0
         try:
-            self.detokenizer._finish(&self.state, self.skip_special, &out)
+            self.decoder._finish(&self.state, self.skip_special, &out)
             self.finished = True
             return self.utf8.decode(out.data[:out.size], True)
         finally:

@@ -1,36 +1,47 @@
-"""The compiled tokenizer pipeline: split specials -> normalize -> segment -> post-process.
+"""The compiled tokenizer pipeline: it runs the stages it was given, knowing no model by name.
 
-`Engine` holds the immutable model tables; every call keeps its working
-memory in a per-thread scratch area, so one engine serves any number of
-threads. A call re-entered on the same thread (from a warnings hook, a
-finalizer, a signal handler) gets a private scratch of its own. Batches run
-on the core's thread pool (`_core/threadpool`), which survives fork.
-`toksmith.Tokenizer` subclasses it and configures it at load time.
+    special-token splitter -> normalizer -> pre-tokenizer (optional) -> model
+    -> post-processor (add_special) ; decoder for decode
+
+Each stage is a compiled object behind a small .pxd contract (specials.pxd,
+normalizer.pxd, pretokenizer.pxd, model.pxd, postprocessor.pxd, detokenizer.pxd)
+chosen once at load time (toksmith.models). `Engine` holds them, immutable;
+every call keeps its working memory in a per-thread scratch area, so one engine
+serves any number of threads. The scratch holds generic buffers, the
+pre-tokenizer's work and a few model works found by their `WorkHeader.kind`, so it
+does not grow with each model added. A call re-entered on the same thread (from a
+warnings hook, a finalizer, a signal handler) gets a private scratch of its own.
+Batches run on the core's thread pool (`_core/threadpool`), which survives fork.
+`toksmith.Tokenizer` holds one engine.
+
+    >>> engine = Engine(n_pieces, types, splitter=None, normalizer=normalizer,   # doctest: +SKIP
+    ...                 pretokenizer=None, model=model, postprocessor=BosEos(1, -1),
+    ...                 decoder=decoder)
 """
 import operator
 import os
 
+cimport cython
 from libc.stdint cimport int32_t, uint8_t
 from libc.stdlib cimport calloc, free, malloc
-from libc.string cimport memcpy
 
-from toksmith._core.buffers cimport (ByteBuf, IdBuf, bytebuf_append, bytebuf_free, bytebuf_push,
-                                     bytebuf_reserve, idbuf_free, idbuf_push, idbuf_reserve)
-from toksmith._core.detokenizer cimport Detokenizer, StreamDecoder
-from toksmith._core.normalizer cimport ERR_NO_MEMORY, ERR_TOO_LONG, Normalizer, Rules
+from toksmith._core.buffers cimport (ByteBuf, IdBuf, bytebuf_append, bytebuf_free, idbuf_free,
+                                     idbuf_reserve)
+from toksmith._core.detokenizer cimport Decoder, StreamDecoder
+from toksmith._core.errors cimport ERR_NO_MEMORY, ERR_TOO_LONG
+from toksmith._core.model cimport Model, WorkHeader
+from toksmith._core.normalizer cimport Normalizer
+from toksmith._core.postprocessor cimport PostProcessor
+from toksmith._core.pretokenizer cimport PreTokenizer, PreTokenizerWork, pretok_work_free
 from toksmith._core.specials cimport SpecialSplitter, SplitWork, split_work_free
-from toksmith._core.spm_bpe cimport BpeWork, ScoreBpe, bpe_work_free
-from toksmith._core.trie cimport DoubleArrayTrie
-from toksmith._core.unigram cimport (VALUE_UNUSED, VALUE_USER_DEFINED, UnigramParams,
-                                     viterbi_llama_cpp, viterbi_sentencepiece)
-from toksmith._core.text cimport ERR_SURROGATE, TextRef, text_ref, utf8_of
+from toksmith._core.text cimport TextRef, text_ref, utf8_of
 from toksmith._core.threadpool cimport parallel_for
-from toksmith._core.utf8 cimport SPACE_SYMBOL
+from toksmith._core.token_types cimport TYPE_UNKNOWN
 
 import gc
 import warnings
 
-from toksmith._core.normalizer import raise_for_status
+from toksmith._core.errors import raise_for_status
 
 cdef extern from "Python.h":
     ctypedef struct PyObject
@@ -45,14 +56,6 @@ cdef extern from "<pthread.h>" nogil:
     void* pthread_getspecific(pthread_key_t key)
     int pthread_setspecific(pthread_key_t key, const void* value)
 
-# Token types (values of sentencepiece's ModelProto.SentencePiece.Type and
-# of GGUF's tokenizer.ggml.token_type).
-cdef enum:
-    TYPE_NORMAL = 1
-    TYPE_UNKNOWN = 2
-    TYPE_USER_DEFINED = 4
-    TYPE_UNUSED = 5
-
 # Past this size a thread's scratch memory is released after the call.
 cdef Py_ssize_t SCRATCH_KEEP_BYTES = 8 << 20
 cdef Py_ssize_t MAX_NORMALIZED_BYTES = 0x7FFFFFF0
@@ -62,46 +65,46 @@ cdef Py_ssize_t GIL_RELEASE_MIN_BYTES = 256
 cdef Py_ssize_t BATCH_BYTES_PER_THREAD = 16384
 # encode_batch hands texts to its threads this many at a time.
 cdef Py_ssize_t BATCH_CHUNK = 4
-
-
-# How the normalized text is cut into pieces.
-cpdef enum Segmenter:
-    SEGMENT_UNIGRAM = 0      # Viterbi over piece scores
-    SEGMENT_SCORE_BPE = 1    # SentencePiece BPE: merges by piece score
+# A bound on a model work's bytes per byte of text (see _trim_scratch).
+cdef Py_ssize_t MODEL_WORK_BYTES_PER_BYTE = 128
+# A thread keeps the works of this many kinds of model (most recently used first).
+cdef enum:
+    MAX_MODEL_WORKS = 4
 
 
 cdef struct Scratch:
-    ByteBuf text
-    IdBuf out
-    ByteBuf norm
+    ByteBuf text             # UTF-8 of a non-ASCII str
+    IdBuf out                # the ids of the call
+    ByteBuf norm             # one fragment's normalized text
     ByteBuf norm_all         # every fragment's normalized text, for tokenize's spans
-    IdBuf path_ids
-    IdBuf path_starts
-    IdBuf spans
-    IdBuf segments
-    void* lattice
-    Py_ssize_t lattice_cap
-    BpeWork bpe
+    IdBuf spans              # (start, end) in norm_all of each id, for tokenize
+    IdBuf segments           # the special-token splitter's (id, start, end) triples
+    IdBuf pre_ends           # the pre-tokenizer's end offsets
     SplitWork split
+    PreTokenizerWork pretok
+    void* works[MAX_MODEL_WORKS]   # model works (each starts with a WorkHeader)
+    Py_ssize_t largest_fragment    # bytes of the longest text a model encoded since the last trim
     bint busy                # a call on this thread is using it
     bint private             # made for a nested call; freed when that call ends
 
 
 cdef void _free_scratch(void* p) noexcept nogil:
     cdef Scratch* sc = <Scratch*>p
+    cdef int i
     if sc == NULL:
         return
     bytebuf_free(&sc.norm)
     bytebuf_free(&sc.norm_all)
     bytebuf_free(&sc.text)
     idbuf_free(&sc.out)
-    idbuf_free(&sc.path_ids)
-    idbuf_free(&sc.path_starts)
     idbuf_free(&sc.spans)
     idbuf_free(&sc.segments)
-    bpe_work_free(&sc.bpe)
+    idbuf_free(&sc.pre_ends)
     split_work_free(&sc.split)
-    free(sc.lattice)
+    pretok_work_free(&sc.pretok)
+    for i in range(MAX_MODEL_WORKS):
+        if sc.works[i] != NULL:
+            (<WorkHeader*>sc.works[i]).free(sc.works[i])
     free(sc)
 
 
@@ -127,37 +130,65 @@ cdef Scratch* _acquire_scratch() noexcept nogil:
     return sc
 
 
-cdef void _release_scratch(Scratch* sc) noexcept nogil:
+cdef void _release_scratch(Scratch* sc, Model model) noexcept nogil:
+    """End a call: free a private scratch, or trim this thread's (`model`'s work included)."""
     if sc == NULL:
         return
     if sc.private:
         _free_scratch(sc)
     else:
-        _trim_scratch(sc)
+        _trim_scratch(sc, model)
         sc.busy = False
 
 
-cdef void _trim_scratch(Scratch* sc) noexcept nogil:
-    if sc.lattice_cap > SCRATCH_KEEP_BYTES:
-        free(sc.lattice)
-        sc.lattice = NULL
-        sc.lattice_cap = 0
+cdef void _trim_scratch(Scratch* sc, Model model) noexcept nogil:
     if sc.norm.cap > SCRATCH_KEEP_BYTES:
         bytebuf_free(&sc.norm)
     if sc.norm_all.cap > SCRATCH_KEEP_BYTES:
         bytebuf_free(&sc.norm_all)
     if sc.text.cap > SCRATCH_KEEP_BYTES:
         bytebuf_free(&sc.text)
-    if sc.path_ids.cap * 4 > SCRATCH_KEEP_BYTES or sc.out.cap * 4 > SCRATCH_KEEP_BYTES:
+    if sc.out.cap * 4 > SCRATCH_KEEP_BYTES or sc.spans.cap * 4 > SCRATCH_KEEP_BYTES:
         idbuf_free(&sc.out)
-        idbuf_free(&sc.path_ids)
-        idbuf_free(&sc.path_starts)
         idbuf_free(&sc.spans)
         idbuf_free(&sc.segments)
-    if sc.bpe.symbols.cap * 4 > SCRATCH_KEEP_BYTES:
-        bpe_work_free(&sc.bpe)
+    if sc.pre_ends.cap * 4 > SCRATCH_KEEP_BYTES:
+        idbuf_free(&sc.pre_ends)
     if sc.split.claimed.cap > SCRATCH_KEEP_BYTES:
         split_work_free(&sc.split)
+    if (sc.pretok.a.cap + sc.pretok.b.cap + sc.pretok.c.cap) * 4 > SCRATCH_KEEP_BYTES:
+        pretok_work_free(&sc.pretok)
+    # A model's work grows with the text it encodes, by well under
+    # MODEL_WORK_BYTES_PER_BYTE per byte: after short texts there is nothing to trim.
+    if sc.largest_fragment > SCRATCH_KEEP_BYTES // MODEL_WORK_BYTES_PER_BYTE:
+        if sc.works[0] != NULL and (<WorkHeader*>sc.works[0]).kind == model.work_kind:
+            model.trim_work(sc.works[0], SCRATCH_KEEP_BYTES)
+        sc.largest_fragment = 0
+
+
+cdef void* _model_work(Scratch* sc, Model model) noexcept nogil:
+    """The thread's work for `model` (made on first use, moved to the front); NULL when
+    out of memory. The least recently used work is freed when all slots are taken."""
+    cdef int i, k
+    cdef void* w
+    for i in range(MAX_MODEL_WORKS):
+        w = sc.works[i]
+        if w == NULL:
+            break
+        if (<WorkHeader*>w).kind == model.work_kind:
+            for k in range(i, 0, -1):
+                sc.works[k] = sc.works[k - 1]
+            sc.works[0] = w
+            return w
+    w = model.new_work()
+    if w == NULL:
+        return NULL
+    if sc.works[MAX_MODEL_WORKS - 1] != NULL:
+        (<WorkHeader*>sc.works[MAX_MODEL_WORKS - 1]).free(sc.works[MAX_MODEL_WORKS - 1])
+    for k in range(MAX_MODEL_WORKS - 1, 0, -1):
+        sc.works[k] = sc.works[k - 1]
+    sc.works[0] = w
+    return w
 
 
 cdef list _id_list(const int32_t* ids, Py_ssize_t n, tuple id_objects):
@@ -205,30 +236,19 @@ cdef struct BatchWork:
     bint parse_special
 
 
+@cython.final
 cdef class Engine:
-    """Compiled tables of one tokenizer. Use `toksmith.load` to get one."""
+    """The compiled stages of one tokenizer. Use `toksmith.load` to get one."""
 
-    cdef Segmenter segmenter
-    cdef Rules rules
-    cdef Normalizer normalizer          # None: spaces are only escaped (llama.cpp SPM)
-    cdef bint escape_prefix_space       # with no normalizer: prepend U+2581 to each fragment
-    cdef DoubleArrayTrie trie
-    cdef UnigramParams unigram
-    cdef ScoreBpe bpe
-    cdef SpecialSplitter splitter       # None when the model has no special texts to split
-    cdef Detokenizer detokenizer
-    cdef int32_t unk_id
-    cdef int32_t bos_id
-    cdef int32_t eos_id
-    cdef bint add_bos
-    cdef bint add_eos
-    cdef int32_t missing_id             # emitted for a BPE symbol that is no piece; -1: its bytes
-    cdef bint byte_fallback             # unknown pieces become byte pieces
-    cdef bint merge_unknown_runs        # consecutive unknown pieces become one
-    cdef bint warned_double_bos
-    cdef int32_t byte_ids[256]
-    cdef Py_ssize_t n_pieces
+    cdef readonly SpecialSplitter splitter        # None when no special text is ever split
+    cdef readonly Normalizer normalizer           # None: the text is not rewritten
+    cdef readonly PreTokenizer pretokenizer       # None: each fragment is one pre-token
+    cdef readonly Model model
+    cdef readonly PostProcessor postprocessor
+    cdef readonly Decoder decoder
+    cdef readonly Py_ssize_t n_pieces
     cdef uint8_t* piece_types
+    cdef bint warned_double_bos
     cdef list _piece_strs
     cdef tuple _id_objects   # the Python int of every id, so lists are built without allocating
     cdef bint configured
@@ -236,115 +256,38 @@ cdef class Engine:
     def __cinit__(self, *args, **kwargs):
         self.piece_types = NULL
         self.configured = False
-        self.splitter = None
-        self.normalizer = None
 
     def __dealloc__(self):
         free(self.piece_types)
 
-    def _configure_vocab(self, Py_ssize_t n_pieces, bytes types, *, int unk_id, int bos_id,
-                         int eos_id, bint add_bos, bint add_eos, list byte_ids,
-                         Detokenizer detokenizer, SpecialSplitter splitter):
-        """Install what every model shares; a `_configure_<model>` call must follow."""
+    def __init__(self, Py_ssize_t n_pieces, bytes types, *, SpecialSplitter splitter,
+                 Normalizer normalizer, PreTokenizer pretokenizer, Model model not None,
+                 PostProcessor postprocessor not None, Decoder decoder not None):
+        """Hold the stages of one tokenizer over a vocabulary of `n_pieces` with `types`
+        (one token type per piece; tokenize() shows unknown pieces by their text)."""
         cdef Py_ssize_t i
-        if self.configured or self.piece_types != NULL:
+        if self.configured:
             raise RuntimeError("engine is already configured")
         if n_pieces == 0 or len(types) != n_pieces:
             raise ValueError("pieces and types must be non-empty and of equal length")
-        if not (-1 <= unk_id < n_pieces):
-            raise ValueError(f"unknown-piece id {unk_id} is outside the vocabulary")
-        if len(byte_ids) != 256 or any(not (-1 <= b < n_pieces) for b in byte_ids):
-            raise ValueError("byte_ids must hold 256 ids in range (or -1)")
-        self.n_pieces = n_pieces
+        if model.n_pieces != n_pieces or decoder.n_pieces != n_pieces:
+            raise ValueError(f"the model ({model.n_pieces} pieces) and decoder ({decoder.n_pieces}) "
+                             f"must cover the vocabulary of {n_pieces} pieces")
         self.piece_types = <uint8_t*>malloc(n_pieces)
         if self.piece_types == NULL:
             raise MemoryError()
         for i in range(n_pieces):
             self.piece_types[i] = types[i]
-        for i in range(256):
-            self.byte_ids[i] = byte_ids[i] if byte_ids[i] >= 0 else unk_id
-        self.unk_id = unk_id
-        self.bos_id = bos_id
-        self.eos_id = eos_id
-        self.add_bos = add_bos and 0 <= bos_id < n_pieces
-        self.add_eos = add_eos and 0 <= eos_id < n_pieces
-        self.detokenizer = detokenizer
+        self.n_pieces = n_pieces
         self.splitter = splitter
+        self.normalizer = normalizer
+        self.pretokenizer = pretokenizer
+        self.model = model
+        self.postprocessor = postprocessor
+        self.decoder = decoder
         self._piece_strs = None   # decoded on first use (tokenize)
         self._id_objects = tuple(range(n_pieces))
-
-    def _configure_unigram(self, list pieces, list scores, *, Rules rules,
-                           Normalizer normalizer, bint byte_fallback):
-        """Install a Unigram model. `pieces` are UTF-8 bytes."""
-        cdef Py_ssize_t n = len(pieces), i
-        cdef int t
-        cdef float min_score = 3.4028234663852886e38, score
-        cdef list keys = [], values = [], key_scores = []
-        self._check_vocab_installed(n)
-        if len(scores) != n:
-            raise ValueError("pieces and scores must have equal lengths")
-        if self.unk_id < 0:
-            raise ValueError("a Unigram model needs an unknown piece")
-        for i in range(n):
-            t = self.piece_types[i]
-            score = scores[i]
-            if t == TYPE_NORMAL and score < min_score:
-                # The unknown-piece score is min over NORMAL pieces minus 10 (both references).
-                min_score = score
-            if t == TYPE_NORMAL or t == TYPE_USER_DEFINED or t == TYPE_UNUSED:
-                keys.append(pieces[i])
-                values.append(i | (VALUE_USER_DEFINED if t == TYPE_USER_DEFINED else 0)
-                              | (VALUE_UNUSED if t == TYPE_UNUSED else 0))
-                key_scores.append(score)
-        try:
-            self.trie = DoubleArrayTrie.build(keys, values, key_scores)
-        except ValueError as e:
-            raise ValueError(f"{e}: a piece is already defined") from None
-        self.trie.build_char3_nodes()
-        self.unigram.nodes = self.trie.nodes
-        self.unigram.char3_nodes = self.trie.char3_nodes
-        self.unigram.unk_score = min_score - <float>10.0
-        self.unigram.unk_id = self.unk_id
-        self.unigram.max_piece_bytes = max(map(len, keys), default=0)
-        self.segmenter = SEGMENT_UNIGRAM
-        self.rules = rules
-        self.normalizer = normalizer
-        # llama.cpp's UGM tokenizer has no byte fallback.
-        self.byte_fallback = byte_fallback and rules == Rules.SENTENCEPIECE
-        self.merge_unknown_runs = True
-        self.missing_id = self.unk_id
         self.configured = True
-
-    def _configure_score_bpe(self, ScoreBpe bpe, *, Rules rules, Normalizer normalizer,
-                             bint escape_prefix_space, bint byte_fallback):
-        """Install a SentencePiece-BPE model; `normalizer` None escapes spaces only."""
-        self._check_vocab_installed(self.n_pieces)
-        self.bpe = bpe
-        self.segmenter = SEGMENT_SCORE_BPE
-        self.rules = rules
-        self.normalizer = normalizer
-        self.escape_prefix_space = escape_prefix_space
-        if rules == Rules.SENTENCEPIECE:
-            if self.unk_id < 0:
-                raise ValueError("a SentencePiece model needs an unknown piece")
-            # Parity: sentencepiece maps a character that is no piece to <unk>,
-            # then byte fallback (if on) and unknown-run merging apply.
-            self.missing_id = self.unk_id
-            self.byte_fallback = byte_fallback
-            self.merge_unknown_runs = True
-        else:
-            # Parity: llama.cpp's SPM session emits the byte tokens of a symbol
-            # that is no token, and keeps real unknown tokens as they are.
-            self.missing_id = -1
-            self.byte_fallback = False
-            self.merge_unknown_runs = False
-        self.configured = True
-
-    cdef _check_vocab_installed(self, Py_ssize_t n):
-        if self.configured:
-            raise RuntimeError("engine is already configured")
-        if self.piece_types == NULL or n != self.n_pieces:
-            raise RuntimeError("_configure_vocab must come first, with the same vocabulary")
 
     # ------------------------------------------------------------------ encode
 
@@ -354,103 +297,78 @@ cdef class Engine:
         cdef int rc = 0
         cdef Py_ssize_t k
         cdef int32_t token
+        cdef IdBuf* spans = &sc.spans if want_spans else NULL
+        cdef void* work = _model_work(sc, self.model)
+        if work == NULL:
+            return ERR_NO_MEMORY
         out.size = 0
         sc.spans.size = 0
         sc.norm_all.size = 0
-        if add_special and self.add_bos:
-            if _push_id(out, self.bos_id, &sc.spans, want_spans, 0, 0) < 0:
-                return ERR_NO_MEMORY
+        if add_special:
+            rc = self.postprocessor.begin(out, spans)
+            if rc < 0:
+                return rc
         if self.splitter is not None and (parse_special or self.splitter.has_always):
             if self.splitter.split(s, n, parse_special, &sc.split, &sc.segments) < 0:
                 return ERR_NO_MEMORY
             for k in range(0, sc.segments.size, 3):
                 token = sc.segments.data[k]
                 if token >= 0:
-                    if _push_id(out, token, &sc.spans, want_spans, 0, 0) < 0:
+                    if _push_special(out, spans, token) < 0:
                         return ERR_NO_MEMORY
                 else:
                     rc = self._encode_fragment(s + sc.segments.data[k + 1],
                                                sc.segments.data[k + 2] - sc.segments.data[k + 1],
-                                               sc, out, want_spans)
+                                               sc, work, out, spans)
                     if rc < 0:
                         return rc
         else:
-            rc = self._encode_fragment(s, n, sc, out, want_spans)
+            rc = self._encode_fragment(s, n, sc, work, out, spans)
             if rc < 0:
                 return rc
-        if add_special and self.add_eos:
-            if _push_id(out, self.eos_id, &sc.spans, want_spans, 0, 0) < 0:
-                return ERR_NO_MEMORY
+        if add_special:
+            return self.postprocessor.end(out, spans)
         return 0
 
-    cdef int _encode_fragment(self, const unsigned char* s, Py_ssize_t n, Scratch* sc,
-                              IdBuf* out, bint want_spans) noexcept nogil:
-        """Append the ids of one raw-text fragment: normalize, segment, post-process."""
+    cdef int _encode_fragment(self, const unsigned char* s, Py_ssize_t n, Scratch* sc, void* work,
+                              IdBuf* out, IdBuf* spans) noexcept nogil:
+        """Append the ids of one raw-text fragment: normalize, pre-tokenize, model."""
         cdef int rc
-        cdef Py_ssize_t i, j, start, end, count, base
-        cdef int32_t pid
-        cdef bint is_unk, prev_unk = False
+        cdef Py_ssize_t k, start, end, base, size
         cdef const unsigned char* norm
         if n == 0:
             return 0
         if self.normalizer is not None:
             rc = self.normalizer.normalize(s, n, &sc.norm)
+            if rc < 0:
+                return rc
+            if sc.norm.size > MAX_NORMALIZED_BYTES:
+                return ERR_TOO_LONG
+            norm = <const unsigned char*>sc.norm.data
+            size = sc.norm.size
         else:
-            rc = _escape_spaces(s, n, self.escape_prefix_space, &sc.norm)
+            norm = s
+            size = n
+        if size == 0:
+            return 0
+        if size > sc.largest_fragment:
+            sc.largest_fragment = size
+        base = sc.norm_all.size
+        if spans != NULL and bytebuf_append(&sc.norm_all, <const char*>norm, size) < 0:
+            return ERR_NO_MEMORY
+        if self.pretokenizer is None:
+            return self.model.encode(norm, size, work, out, spans, base)
+        sc.pre_ends.size = 0
+        rc = self.pretokenizer.split(norm, size, &sc.pretok, &sc.pre_ends)
         if rc < 0:
             return rc
-        if sc.norm.size > MAX_NORMALIZED_BYTES:
-            return ERR_TOO_LONG
-        if sc.norm.size == 0:
-            return 0
-        base = sc.norm_all.size
-        if want_spans and bytebuf_append(&sc.norm_all, sc.norm.data, sc.norm.size) < 0:
-            return ERR_NO_MEMORY
-        norm = <const unsigned char*>sc.norm.data
-        if self.segmenter == SEGMENT_SCORE_BPE:
-            sc.path_ids.size = 0
-            sc.path_starts.size = 0
-            rc = self.bpe.encode(norm, sc.norm.size, &sc.bpe, &sc.path_ids, &sc.path_starts)
-        elif self.rules == Rules.SENTENCEPIECE:
-            rc = viterbi_sentencepiece(&self.unigram, norm, sc.norm.size, &sc.lattice,
-                                       &sc.lattice_cap, &sc.path_ids, &sc.path_starts)
-        else:
-            rc = viterbi_llama_cpp(&self.unigram, norm, sc.norm.size, &sc.lattice,
-                                   &sc.lattice_cap, &sc.path_ids, &sc.path_starts)
-        if rc < 0:
-            return ERR_NO_MEMORY
-        count = sc.path_ids.size
-        # Byte pieces: at most one id per normalized byte.
-        if idbuf_reserve(out, sc.norm.size + count + 1) < 0:
-            return ERR_NO_MEMORY
-        for i in range(count):
-            pid = sc.path_ids.data[i]
-            if pid < 0:
-                pid = self.missing_id
-            start = sc.path_starts.data[i]
-            end = sc.path_starts.data[i + 1] if i + 1 < count else sc.norm.size
-            is_unk = pid < 0 or pid == self.unk_id   # Parity: llama.cpp UGM compares ids with token_unk()
-            if pid < 0 or (is_unk and self.byte_fallback):
-                # Parity: an unknown piece becomes its byte pieces (sentencepiece
-                # byte fallback; llama.cpp SPM resegment).
-                for j in range(start, end):
-                    out.data[out.size] = self.byte_ids[norm[j]]
-                    out.size += 1
-                    if want_spans and (idbuf_push(&sc.spans, <int32_t>(base + j)) < 0
-                                       or idbuf_push(&sc.spans, <int32_t>(base + j + 1)) < 0):
-                        return ERR_NO_MEMORY
-            elif is_unk and prev_unk and self.merge_unknown_runs:
-                # Parity: a run of unknown characters is one <unk> (sentencepiece
-                # PopulateSentencePieceText, llama.cpp UGM read-back).
-                if want_spans:
-                    sc.spans.data[sc.spans.size - 1] = <int32_t>(base + end)
-            else:
-                out.data[out.size] = pid
-                out.size += 1
-                if want_spans and (idbuf_push(&sc.spans, <int32_t>(base + start)) < 0
-                                   or idbuf_push(&sc.spans, <int32_t>(base + end)) < 0):
-                    return ERR_NO_MEMORY
-            prev_unk = is_unk
+        start = 0
+        for k in range(sc.pre_ends.size):
+            end = sc.pre_ends.data[k]
+            rc = self.model.encode(norm + start, end - start, work, out, spans, base + start)
+            if rc < 0:
+                return rc
+            start = end
         return 0
 
     cdef _check_ready(self):
@@ -458,24 +376,18 @@ cdef class Engine:
             raise RuntimeError("tokenizer is not configured; use toksmith.load()")
 
     cdef _warn_double_bos(self, const IdBuf* ids):
-        """Call when add_special added a BOS. Parity: llama.cpp warns when the prompt
-        already started with BOS."""
-        if ids.size >= 2 and ids.data[1] == self.bos_id and not self.warned_double_bos:
+        """Call when add_special added a leading id. Parity: llama.cpp warns when the
+        prompt already started with BOS."""
+        cdef int32_t bos = self.postprocessor.leading_id
+        if bos >= 0 and ids.size >= 2 and ids.data[0] == bos and ids.data[1] == bos \
+                and not self.warned_double_bos:
             self.warned_double_bos = True
             warnings.warn("the text starts with a BOS token and add_special=True added "
                           "another, so the ids start with two BOS tokens; pass "
                           "add_special=False if the text has its own",
                           stacklevel=1)   # compiled frames add no Python frame: the caller's line
 
-    def encode(self, text, *, bint add_special=True, bint parse_special=False):
-        """Token ids of `text` (str, or bytes that may hold invalid UTF-8).
-
-        add_special adds BOS/EOS as the model says; parse_special turns
-        special-token texts such as "<s>" into their ids (llama_tokenize's flags).
-
-        >>> tok.encode("Hello world")          # doctest: +SKIP
-        [8774, 296]
-        """
+    cdef list encode_text(self, object text, bint add_special, bint parse_special):
         cdef TextRef ref
         cdef Scratch* sc
         cdef int rc
@@ -498,11 +410,11 @@ cdef class Engine:
         try:
             if rc < 0:
                 _raise_encode_error(rc, text)
-            if add_special and self.add_bos:
+            if add_special and self.postprocessor.leading_id >= 0:
                 self._warn_double_bos(&sc.out)
             ids = _id_list(sc.out.data, sc.out.size, self._id_objects)
         finally:
-            _release_scratch(sc)
+            _release_scratch(sc, self.model)
         return ids
 
     cdef int _encode_text(self, const TextRef* ref, bint add_special, bint parse_special,
@@ -518,16 +430,8 @@ cdef class Engine:
             return rc
         return self._encode(data, n, add_special, parse_special, sc, &sc.out, want_spans)
 
-    def encode_batch(self, texts, *, bint add_special=True, bint parse_special=False,
-                     num_threads=None):
-        """Encode many texts on `num_threads` threads (None: all cores), GIL released.
-
-        Returns exactly ``[self.encode(t, add_special=..., parse_special=...) for t in texts]``.
-        `texts` is an iterable of texts; one str or bytes is a TypeError.
-
-        >>> tok.encode_batch(["Hello", "world"], num_threads=2)   # doctest: +SKIP
-        [[8774], [296]]
-        """
+    cdef list encode_texts(self, object texts, bint add_special, bint parse_special,
+                           object num_threads):
         _check_texts(texts)
         cdef list items = list(texts)
         cdef Py_ssize_t n = len(items), i
@@ -570,7 +474,7 @@ cdef class Engine:
             for i in range(n):
                 if status[i] < 0:
                     _raise_encode_error(status[i], items[i])
-            if add_special and self.add_bos:
+            if add_special and self.postprocessor.leading_id >= 0:
                 for i in range(n):
                     self._warn_double_bos(&results[i])
             # Lists of ints cannot form cycles: building thousands of them should
@@ -594,12 +498,7 @@ cdef class Engine:
             free(status)
             free(refs)
 
-    def tokenize(self, text, *, bint add_special=False, bint parse_special=False):
-        """Pieces of `text` as strings; unknown runs show their normalized text.
-
-        >>> tok.tokenize("Hello world")        # doctest: +SKIP
-        ['▁Hello', '▁world']
-        """
+    cdef list tokenize_text(self, object text, bint add_special, bint parse_special):
         cdef TextRef ref
         cdef Scratch* sc
         cdef int rc
@@ -617,7 +516,7 @@ cdef class Engine:
             if rc < 0:
                 _raise_encode_error(rc, text)
             if self._piece_strs is None:
-                self._piece_strs = [self.detokenizer.piece(k).decode("utf-8", "replace")
+                self._piece_strs = [self.decoder.piece(k).decode("utf-8", "replace")
                                     for k in range(self.n_pieces)]
             pieces = []
             for i in range(sc.out.size):
@@ -630,23 +529,108 @@ cdef class Engine:
                     pieces.append(self._piece_strs[pid])
             return pieces
         finally:
-            _release_scratch(sc)
+            _release_scratch(sc, self.model)
 
     # ------------------------------------------------------------------ decode
+
+    cdef str decode_ids(self, object ids, bint skip_special):
+        self._check_ready()
+        return self.decoder.decode(ids, skip_special=skip_special)
+
+    cdef StreamDecoder new_stream_decoder(self, bint skip_special):
+        self._check_ready()
+        return StreamDecoder(self.decoder, skip_special=skip_special)
+
+    # ------------------------------------------------------------------ Python API
+    # The same methods as toksmith.Tokenizer (documented there), for an Engine used alone.
+
+    def encode(self, text, *, bint add_special=True, bint parse_special=False):
+        """Token ids of `text`: see `toksmith.Tokenizer.encode`."""
+        return self.encode_text(text, add_special, parse_special)
+
+    def encode_batch(self, texts, *, bint add_special=True, bint parse_special=False,
+                     num_threads=None):
+        """Ids of many texts on a thread pool: see `toksmith.Tokenizer.encode_batch`."""
+        return self.encode_texts(texts, add_special, parse_special, num_threads)
+
+    def tokenize(self, text, *, bint add_special=False, bint parse_special=False):
+        """Pieces of `text`: see `toksmith.Tokenizer.tokenize`."""
+        return self.tokenize_text(text, add_special, parse_special)
+
+    def decode(self, ids, *, bint skip_special=False):
+        """Text of `ids`: see `toksmith.Tokenizer.decode`."""
+        return self.decode_ids(ids, skip_special)
+
+    def stream_decoder(self, *, bint skip_special=False):
+        """A `StreamDecoder`: see `toksmith.Tokenizer.stream_decoder`."""
+        return self.new_stream_decoder(skip_special)
+
+
+cdef class TokenizerCore:
+    """The compiled half of `toksmith.Tokenizer`: it holds the tokenizer's `Engine`
+    (composition) and exposes the engine's methods with no Python frame in between,
+    so a call costs what a call into the engine costs."""
+
+    cdef readonly Engine engine
+
+    cdef _check_engine(self):
+        if self.engine is None:
+            raise RuntimeError("tokenizer is not configured; use toksmith.load()")
+
+    def _attach_engine(self, Engine engine not None):
+        """Install the compiled pipeline (once, when the Tokenizer is built)."""
+        if self.engine is not None:
+            raise RuntimeError("this tokenizer already has its engine")
+        self.engine = engine
+
+    def encode(self, text, *, bint add_special=True, bint parse_special=False):
+        """Token ids of `text` (str, or bytes that may hold invalid UTF-8).
+
+        add_special adds BOS/EOS as the model says; parse_special turns
+        special-token texts such as "<s>" into their ids (llama_tokenize's flags).
+
+        >>> tok.encode("Hello world")          # doctest: +SKIP
+        [8774, 296]
+        """
+        if self.engine is None:
+            self._check_engine()
+        return self.engine.encode_text(text, add_special, parse_special)
+
+    def encode_batch(self, texts, *, bint add_special=True, bint parse_special=False,
+                     num_threads=None):
+        """Encode many texts on `num_threads` threads (None: all cores), GIL released.
+
+        Returns exactly ``[self.encode(t, add_special=..., parse_special=...) for t in texts]``.
+        `texts` is an iterable of texts; one str or bytes is a TypeError.
+
+        >>> tok.encode_batch(["Hello", "world"], num_threads=2)   # doctest: +SKIP
+        [[8774], [296]]
+        """
+        self._check_engine()
+        return self.engine.encode_texts(texts, add_special, parse_special, num_threads)
+
+    def tokenize(self, text, *, bint add_special=False, bint parse_special=False):
+        """Pieces of `text` as strings; unknown runs show their normalized text.
+
+        >>> tok.tokenize("Hello world")        # doctest: +SKIP
+        ['▁Hello', '▁world']
+        """
+        self._check_engine()
+        return self.engine.tokenize_text(text, add_special, parse_special)
 
     def decode(self, ids, *, bint skip_special=False):
         """Text of `ids`, as the model's reference decodes them.
 
-        sentencepiece rules: control pieces are always invisible.
-        llama.cpp rules: skip_special=False renders special tokens
-        (unparse_special); True drops them and the BOS/EOS the model adds
-        (remove_special).
+        The decoder stage decides: under sentencepiece's rules control pieces are
+        always invisible; under llama.cpp's, skip_special=False renders special
+        tokens (unparse_special) and True drops them and the BOS/EOS the model
+        adds (remove_special).
 
         >>> tok.decode(tok.encode("Hello world"))   # doctest: +SKIP
         'Hello world'
         """
-        self._check_ready()
-        return self.detokenizer.decode(ids, skip_special=skip_special)
+        self._check_engine()
+        return self.engine.decode_ids(ids, skip_special)
 
     def stream_decoder(self, *, bint skip_special=False):
         """A `StreamDecoder`: feed ids one at a time, get text as soon as it is complete.
@@ -655,8 +639,8 @@ cdef class Engine:
         >>> "".join(map(stream.feed, ids)) + stream.finish()   # doctest: +SKIP
         'Hello world'
         """
-        self._check_ready()
-        return StreamDecoder(self.detokenizer, skip_special=skip_special)
+        self._check_engine()
+        return self.engine.new_stream_decoder(skip_special)
 
 
 cdef void _encode_batch_range(void* p, Py_ssize_t start, Py_ssize_t end) noexcept nogil:
@@ -673,45 +657,26 @@ cdef void _encode_batch_range(void* p, Py_ssize_t start, Py_ssize_t end) noexcep
             sc.out.data = NULL
             sc.out.size = 0
             sc.out.cap = 0
-    _release_scratch(sc)
+    _release_scratch(sc, (<Engine>work.engine).model)
 
 
-cdef inline int _push_id(IdBuf* out, int32_t token, IdBuf* spans, bint want_spans,
-                         int32_t a, int32_t b) noexcept nogil:
-    if idbuf_push(out, token) < 0:
+cdef inline int _push_special(IdBuf* out, IdBuf* spans, int32_t token) noexcept nogil:
+    """Append a special token's id (with an empty span when spans are kept)."""
+    if idbuf_reserve(out, 1) < 0:
         return -1
-    if want_spans and (idbuf_push(spans, a) < 0 or idbuf_push(spans, b) < 0):
-        return -1
-    return 0
-
-
-cdef int _escape_spaces(const unsigned char* s, Py_ssize_t n, bint prefix, ByteBuf* out) noexcept nogil:
-    """Parity: llama.cpp SPM: optional ' ' prefix, then every ' ' becomes U+2581; bytes kept raw."""
-    cdef Py_ssize_t i
-    out.size = 0
-    if bytebuf_reserve(out, 3 * n + 3) < 0:
-        return ERR_NO_MEMORY
-    if prefix:
-        out.data[0] = SPACE_SYMBOL[0]
-        out.data[1] = SPACE_SYMBOL[1]
-        out.data[2] = SPACE_SYMBOL[2]
-        out.size = 3
-    for i in range(n):
-        if s[i] == 32:
-            out.data[out.size] = SPACE_SYMBOL[0]
-            out.data[out.size + 1] = SPACE_SYMBOL[1]
-            out.data[out.size + 2] = SPACE_SYMBOL[2]
-            out.size += 3
-        else:
-            out.data[out.size] = <char>s[i]
-            out.size += 1
+    out.data[out.size] = token
+    out.size += 1
+    if spans != NULL:
+        if idbuf_reserve(spans, 2) < 0:
+            return -1
+        spans.data[spans.size] = 0
+        spans.data[spans.size + 1] = 0
+        spans.size += 2
     return 0
 
 
 cdef _raise_encode_error(int rc, object text):
-    if rc == ERR_SURROGATE:
-        text.encode("utf-8")   # raises Python's own UnicodeEncodeError, with the position
-    raise_for_status(rc)
+    raise_for_status(rc, text)
 
 
 cdef int _resolve_threads(object num_threads, Py_ssize_t n_items) except -1:

@@ -1,12 +1,13 @@
+# The contract of a normalizer (the stage between the special-token splitter and the
+# pre-tokenizer), and the normalizers of the SentencePiece family.
+#
+# `normalize` replaces out's content with the normalized form of s[:n] and returns 0
+# or a negative error code (errors.pxd). It runs without the GIL and keeps no state
+# between calls, so one normalizer serves every thread.
 from libc.stdint cimport uint32_t
 
 from toksmith._core.buffers cimport ByteBuf
 from toksmith._core.trie cimport DoubleArrayTrie
-
-# Which reference implementation's rules to follow where they differ.
-cpdef enum Rules:
-    SENTENCEPIECE = 0
-    LLAMA_CPP = 1
 
 cdef enum:
     PASS_NEVER = 0
@@ -14,14 +15,20 @@ cdef enum:
     PASS_ALWAYS = 2
     PASS_UNLESS_KEY_MATCHES = 3    # bmp_passes only
 
-# Error codes returned by nogil code (negative); 0 is success.
-cdef enum:
-    ERR_NO_MEMORY = -1
-    ERR_CORRUPT_CHARSMAP = -2
-    ERR_TOO_LONG = -3
-
 
 cdef class Normalizer:
+    """Base: the text unchanged."""
+    cdef int normalize(self, const unsigned char* s, Py_ssize_t n, ByteBuf* out) noexcept nogil
+
+
+cdef class EscapeSpacesNormalizer(Normalizer):
+    """llama.cpp SPM: optional U+2581 prefix, every ' ' becomes U+2581, bytes kept raw."""
+    cdef readonly bint add_prefix
+
+
+cdef class CharsMapNormalizer(Normalizer):
+    """Precompiled charsmap + whitespace flags (the tables both references share).
+    Use a subclass: SentencePieceNormalizer or LlamaUgmNormalizer."""
     cdef uint32_t* units
     cdef Py_ssize_t n_units
     cdef const char* replacements
@@ -33,7 +40,9 @@ cdef class Normalizer:
     cdef readonly bint add_dummy_prefix
     cdef readonly bint remove_extra_whitespaces
     cdef readonly bint escape_whitespaces
-    cdef readonly Rules rules
+    # Set by each subclass, constant for its instances:
+    cdef bint stop_at_nul              # a charsmap match ends at a NUL byte (llama.cpp)
+    cdef bint structural_utf8          # characters are cut by lead byte only (llama.cpp)
     # ascii_kind[b] for an ASCII byte b other than space: PASS_ALWAYS when it
     # normalizes to itself whatever follows, PASS_BEFORE_ASCII when that holds
     # if the next byte is ASCII too (charsmap keys like "e" + U+0301 start with
@@ -46,7 +55,6 @@ cdef class Normalizer:
     # PASS_UNLESS_KEY_MATCHES when only longer keys start with it.
     cdef unsigned char* bmp_passes
 
-    cdef int normalize(self, const unsigned char* s, Py_ssize_t n, ByteBuf* out) noexcept nogil
     cdef _load_charsmap(self, bytes blob)
     cdef _check_leaves(self)
     cdef _compute_passthrough(self)
@@ -59,8 +67,13 @@ cdef class Normalizer:
                             const char** out, Py_ssize_t* out_len) noexcept nogil
     cdef int _append_space(self, ByteBuf* out) noexcept nogil
     cdef int _append_escaped(self, const char* r, Py_ssize_t rl, ByteBuf* out) noexcept nogil
-    cdef int _normalize_sentencepiece(self, const unsigned char* s, Py_ssize_t n,
-                                      ByteBuf* out) noexcept nogil
-    cdef int _llama_word_start(self, bint* in_word, bint* is_space_prepended, ByteBuf* out) noexcept nogil
-    cdef int _normalize_llama_cpp(self, const unsigned char* s, Py_ssize_t n,
-                                  ByteBuf* out) noexcept nogil
+
+
+cdef class SentencePieceNormalizer(CharsMapNormalizer):
+    """Parity: sentencepiece normalizer.cc Normalizer::Normalize."""
+    pass
+
+
+cdef class LlamaUgmNormalizer(CharsMapNormalizer):
+    """Parity: llama.cpp llm_tokenizer_ugm_session::normalize."""
+    cdef int _word_start(self, bint* in_word, bint* is_space_prepended, ByteBuf* out) noexcept nogil

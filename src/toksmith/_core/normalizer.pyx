@@ -7,7 +7,7 @@ collapsing of extra whitespace, escaping of spaces to U+2581.
 
 Example::
 
-    >>> n = Normalizer(b"", add_dummy_prefix=True, remove_extra_whitespaces=True,
+    >>> n = SentencePieceNormalizer(b"", add_dummy_prefix=True, remove_extra_whitespaces=True,
     ...                escape_whitespaces=True)
     >>> n.normalize_text("  Hello   world ")
     '▁Hello▁world'
@@ -17,13 +17,12 @@ from libc.stdlib cimport calloc, free, malloc
 from libc.string cimport memset
 
 from toksmith._core.buffers cimport ByteBuf, bytebuf_append, bytebuf_free, bytebuf_push, bytebuf_reserve
+from toksmith._core.errors cimport ERR_CORRUPT_CHARSMAP, ERR_NO_MEMORY
 from toksmith._core.trie cimport DoubleArrayTrie, da_child
 from toksmith._core.utf8 cimport REPLACEMENT_CHAR, SPACE_SYMBOL, structural_char_len, valid_char_len
 
 
-
-class CharsMapError(ValueError):
-    """The precompiled charsmap blob is malformed."""
+from toksmith._core.errors import CharsMapError, raise_for_status
 
 
 cdef inline bint _has_leaf(uint32_t unit) noexcept nogil:
@@ -71,11 +70,74 @@ cdef inline unsigned char _bmp_kind(Py_ssize_t end_node, bint key_ends_inside) n
 
 
 cdef class Normalizer:
-    """Charsmap + whitespace normalizer with sentencepiece's or llama.cpp's rules."""
+    """Base of every normalizer: keeps the text unchanged.
+
+    >>> Normalizer().normalize_text("a  b")
+    'a  b'
+    """
+
+    cdef int normalize(self, const unsigned char* s, Py_ssize_t n, ByteBuf* out) noexcept nogil:
+        out.size = 0
+        if bytebuf_append(out, <const char*>s, n) < 0:
+            return ERR_NO_MEMORY
+        return 0
+
+    def normalize_text(self, text):
+        """Normalize `text` (str or bytes) and return the result as str."""
+        cdef bytes data = text.encode("utf-8") if isinstance(text, str) else bytes(text)
+        cdef ByteBuf out
+        cdef int rc
+        out.data = NULL
+        out.size = 0
+        out.cap = 0
+        try:
+            rc = self.normalize(<const unsigned char*>(<char*>data), len(data), &out)
+            raise_for_status(rc)
+            return out.data[:out.size].decode("utf-8", "replace")
+        finally:
+            bytebuf_free(&out)
+
+
+cdef class EscapeSpacesNormalizer(Normalizer):
+    """Parity: llama.cpp SPM (llm_tokenizer_spm_session::tokenize): an optional U+2581
+    prefix, then every ' ' becomes U+2581; all other bytes are kept raw.
+
+    >>> EscapeSpacesNormalizer(add_prefix=True).normalize_text("a b")
+    '▁a▁b'
+    """
+
+    def __cinit__(self, *, bint add_prefix=False):
+        self.add_prefix = add_prefix
+
+    cdef int normalize(self, const unsigned char* s, Py_ssize_t n, ByteBuf* out) noexcept nogil:
+        cdef Py_ssize_t i
+        out.size = 0
+        if bytebuf_reserve(out, 3 * n + 3) < 0:
+            return ERR_NO_MEMORY
+        if self.add_prefix:
+            out.data[0] = SPACE_SYMBOL[0]
+            out.data[1] = SPACE_SYMBOL[1]
+            out.data[2] = SPACE_SYMBOL[2]
+            out.size = 3
+        for i in range(n):
+            if s[i] == 32:
+                out.data[out.size] = SPACE_SYMBOL[0]
+                out.data[out.size + 1] = SPACE_SYMBOL[1]
+                out.data[out.size + 2] = SPACE_SYMBOL[2]
+                out.size += 3
+            else:
+                out.data[out.size] = <char>s[i]
+                out.size += 1
+        return 0
+
+
+cdef class CharsMapNormalizer(Normalizer):
+    """Charsmap + whitespace tables; SentencePieceNormalizer and LlamaUgmNormalizer
+    apply them by their reference's rules."""
 
     def __cinit__(self, bytes charsmap=b"", *, bint add_dummy_prefix=True,
                   bint remove_extra_whitespaces=True, bint escape_whitespaces=True,
-                  DoubleArrayTrie user_defined=None, Rules rules=Rules.SENTENCEPIECE):
+                  DoubleArrayTrie user_defined=None):
         self.units = NULL
         self.replacement_lengths = NULL
         self.bmp_passes = NULL
@@ -84,7 +146,8 @@ cdef class Normalizer:
         self.escape_whitespaces = escape_whitespaces
         self.user_defined = user_defined
         self.has_user_defined = user_defined is not None and user_defined.num_keys > 0
-        self.rules = rules
+        self.stop_at_nul = False
+        self.structural_utf8 = False
         self._blob = charsmap
         if charsmap:
             self._load_charsmap(charsmap)
@@ -262,7 +325,7 @@ cdef class Normalizer:
         """
         cdef Py_ssize_t node_pos, i, longest = 0
         cdef bint leaf
-        cdef bint stop_at_nul = self.rules == Rules.LLAMA_CPP
+        cdef bint stop_at_nul = self.stop_at_nul
         node_pos = _offset(self.units[0])
         for i in range(n):
             if stop_at_nul and s[i] == 0:
@@ -296,10 +359,10 @@ cdef class Normalizer:
                 out[0] = self.replacements + value
                 out_len[0] = self.replacement_lengths[value]
                 return m
-        if self.rules == Rules.SENTENCEPIECE:
-            m = valid_char_len(s, n)
-        else:
+        if self.structural_utf8:
             m = structural_char_len(s, n)
+        else:
+            m = valid_char_len(s, n)
         if m == 0:
             # Malformed UTF-8: one byte becomes U+FFFD (both references).
             out[0] = REPLACEMENT_CHAR
@@ -329,23 +392,27 @@ cdef class Normalizer:
                 out.size += 1
         return 0
 
-    cdef int normalize(self, const unsigned char* s, Py_ssize_t n, ByteBuf* out) noexcept nogil:
-        out.size = 0
-        if n == 0:
-            return 0
-        if bytebuf_reserve(out, n * 3 + 3) < 0:
-            return ERR_NO_MEMORY
-        if self.rules == Rules.SENTENCEPIECE:
-            return self._normalize_sentencepiece(s, n, out)
-        return self._normalize_llama_cpp(s, n, out)
 
-    cdef int _normalize_sentencepiece(self, const unsigned char* s, Py_ssize_t n, ByteBuf* out) noexcept nogil:
+
+cdef class SentencePieceNormalizer(CharsMapNormalizer):
+    """Charsmap and whitespace rules as sentencepiece applies them.
+
+    >>> SentencePieceNormalizer(b"").normalize_text("  Hello   world ")
+    '▁Hello▁world'
+    """
+
+    cdef int normalize(self, const unsigned char* s, Py_ssize_t n, ByteBuf* out) noexcept nogil:
         # Parity: sentencepiece normalizer.cc Normalizer::Normalize.
         cdef const char* r
         cdef Py_ssize_t rl, m
         cdef bint is_prev_space
         cdef const char* space
         cdef Py_ssize_t space_len
+        out.size = 0
+        if n == 0:
+            return 0
+        if bytebuf_reserve(out, n * 3 + 3) < 0:
+            return ERR_NO_MEMORY
         if self.remove_extra_whitespaces:
             # Heading units that normalize to exactly " " are dropped.
             while n > 0:
@@ -404,16 +471,35 @@ cdef class Normalizer:
                 out.size -= space_len
         return 0
 
-    cdef int _normalize_llama_cpp(self, const unsigned char* s, Py_ssize_t n, ByteBuf* out) noexcept nogil:
+
+
+cdef class LlamaUgmNormalizer(CharsMapNormalizer):
+    """Charsmap and whitespace rules as llama.cpp's UGM tokenizer applies them: a charsmap
+    match stops at NUL, characters are cut by their lead byte only.
+
+    >>> LlamaUgmNormalizer(b"").normalize_text("  Hello   world ")
+    '▁Hello▁world'
+    """
+
+    def __cinit__(self, *args, **kwargs):
+        self.stop_at_nul = True
+        self.structural_utf8 = True
+
+    cdef int normalize(self, const unsigned char* s, Py_ssize_t n, ByteBuf* out) noexcept nogil:
         # Parity: llama.cpp llm_tokenizer_ugm_session::normalize.
         cdef const char* r
         cdef Py_ssize_t rl, m, k
         cdef bint is_space_prepended = False
         cdef bint in_word = False
+        out.size = 0
+        if n == 0:
+            return 0
+        if bytebuf_reserve(out, n * 3 + 3) < 0:
+            return ERR_NO_MEMORY
         while n > 0:
             m = self._passthrough_run(s, n)
             if m > 0:
-                if self._llama_word_start(&in_word, &is_space_prepended, out) < 0 or \
+                if self._word_start(&in_word, &is_space_prepended, out) < 0 or \
                         bytebuf_append(out, <const char*>s, m) < 0:
                     return ERR_NO_MEMORY
                 s += m
@@ -424,7 +510,7 @@ cdef class Normalizer:
                 return <int>m
             for k in range(rl):
                 if r[k] != b' ':
-                    if self._llama_word_start(&in_word, &is_space_prepended, out) < 0 or \
+                    if self._word_start(&in_word, &is_space_prepended, out) < 0 or \
                             bytebuf_push(out, r[k]) < 0:
                         return ERR_NO_MEMORY
                 else:
@@ -435,7 +521,7 @@ cdef class Normalizer:
             n -= m
         return 0
 
-    cdef int _llama_word_start(self, bint* in_word, bint* is_space_prepended, ByteBuf* out) noexcept nogil:
+    cdef int _word_start(self, bint* in_word, bint* is_space_prepended, ByteBuf* out) noexcept nogil:
         """Before a non-space byte: the space llama.cpp puts in front of a word, if any."""
         if in_word[0]:
             return 0
@@ -444,31 +530,3 @@ cdef class Normalizer:
             is_space_prepended[0] = True
             return self._append_space(out)
         return 0
-
-    def normalize_text(self, text):
-        """Normalize `text` (str or bytes) and return the result as str."""
-        cdef bytes data = text.encode("utf-8") if isinstance(text, str) else bytes(text)
-        cdef ByteBuf out
-        cdef int rc
-        out.data = NULL
-        out.size = 0
-        out.cap = 0
-        try:
-            rc = self.normalize(<const unsigned char*>(<char*>data), len(data), &out)
-            raise_for_status(rc)
-            return out.data[:out.size].decode("utf-8", "replace")
-        finally:
-            bytebuf_free(&out)
-
-
-def raise_for_status(int rc):
-    """Turn a negative status from nogil code into the matching exception."""
-    if rc >= 0:
-        return
-    if rc == ERR_NO_MEMORY:
-        raise MemoryError()
-    if rc == ERR_CORRUPT_CHARSMAP:
-        raise CharsMapError("precompiled charsmap points past its replacement strings")
-    if rc == ERR_TOO_LONG:
-        raise ValueError("text too long: more than 2**31 - 2 bytes after normalization")
-    raise RuntimeError(f"internal error {rc}")

@@ -6,14 +6,8 @@
 from libc.stdint cimport uint8_t
 from libc.string cimport memchr
 
+from toksmith._core.token_types cimport TYPE_BYTE, TYPE_NORMAL, TYPE_UNUSED, TYPE_USER_DEFINED
 from toksmith._core.utf8 cimport valid_char_len
-
-cdef enum:
-    TYPE_NORMAL = 1
-    TYPE_UNKNOWN = 2
-    TYPE_USER_DEFINED = 4
-    TYPE_UNUSED = 5
-    TYPE_BYTE = 6
 
 
 def first_invalid_piece(list pieces, const uint8_t[::1] types, bint allow_empty_reserved=False,
@@ -31,7 +25,7 @@ def first_invalid_piece(list pieces, const uint8_t[::1] types, bint allow_empty_
         piece = pieces[i]
         t = types[i]
         length = len(piece)
-        if t > 6:
+        if t > TYPE_BYTE:
             return i, f"has type {t}, expected 0..6"
         if length == 0:
             if allow_empty_reserved and t != TYPE_NORMAL and t != TYPE_USER_DEFINED and t != TYPE_UNUSED:

@@ -3,24 +3,10 @@ cimport cython
 from libc.stdint cimport int32_t, uint32_t, uint64_t
 
 from toksmith._core.buffers cimport ByteBuf, IdBuf
+from toksmith._core.model cimport Model, WorkHeader
+from toksmith._core.tables cimport MergeHeap, U64Map
 from toksmith._core.trie cimport DoubleArrayTrie
-
-
-cdef struct PairSlot:
-    uint64_t key        # (left symbol + 1) << 32 | (right symbol + 1); 0 marks an empty slot
-    int32_t merged      # id of the piece the two symbols form
-
-
-cdef struct CharSlot:
-    uint64_t key        # the character's bytes and length (_char_key); 0 marks an empty slot
-    int32_t symbol
-
-
-cdef struct HeapEntry:
-    float score
-    int32_t left        # symbol index (position order)
-    int32_t right
-    int32_t size        # byte length of the merged piece, to detect stale entries
+from toksmith._core.unknown cimport UnknownRules
 
 
 cdef struct TextTable:
@@ -48,9 +34,7 @@ cdef struct BpeWork:
     IdBuf next
     IdBuf candidates
     IdBuf rev_merges    # (merged, left, right) triples, for sentencepiece's UNUSED resegmentation
-    HeapEntry* heap
-    Py_ssize_t heap_size
-    Py_ssize_t heap_cap
+    MergeHeap heap      # candidates of the long-chunk path
     # results of recent short chunks, valid for the model numbered cache_model
     CacheEntry* cache
     Py_ssize_t cache_used
@@ -59,29 +43,33 @@ cdef struct BpeWork:
     IdBuf cache_ids
 
 
+# The work ScoreBpe.new_work makes: merge state, then the path emit_path reads.
+cdef struct ScoreBpeWork:
+    WorkHeader header
+    BpeWork bpe
+    IdBuf path_ids
+    IdBuf path_starts
+
+
 cdef void bpe_work_free(BpeWork* w) noexcept nogil
 
 
 @cython.final
-cdef class ScoreBpe:
-    cdef PairSlot* pairs
-    cdef uint64_t pair_mask
-    cdef CharSlot* chars
-    cdef uint32_t char_mask
-    cdef Py_ssize_t n_chars
+cdef class ScoreBpe(Model):
+    cdef U64Map pairs                  # (left + 1) << 32 | (right + 1) -> the piece they form
+    cdef U64Map chars                  # _char_key of a character -> its symbol
     cdef int32_t byte_symbol[256]      # symbol of each one-byte character, -1 if none
     cdef float* scores                 # score of each piece id
     cdef int32_t* output_ids           # id emitted for each symbol (-1: not a piece)
     cdef int32_t* symbol_lengths       # byte length of each symbol's text
     cdef unsigned char* is_unused      # per piece: resegment it (sentencepiece rules)
-    cdef Py_ssize_t n_pieces
     cdef Py_ssize_t n_symbols
     cdef DoubleArrayTrie frozen        # user-defined pieces never merge (sentencepiece), or None
     cdef bint has_frozen
     cdef bint resegment_unused
     cdef bint split_at_spaces          # no piece joins a character to a following U+2581
     cdef readonly bint chunked
-    cdef uint64_t serial               # distinguishes models in per-thread caches
+    cdef UnknownRules unknown          # how unknown and missing pieces are emitted
     cdef int32_t space_symbol          # symbol of U+2581, -1 if none
 
     cdef int _add_single_char_piece(self, const unsigned char* p, Py_ssize_t plen,
@@ -89,13 +77,12 @@ cdef class ScoreBpe:
     cdef int32_t _text_symbol(self, const unsigned char* p, Py_ssize_t length,
                               const TextTable* by_text) except? -2
     cdef int _insert_char(self, const unsigned char* s, int length, int32_t symbol) except -1
-    cdef int _grow_chars(self) except -1
     cdef int _add_pair(self, int32_t left, int32_t right, int32_t merged) except -1
     cdef int32_t _char_symbol(self, const unsigned char* s, int length) noexcept nogil
     cdef int32_t _candidate(self, int32_t left, int32_t right, BpeWork* w) noexcept nogil
     cdef int32_t _pair(self, int32_t left, int32_t right) noexcept nogil
-    cdef int encode(self, const unsigned char* s, Py_ssize_t n, BpeWork* w,
-                    IdBuf* ids, IdBuf* starts) noexcept nogil
+    cdef int _segment(self, const unsigned char* s, Py_ssize_t n, BpeWork* w,
+                      IdBuf* ids, IdBuf* starts) noexcept nogil
     cdef bint _starts_word(self, const unsigned char* s, const int32_t* sym,
                            const int32_t* start, Py_ssize_t b) noexcept nogil
     cdef int _cached_chunk(self, const unsigned char* s, int32_t* sym, int32_t* start,

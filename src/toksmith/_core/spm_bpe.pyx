@@ -15,7 +15,9 @@ Two speed-ups keep the result identical to the references:
 * Short chunks are merged by a linear scan, long ones with a binary heap,
   so a megabyte without spaces stays O(n log n).
 
-    >>> bpe = ScoreBpe.build(pieces, scores, mergeable, unused, output_ids, None, False)  # doctest: +SKIP
+    >>> bpe = ScoreBpe.build(pieces, scores, mergeable, unused, output_ids, None, False,
+    ...                      unk_id=0, missing_id=0, byte_fallback=True,
+    ...                      merge_unknown_runs=True, byte_ids=byte_ids)   # doctest: +SKIP
 """
 cimport cython
 from libc.stdint cimport int32_t, uint32_t, uint64_t
@@ -24,7 +26,13 @@ from libc.string cimport memcmp, memset
 
 from toksmith._core.buffers cimport (ByteBuf, IdBuf, bytebuf_append, bytebuf_free, idbuf_free,
                                      idbuf_push, idbuf_reserve)
+from toksmith._core.errors cimport ERR_NO_MEMORY
+from toksmith._core.model cimport Model, WorkHeader
+from toksmith._core.tables cimport (HeapItem, heap_free, heap_pop, heap_push, heap_reserve,
+                                    score_priority, u64map_free, u64map_get, u64map_init,
+                                    u64map_put)
 from toksmith._core.trie cimport DoubleArrayTrie
+from toksmith._core.unknown cimport UnknownRules, emit_path, fill_unknown_rules
 from toksmith._core.utf8 cimport one_char_len
 
 # Chunks of at most this many symbols are merged by a linear scan.
@@ -36,7 +44,8 @@ cdef Py_ssize_t CACHED_MAX_SYMBOLS = 64
 cdef Py_ssize_t CACHE_SLOTS = 1 << 16
 cdef Py_ssize_t CACHE_MAX_ENTRIES = 1 << 15
 cdef Py_ssize_t CACHE_MAX_TEXT_BYTES = 1 << 20
-cdef uint64_t _next_serial = 0
+# Every ScoreBpe uses ScoreBpeWork: this static's address is their work_kind.
+cdef char SCORE_BPE_WORK_KIND = 0
 cdef unsigned char SPACE0 = 0xE2, SPACE1 = 0x96, SPACE2 = 0x81   # U+2581 in UTF-8
 
 
@@ -48,10 +57,7 @@ cdef void bpe_work_free(BpeWork* w) noexcept nogil:
     idbuf_free(&w.next)
     idbuf_free(&w.candidates)
     idbuf_free(&w.rev_merges)
-    free(w.heap)
-    w.heap = NULL
-    w.heap_size = 0
-    w.heap_cap = 0
+    heap_free(&w.heap)
     free(w.cache)
     w.cache = NULL
     w.cache_used = 0
@@ -60,22 +66,22 @@ cdef void bpe_work_free(BpeWork* w) noexcept nogil:
     idbuf_free(&w.cache_ids)
 
 
+cdef void _free_score_bpe_work(void* p) noexcept nogil:
+    cdef ScoreBpeWork* w = <ScoreBpeWork*>p
+    if w == NULL:
+        return
+    bpe_work_free(&w.bpe)
+    idbuf_free(&w.path_ids)
+    idbuf_free(&w.path_starts)
+    free(w)
+
+
 cdef inline uint64_t _char_key(const unsigned char* s, int length) noexcept nogil:
     """The character's bytes and its length packed into one non-zero integer."""
     cdef uint64_t key = <uint64_t>length << 32
     cdef int i
     for i in range(length):
         key |= (<uint64_t>s[i]) << (8 * i)
-    return key
-
-
-cdef inline uint64_t _hash(uint64_t key) noexcept nogil:
-    # splitmix64's finalizer: every input bit reaches the low bits used as the slot
-    key ^= key >> 30
-    key *= <uint64_t>0xBF58476D1CE4E5B9
-    key ^= key >> 27
-    key *= <uint64_t>0x94D049BB133111EB
-    key ^= key >> 31
     return key
 
 
@@ -126,61 +132,21 @@ cdef inline bint _is_space_symbol(const unsigned char* s, Py_ssize_t length) noe
     return length == 3 and s[0] == SPACE0 and s[1] == SPACE1 and s[2] == SPACE2
 
 
-cdef inline bint _heap_before(const HeapEntry* a, const HeapEntry* b) noexcept nogil:
-    """Parity: both references pop the highest score first, the leftmost pair on ties."""
-    return a.score > b.score or (a.score == b.score and a.left < b.left)
-
-
-cdef inline void _heap_push(BpeWork* w, HeapEntry e) noexcept nogil:
-    # capacity is reserved by the caller
-    cdef Py_ssize_t i = w.heap_size, parent
-    w.heap_size += 1
-    while i > 0:
-        parent = (i - 1) >> 1
-        if not _heap_before(&e, &w.heap[parent]):
-            break
-        w.heap[i] = w.heap[parent]
-        i = parent
-    w.heap[i] = e
-
-
-cdef inline HeapEntry _heap_pop(BpeWork* w) noexcept nogil:
-    cdef HeapEntry top = w.heap[0]
-    cdef HeapEntry last
-    cdef Py_ssize_t i = 0, child, n
-    w.heap_size -= 1
-    n = w.heap_size
-    if n > 0:
-        last = w.heap[n]
-        while True:
-            child = 2 * i + 1
-            if child >= n:
-                break
-            if child + 1 < n and _heap_before(&w.heap[child + 1], &w.heap[child]):
-                child += 1
-            if not _heap_before(&w.heap[child], &last):
-                break
-            w.heap[i] = w.heap[child]
-            i = child
-        w.heap[i] = last
-    return top
-
-
 @cython.final
 cdef class ScoreBpe:
     """The merge tables of one SentencePiece-BPE vocabulary (see the module docstring)."""
 
     def __cinit__(self):
-        self.pairs = NULL
-        self.chars = NULL
+        self.pairs.slots = NULL
+        self.chars.slots = NULL
         self.scores = NULL
         self.output_ids = NULL
         self.symbol_lengths = NULL
         self.is_unused = NULL
 
     def __dealloc__(self):
-        free(self.pairs)
-        free(self.chars)
+        u64map_free(&self.pairs)
+        u64map_free(&self.chars)
         free(self.scores)
         free(self.output_ids)
         free(self.symbol_lengths)
@@ -188,7 +154,8 @@ cdef class ScoreBpe:
 
     @staticmethod
     def build(list pieces, scores, bytes mergeable, bytes unused, dict output_overrides,
-              DoubleArrayTrie frozen, bint resegment_unused):
+              DoubleArrayTrie frozen, bint resegment_unused, *, int unk_id, int missing_id,
+              bint byte_fallback, bint merge_unknown_runs, list byte_ids):
         """Tables for `pieces` (UTF-8 bytes, distinct among the mergeable ones).
 
         mergeable[i]: piece i can be formed by a merge (sentencepiece: NORMAL,
@@ -197,6 +164,7 @@ cdef class ScoreBpe:
         (sentencepiece's UNUSED pieces, when `resegment_unused`).
         output_overrides: {piece id: id emitted instead} (default: the piece id).
         frozen: user-defined pieces matched whole and never merged, or None.
+        unk_id ... byte_ids: the unknown-piece rules (unknown.pxd UnknownRules).
         """
         cdef ScoreBpe self = ScoreBpe()
         cdef Py_ssize_t n = len(pieces), i, k, count_pairs = 0, cap
@@ -210,6 +178,9 @@ cdef class ScoreBpe:
         cdef const unsigned char* can_merge = mergeable
         if len(scores) != n or len(mergeable) != n or len(unused) != n:
             raise ValueError("pieces, scores and flags must have equal lengths")
+        fill_unknown_rules(&self.unknown, unk_id, missing_id, byte_fallback, merge_unknown_runs,
+                           byte_ids, n)
+        self.work_kind = &SCORE_BPE_WORK_KIND
         self.n_pieces = n
         self.frozen = frozen
         self.has_frozen = frozen is not None and frozen.num_keys > 0
@@ -233,13 +204,8 @@ cdef class ScoreBpe:
             # inside a mergeable piece without being a piece itself.
             for i in range(256):
                 self.byte_symbol[i] = -1
-            cap = 64
-            while cap < 4 * (n + 16):
-                cap *= 2
-            self.chars = <CharSlot*>calloc(cap, sizeof(CharSlot))
-            if self.chars == NULL:
+            if u64map_init(&self.chars, 2 * (n + 16)) < 0:
                 raise MemoryError()
-            self.char_mask = <uint32_t>(cap - 1)
             # One-character pieces: mergeable ones first, so a text that is both a
             # mergeable and a reserved piece acts as the mergeable one.
             for k in range(2):
@@ -253,13 +219,8 @@ cdef class ScoreBpe:
                 plen = offsets[i + 1] - offsets[i]
                 if can_merge[i] and plen > 0 and one_char_len(base[offsets[i]]) < plen:
                     count_pairs += plen - 1
-            cap = 64
-            while cap < 2 * count_pairs:
-                cap *= 2
-            self.pairs = <PairSlot*>calloc(cap, sizeof(PairSlot))
-            if self.pairs == NULL:
+            if u64map_init(&self.pairs, count_pairs) < 0:
                 raise MemoryError()
-            self.pair_mask = <uint64_t>(cap - 1)
 
             self.split_at_spaces = True
             for i in range(n):
@@ -293,9 +254,10 @@ cdef class ScoreBpe:
                 self.output_ids[<Py_ssize_t>piece_id] = <int32_t>emitted
             for i in range(n, self.n_symbols):
                 self.output_ids[i] = -1
-            for i in range(<Py_ssize_t>self.char_mask + 1):
-                if self.chars[i].key != 0 and self.chars[i].symbol >= n:
-                    self.symbol_lengths[self.chars[i].symbol] = <int32_t>(self.chars[i].key >> 32)
+            for i in range(<Py_ssize_t>self.chars.mask + 1):
+                if self.chars.slots[i].key != 0 and self.chars.slots[i].value >= n:
+                    self.symbol_lengths[self.chars.slots[i].value] = \
+                        <int32_t>(self.chars.slots[i].key >> 32)
         finally:
             free(offsets)
             free(by_text.slots)
@@ -303,10 +265,33 @@ cdef class ScoreBpe:
         # Parity: sentencepiece records UNUSED re-splits in the order pairs are
         # pushed over the whole text, so that case is merged in one piece.
         self.chunked = self.split_at_spaces and not resegment_unused
-        global _next_serial
-        _next_serial += 1
-        self.serial = _next_serial
         return self
+
+    # ------------------------------------------------------------------ Model
+
+    cdef void* new_work(self) noexcept nogil:
+        cdef ScoreBpeWork* w = <ScoreBpeWork*>calloc(1, sizeof(ScoreBpeWork))
+        if w != NULL:
+            w.header.free = _free_score_bpe_work
+            w.header.kind = &SCORE_BPE_WORK_KIND
+        return w
+
+    cdef void trim_work(self, void* work, Py_ssize_t keep_bytes) noexcept nogil:
+        cdef ScoreBpeWork* w = <ScoreBpeWork*>work
+        if w.bpe.symbols.cap * 4 > keep_bytes:
+            bpe_work_free(&w.bpe)
+        if w.path_ids.cap * 4 > keep_bytes:
+            idbuf_free(&w.path_ids)
+            idbuf_free(&w.path_starts)
+
+    cdef int encode(self, const unsigned char* s, Py_ssize_t n, void* work, IdBuf* ids,
+                    IdBuf* spans, Py_ssize_t base) noexcept nogil:
+        cdef ScoreBpeWork* w = <ScoreBpeWork*>work
+        w.path_ids.size = 0
+        w.path_starts.size = 0
+        if self._segment(s, n, &w.bpe, &w.path_ids, &w.path_starts) < 0:
+            return ERR_NO_MEMORY
+        return emit_path(&self.unknown, s, n, &w.path_ids, &w.path_starts, ids, spans, base)
 
     # ------------------------------------------------------------------ load helpers
 
@@ -332,76 +317,31 @@ cdef class ScoreBpe:
         return _text_table_find(by_text, p, length)
 
     cdef int _insert_char(self, const unsigned char* s, int length, int32_t symbol) except -1:
-        cdef uint64_t key = _char_key(s, length)
-        cdef uint32_t slot
         if length == 1:
             self.byte_symbol[s[0]] = symbol
-        if 2 * (self.n_chars + 1) > <Py_ssize_t>self.char_mask + 1:
-            self._grow_chars()
-        slot = <uint32_t>(_hash(key) & self.char_mask)
-        while self.chars[slot].key != 0:
-            slot = (slot + 1) & self.char_mask
-        self.chars[slot].key = key
-        self.chars[slot].symbol = symbol
-        self.n_chars += 1
-        return 0
-
-    cdef int _grow_chars(self) except -1:
-        cdef CharSlot* old = self.chars
-        cdef Py_ssize_t old_cap = <Py_ssize_t>self.char_mask + 1, i
-        cdef uint32_t slot
-        self.chars = <CharSlot*>calloc(2 * old_cap, sizeof(CharSlot))
-        if self.chars == NULL:
-            self.chars = old
+        if u64map_put(&self.chars, _char_key(s, length), symbol) < 0:
             raise MemoryError()
-        self.char_mask = <uint32_t>(2 * old_cap - 1)
-        for i in range(old_cap):
-            if old[i].key != 0:
-                slot = <uint32_t>(_hash(old[i].key) & self.char_mask)
-                while self.chars[slot].key != 0:
-                    slot = (slot + 1) & self.char_mask
-                self.chars[slot] = old[i]
-        free(old)
         return 0
 
     cdef int _add_pair(self, int32_t left, int32_t right, int32_t merged) except -1:
-        cdef uint64_t key = ((<uint64_t>(left + 1)) << 32) | <uint64_t>(right + 1)
-        cdef uint64_t slot = _hash(key) & self.pair_mask
-        while self.pairs[slot].key != 0:
-            if self.pairs[slot].key == key:
-                return 0
-            slot = (slot + 1) & self.pair_mask
-        self.pairs[slot].key = key
-        self.pairs[slot].merged = merged
+        # the first piece found for a pair stays
+        if u64map_put(&self.pairs, ((<uint64_t>(left + 1)) << 32) | <uint64_t>(right + 1),
+                      merged) < 0:
+            raise MemoryError()
         return 0
 
     # ------------------------------------------------------------------ lookups
 
     cdef int32_t _char_symbol(self, const unsigned char* s, int length) noexcept nogil:
-        cdef uint64_t key
-        cdef uint32_t slot
         if length == 1:
             return self.byte_symbol[s[0]]
-        key = _char_key(s, length)
-        slot = <uint32_t>(_hash(key) & self.char_mask)
-        while self.chars[slot].key != 0:
-            if self.chars[slot].key == key:
-                return self.chars[slot].symbol
-            slot = (slot + 1) & self.char_mask
-        return -1
+        return u64map_get(&self.chars, _char_key(s, length))
 
     cdef int32_t _pair(self, int32_t left, int32_t right) noexcept nogil:
         """The piece `left` and `right` form, or -1."""
-        cdef uint64_t key, slot
         if left < 0 or right < 0:
             return -1
-        key = ((<uint64_t>(left + 1)) << 32) | <uint64_t>(right + 1)
-        slot = _hash(key) & self.pair_mask
-        while self.pairs[slot].key != 0:
-            if self.pairs[slot].key == key:
-                return self.pairs[slot].merged
-            slot = (slot + 1) & self.pair_mask
-        return -1
+        return u64map_get(&self.pairs, ((<uint64_t>(left + 1)) << 32) | <uint64_t>(right + 1))
 
     cdef int32_t _candidate(self, int32_t left, int32_t right, BpeWork* w) noexcept nogil:
         """`_pair`, remembering how UNUSED pieces were formed (sentencepiece rev_merge)."""
@@ -414,8 +354,8 @@ cdef class ScoreBpe:
 
     # ------------------------------------------------------------------ encode
 
-    cdef int encode(self, const unsigned char* s, Py_ssize_t n, BpeWork* w,
-                    IdBuf* ids, IdBuf* starts) noexcept nogil:
+    cdef int _segment(self, const unsigned char* s, Py_ssize_t n, BpeWork* w,
+                      IdBuf* ids, IdBuf* starts) noexcept nogil:
         """Append the pieces of s[:n] to ids/starts; -1 in ids marks a character
         that is no piece. Returns 0, or -1 when memory runs out."""
         cdef Py_ssize_t i = 0, m = 0, a, b, clen
@@ -594,22 +534,17 @@ cdef class ScoreBpe:
         cdef int32_t* prev
         cdef int32_t* nxt
         cdef Py_ssize_t i, need = 3 * m
-        cdef HeapEntry e, top
+        cdef HeapItem e, top
         cdef int32_t c, left, right
-        cdef HeapEntry* grown
         w.lengths.size = 0
         w.prev.size = 0
         w.next.size = 0
         if idbuf_reserve(&w.lengths, m) < 0 or idbuf_reserve(&w.prev, m) < 0 \
                 or idbuf_reserve(&w.next, m) < 0:
             return -1
-        if w.heap_cap < need:
-            grown = <HeapEntry*>realloc(w.heap, need * sizeof(HeapEntry))
-            if grown == NULL:
-                return -1
-            w.heap = grown
-            w.heap_cap = need
-        w.heap_size = 0
+        if heap_reserve(&w.heap, need) < 0:
+            return -1
+        w.heap.size = 0
         length = w.lengths.data
         prev = w.prev.data
         nxt = w.next.data
@@ -622,13 +557,14 @@ cdef class ScoreBpe:
             if c == -2:
                 return -1
             if c >= 0:
-                e.score = self.scores[c]
+                # Parity: both references pop the highest score first, the leftmost pair on ties.
+                e.priority = score_priority(self.scores[c], <int32_t>i)
                 e.left = <int32_t>i
                 e.right = <int32_t>(i + 1)
                 e.size = length[i] + length[i + 1]
-                _heap_push(w, e)
-        while w.heap_size > 0:
-            top = _heap_pop(w)
+                heap_push(&w.heap, e)
+        while w.heap.size > 0:
+            top = heap_pop(&w.heap)
             left = top.left
             right = top.right
             # Parity: an entry is stale once either side changed (both references).
@@ -645,21 +581,21 @@ cdef class ScoreBpe:
                 if c == -2:
                     return -1
                 if c >= 0:
-                    e.score = self.scores[c]
+                    e.priority = score_priority(self.scores[c], prev[left])
                     e.left = prev[left]
                     e.right = left
                     e.size = length[prev[left]] + length[left]
-                    _heap_push(w, e)
+                    heap_push(&w.heap, e)
             if nxt[left] >= 0:
                 c = self._candidate(sym[left], sym[nxt[left]], w)
                 if c == -2:
                     return -1
                 if c >= 0:
-                    e.score = self.scores[c]
+                    e.priority = score_priority(self.scores[c], left)
                     e.left = left
                     e.right = nxt[left]
                     e.size = length[left] + length[nxt[left]]
-                    _heap_push(w, e)
+                    heap_push(&w.heap, e)
         i = 0
         while i >= 0:
             if self._emit(sym[i], start[i], w, ids, starts) < 0:

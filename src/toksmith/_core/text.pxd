@@ -9,11 +9,6 @@ cdef struct TextRef:
     int kind              # 0: UTF-8 bytes; 1, 2, 4: PEP 393 unit size
 
 
-# Error code of utf8_of: the str holds a lone surrogate, which UTF-8 cannot encode.
-cdef enum:
-    ERR_SURROGATE = -4
-
-
 cdef int text_ref(object text, TextRef* ref) except -1
 cdef int utf8_of(const TextRef* ref, ByteBuf* scratch, const unsigned char** out,
                  Py_ssize_t* out_len) noexcept nogil

@@ -7,6 +7,7 @@ PyUnicode_AsUTF8, nothing is cached inside the user's str objects.
 from libc.stdint cimport uint8_t, uint16_t, uint32_t
 
 from toksmith._core.buffers cimport ByteBuf, bytebuf_reserve
+from toksmith._core.errors cimport ERR_SURROGATE
 
 cdef extern from "Python.h":
     bint PyUnicode_IS_ASCII(object o)

@@ -10,6 +10,8 @@ from libc.stdint cimport int32_t
 from libc.stdlib cimport free, malloc, qsort, realloc
 from libc.string cimport memcmp, memset
 
+from toksmith._core.errors import ModelDataError
+
 cdef enum:
     FREE_CELL = -1
     ROOT_CHECK = -2
@@ -62,7 +64,7 @@ cdef class DoubleArrayTrie:
             for i in range(n):
                 key = keys[i]
                 if len(key) == 0:
-                    raise ValueError(f"empty key at index {i}")
+                    raise ModelDataError(f"empty key at index {i}")
                 refs[i].data = <const unsigned char*>(<char*>key)
                 refs[i].length = len(key)
                 refs[i].value = values[i]
@@ -73,7 +75,7 @@ cdef class DoubleArrayTrie:
                 qsort(refs, n, sizeof(KeyRef), _compare_keys)
             for i in range(1, n):
                 if _compare_keys(&refs[i - 1], &refs[i]) == 0:
-                    raise ValueError(
+                    raise ModelDataError(
                         f"duplicate key {bytes(refs[i].data[:refs[i].length])!r}")
             if trie._build(refs, n) < 0:
                 raise MemoryError()

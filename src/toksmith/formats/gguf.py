@@ -18,7 +18,7 @@ from toksmith.decoders.sentencepiece import SentencePieceDecoderSpec
 from toksmith.errors import ModelFormatError, UnsupportedModelError
 from toksmith.formats.llama_cpp_attributes import token_attributes
 from toksmith.normalizers.charsmap import CharsMapNormalizerSpec
-from toksmith.spec import Algorithm, FileFormat, ReferenceRules, TokenizerSpec
+from toksmith.spec import Algorithm, FileFields, FileFormat, ReferenceRules, TokenizerSpec
 from toksmith.vocab import SpecialIds, TokenType, Vocab, first_repeated
 
 # tokenizer.ggml.model values llama.cpp knows; "llama" (SPM) and "t5" (UGM) are read so far.
@@ -208,6 +208,7 @@ def _read_sentencepiece_family(meta: dict[str, object], value_types: dict[str, i
         add_eos=_flag(meta, "tokenizer.ggml.add_eos_token", add_eos, source),
         token_attributes=tuple(token_attributes(tokens, types, meta, end_ids)),
         source_data=payload,
+        file_fields=FileFields(gguf_metadata={key: (value_types[key], value) for key, value in meta.items()}),
     )
 
 

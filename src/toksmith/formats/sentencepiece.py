@@ -18,8 +18,8 @@ from toksmith._core.wire import WireFormatError, parse_message, parse_model_prot
 from toksmith.decoders.sentencepiece import DEFAULT_UNK_SURFACE, SentencePieceDecoderSpec
 from toksmith.errors import ModelFormatError, UnsupportedModelError
 from toksmith.normalizers.charsmap import CharsMapNormalizerSpec
-from toksmith.spec import Algorithm, FileFormat, ReferenceRules, TokenizerSpec
-from toksmith.models.common import byte_piece_value
+from toksmith.spec import Algorithm, FileFields, FileFormat, ReferenceRules, TokenizerSpec
+from toksmith.models.sentencepiece_family import byte_piece_value
 from toksmith.vocab import SpecialIds, TokenType, Vocab, first_repeated, indices_of_type
 
 # Largest .model accepted; real ones are under 30 MB.
@@ -125,6 +125,7 @@ def parse_sentencepiece(data: bytes, source: str = "<bytes>") -> TokenizerSpec:
         source=source, file_format=FileFormat.SENTENCEPIECE, algorithm=ALGORITHMS[model_type],
         rules=ReferenceRules.SENTENCEPIECE, vocab=vocab, normalizer=norm_spec, decoder=decoder,
         byte_fallback=byte_fallback, source_data=bytes(data),
+        file_fields=FileFields(sentencepiece_fields=tuple(others)),
         # sentencepiece's encode adds neither BOS nor EOS unless asked per call.
         add_bos=False, add_eos=False,
     )

@@ -1,22 +1,34 @@
-"""Compile a Unigram `TokenizerSpec` into the engine's tables.
+"""Compile a Unigram `TokenizerSpec` (T5, mT5, ALBERT, XLNet, sentencepiece unigram).
 
->>> tok = toksmith.load("spiece.model")     # doctest: +SKIP  (calls configure_unigram)
+The rules pick the model class: sentencepiece's Viterbi (float sums, byte
+fallback) or llama.cpp's UGM one (double sums, no byte fallback).
+
+>>> tok = toksmith.load("spiece.model")     # doctest: +SKIP  (calls build_unigram)
 """
 from __future__ import annotations
 
 from toksmith._core.engine import Engine
-from toksmith.errors import ModelFormatError
-from toksmith.models.common import CORE_RULES, build_normalizer, configure_vocab, user_defined_trie
-from toksmith.spec import TokenizerSpec
+from toksmith._core.unigram import Unigram, UnigramLlamaCpp, UnigramSentencePiece
+from toksmith.models.common import bad_data_names_file, build_engine, id_or_minus_one
+from toksmith.models.sentencepiece_family import (build_charsmap_normalizer, build_decoder,
+                                                  byte_token_ids, user_defined_trie)
+from toksmith.spec import ReferenceRules, TokenizerSpec
+
+UNIGRAM_MODELS: dict[ReferenceRules, type[Unigram]] = {
+    ReferenceRules.SENTENCEPIECE: UnigramSentencePiece,
+    ReferenceRules.LLAMA_CPP: UnigramLlamaCpp,
+}
 
 
-def configure_unigram(engine: Engine, spec: TokenizerSpec) -> None:
-    configure_vocab(engine, spec)
-    normalizer = build_normalizer(spec.normalizer, spec.rules, user_defined_trie(spec), spec.source)
-    try:
-        engine._configure_unigram(spec.vocab.pieces, spec.vocab.scores, rules=CORE_RULES[spec.rules],
-                                  normalizer=normalizer, byte_fallback=spec.byte_fallback)
-    except ModelFormatError:
-        raise   # already names the file
-    except ValueError as e:
-        raise ModelFormatError(spec.source, str(e)) from None
+def build_unigram(spec: TokenizerSpec) -> Engine:
+    vocab = spec.vocab
+    decoder = build_decoder(spec)
+    byte_ids = byte_token_ids(spec)
+    normalizer = build_charsmap_normalizer(spec.normalizer, spec.rules, user_defined_trie(spec),
+                                           spec.source)
+    with bad_data_names_file(spec.source):
+        model = UNIGRAM_MODELS[spec.rules](vocab.pieces, vocab.scores, vocab.types,
+                                           id_or_minus_one(vocab.special.unk), byte_ids,
+                                           spec.byte_fallback)
+    return build_engine(spec, normalizer=normalizer, pretokenizer=None, model=model,
+                        decoder=decoder)

@@ -1,0 +1,7 @@
+# Error codes returned by nogil code of the core (negative; 0 is success).
+# Every stage uses these names; `errors.raise_for_status` turns one into an exception.
+cdef enum:
+    ERR_NO_MEMORY = -1          # malloc/realloc failed
+    ERR_CORRUPT_CHARSMAP = -2   # a charsmap points past its replacement strings
+    ERR_TOO_LONG = -3           # a text grew past 2**31 - 2 bytes after normalization
+    ERR_SURROGATE = -4          # a str holds a lone surrogate, which UTF-8 cannot encode

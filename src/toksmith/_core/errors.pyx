@@ -1,0 +1,44 @@
+"""The core's exceptions and its one mapper from nogil error codes (errors.pxd) to them.
+
+`ModelDataError` is what compiled builders raise for bad vocabulary data (a
+duplicate piece, a broken charsmap...): the loaders turn it, and only it, into
+a `ModelFormatError` naming the file, so a bug's plain ValueError is never
+reported as a bad file.
+
+>>> raise_for_status(0)
+>>> raise_for_status(ERROR_CODES["ERR_TOO_LONG"])
+Traceback (most recent call last):
+ValueError: text too long: more than 2**31 - 2 bytes after normalization
+"""
+
+
+class ModelDataError(ValueError):
+    """Tables built from a model file's data are inconsistent (the file is bad, not the code)."""
+
+
+class CharsMapError(ModelDataError):
+    """The precompiled charsmap blob is malformed."""
+
+
+def raise_for_status(int rc, object text=None):
+    """Raise the exception for a negative status `rc` of nogil code (nothing for rc >= 0).
+
+    `text` is the input of the failed call: a lone surrogate in it raises Python's own
+    UnicodeEncodeError, which names the position.
+    """
+    if rc >= 0:
+        return
+    if rc == ERR_NO_MEMORY:
+        raise MemoryError()
+    if rc == ERR_CORRUPT_CHARSMAP:
+        raise CharsMapError("precompiled charsmap points past its replacement strings")
+    if rc == ERR_TOO_LONG:
+        raise ValueError("text too long: more than 2**31 - 2 bytes after normalization")
+    if rc == ERR_SURROGATE and isinstance(text, str):
+        text.encode("utf-8")   # raises UnicodeEncodeError with the position
+    raise RuntimeError(f"internal error {rc}")
+
+
+# The codes by name, for Python code and tests.
+ERROR_CODES = {"ERR_NO_MEMORY": ERR_NO_MEMORY, "ERR_CORRUPT_CHARSMAP": ERR_CORRUPT_CHARSMAP,
+               "ERR_TOO_LONG": ERR_TOO_LONG, "ERR_SURROGATE": ERR_SURROGATE}

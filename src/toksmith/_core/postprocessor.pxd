@@ -1,0 +1,23 @@
+# The contract of a post-processor (the stage after the model): the ids that
+# add_special puts around the encoded text (BOS/EOS today; templates later).
+#
+# `begin` runs before the text's ids are appended, `end` after; both append to
+# `ids` (and a (0, 0) span per id to `spans` unless it is NULL) and return 0 or a
+# negative error code (errors.pxd). Neither runs when add_special is False.
+from libc.stdint cimport int32_t
+
+from toksmith._core.buffers cimport IdBuf
+
+
+cdef class PostProcessor:
+    # The id `begin` adds first, -1 when none (the engine warns when the text's own
+    # ids start with it too: a doubled BOS).
+    cdef readonly int32_t leading_id
+
+    cdef int begin(self, IdBuf* ids, IdBuf* spans) noexcept nogil
+    cdef int end(self, IdBuf* ids, IdBuf* spans) noexcept nogil
+
+
+cdef class BosEos(PostProcessor):
+    cdef readonly int32_t bos_id     # -1: no BOS is added
+    cdef readonly int32_t eos_id     # -1: no EOS is added
