@@ -5,7 +5,7 @@ from toksmith._core.pretokenizer import PreTokenizer
 
 class LlamaSplitter(PreTokenizer):
     regexes: tuple[str, ...]
-    def __init__(self, regexes: Sequence[str]) -> None: ...
+    def __init__(self, regexes: Sequence[str], *, force_vm: bool = ...) -> None: ...
 
 class RegexProgram:
     pattern: str

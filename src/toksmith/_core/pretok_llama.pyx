@@ -43,6 +43,7 @@ cdef enum StageKind:
     STAGE_NEWLINES = 6
     STAGE_DIGIT_TRIPLES = 7 # superbpe's (?=(\d{3})+(?!\d))
     STAGE_REGEX = 8
+    STAGE_JAIS2 = 9         # llama3 with the cascading whitespace tail
 
 # Parity: llama.cpp unicode_regex_split_custom (the exact strings it dispatches on).
 GPT2_REGEX = "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)"
@@ -56,7 +57,11 @@ KIMI_K2_REGEX = "\\p{Han}+"
 AFMOE_DIGITS_REGEX = "\\p{AFMoE_digits}"
 NEWLINES_REGEX = "[^\\n]+|[\\n]+"
 TINY_AYA_DIGITS_REGEX = "\\d{1,3}(?=(?:\\d{3})*\\b)"
-# Not special-cased by llama.cpp (std::regex runs it); its matches are empty, so it only cuts.
+# Not special-cased by llama.cpp (std::regex runs these), but worked out by hand here:
+# JAIS2's cascade of \s{512}(?!\S)|...|\s{4}(?!\S) would make the VM rescan long
+# whitespace runs for every piece (quadratic), and superbpe's look-ahead is longer than
+# one character. Its matches are empty, so it only cuts.
+JAIS2_REGEX = "(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s{512}(?!\\S)|\\s{256}(?!\\S)|\\s{128}(?!\\S)|\\s{64}(?!\\S)|\\s{32}(?!\\S)|\\s{16}(?!\\S)|\\s{8}(?!\\S)|\\s{4}(?!\\S)|\\s{1,2}(?!\\S)|\\s{1}"
 SUPERBPE_DIGITS_REGEX = "(?=(\\d{3})+(?!\\d))"
 
 
@@ -203,17 +208,34 @@ cdef int split_gpt2(Span* v) noexcept nogil:
     return 0
 
 
-cdef inline int split_whitespace_tail(Span* v, Py_ssize_t* ppos) noexcept nogil:
-    """The shared end of the llama3/qwen2/qwen35/kimi splitters: \\s*[\\r\\n]+|\\s+(?!\\S)|\\s+|<one char>."""
-    cdef Py_ssize_t pos = ppos[0], nws = 0, last_nl = 0
+cdef inline int split_whitespace_tail(Span* v, Py_ssize_t* ppos, Py_ssize_t* run_end) noexcept nogil:
+    """The shared end of the llama3/qwen2/qwen35/kimi splitters: \\s*[\\r\\n]+|\\s+(?!\\S)|\\s+|<one char>.
+
+    `run_end` (JAIS2 only, else NULL): the end of the newline-free whitespace run `pos`
+    is in, kept between calls so that the cascade below scans each run once.
+    """
+    cdef Py_ssize_t pos = ppos[0], nws = 0, last_nl = 0, m
     cdef uint32_t c2
-    while span_fl(v, pos + nws) & F_SPACE:
-        c2 = span_cpt(v, pos + nws)
-        if c2 == 0x0D or c2 == 0x0A:
-            last_nl = pos + nws + 1
-        nws += 1
+    if run_end != NULL and pos < run_end[0]:
+        nws = run_end[0] - pos   # inside a run scanned before: all whitespace, no newline
+    else:
+        while span_fl(v, pos + nws) & F_SPACE:
+            c2 = span_cpt(v, pos + nws)
+            if c2 == 0x0D or c2 == 0x0A:
+                last_nl = pos + nws + 1
+            nws += 1
     if last_nl > 0:
         pos = last_nl
+    elif run_end != NULL and nws > 0:
+        # JAIS2: \s{512}(?!\S)|\s{256}(?!\S)|...|\s{4}(?!\S)|\s{1,2}(?!\S)|\s{1}:
+        # \s{m}(?!\S) matches iff the run is longer than m, or exactly m up to the piece's end.
+        run_end[0] = pos + nws
+        m = 512
+        while m >= 1:
+            if nws > m or (nws == m and pos + nws == v.end):
+                break
+            m = 2 if m == 4 else m >> 1
+        pos += m if m >= 1 else 1
     elif nws > 1 and span_cpt(v, pos + nws) != OUT_OF_RANGE:
         pos += nws - 1
     elif nws > 0:
@@ -224,10 +246,11 @@ cdef inline int split_whitespace_tail(Span* v, Py_ssize_t* ppos) noexcept nogil:
     return add_token(v, pos)
 
 
-cdef int split_llama3(Span* v, int max_digits, bint marks) noexcept nogil:
+cdef int split_llama3(Span* v, int max_digits, bint marks, bint jais2) noexcept nogil:
     # Parity: llama.cpp unicode_regex_split_custom_llama3 (max_digits 3),
-    # unicode_regex_split_custom_qwen2 (max_digits 1), unicode_regex_split_custom_qwen35 (marks)
-    cdef Py_ssize_t pos = v.ini, k, ini
+    # unicode_regex_split_custom_qwen2 (max_digits 1), unicode_regex_split_custom_qwen35 (marks);
+    # jais2: JAIS2's regex (llama3's, with a cascade of whitespace lengths), std::regex semantics
+    cdef Py_ssize_t pos = v.ini, k, ini, run_end = -1
     cdef uint32_t cpt, c2
     cdef unsigned char f, f2
     cdef unsigned char word = F_LETTER | (F_MARK if marks else 0)
@@ -277,7 +300,7 @@ cdef int split_llama3(Span* v, int max_digits, bint marks) noexcept nogil:
             if add_token(v, pos) < 0:
                 return -1
             continue
-        if split_whitespace_tail(v, &pos) < 0:
+        if split_whitespace_tail(v, &pos, &run_end if jais2 else NULL) < 0:
             return -1
     return 0
 
@@ -348,7 +371,7 @@ cdef int split_kimi_k2(Span* v) noexcept nogil:
             if add_token(v, pos) < 0:
                 return -1
             continue
-        if split_whitespace_tail(v, &pos) < 0:
+        if split_whitespace_tail(v, &pos, NULL) < 0:
             return -1
     return 0
 
@@ -612,8 +635,10 @@ cdef inline int32_t collapsed_symbol(uint32_t cp, unsigned char f) noexcept nogi
     return 0xD0
 
 
-def _stage_for(str regex):
+def _stage_for(str regex, bint force_vm=False):
     """(kind, param, program or None) for one regex, as llama.cpp dispatches it."""
+    if force_vm:
+        return STAGE_REGEX, 0, RegexProgram(regex_program.compile_pattern(regex))
     if regex == GPT2_REGEX:
         return STAGE_GPT2, 0, None
     if regex in LLAMA3_REGEXES:
@@ -628,6 +653,8 @@ def _stage_for(str regex):
         return STAGE_DIGIT_GROUPS, 0, None
     if regex == NEWLINES_REGEX:
         return STAGE_NEWLINES, 0, None
+    if regex == JAIS2_REGEX:
+        return STAGE_JAIS2, 0, None
     if regex == SUPERBPE_DIGITS_REGEX:
         return STAGE_DIGIT_TRIPLES, 0, None
     return STAGE_REGEX, 0, RegexProgram(regex_program.compile_pattern(regex))
@@ -652,7 +679,8 @@ cdef class LlamaSplitter(PreTokenizer):
         self.stages = NULL
         self.progs = NULL
 
-    def __init__(self, regexes):
+    def __init__(self, regexes, *, bint force_vm=False):
+        """`force_vm` (tests only): run every regex on the VM, even those with a hand-written splitter."""
         self.regexes = tuple(regexes)
         if not self.regexes:
             raise ValueError("a LlamaSplitter needs at least one regex")
@@ -663,7 +691,7 @@ cdef class LlamaSplitter(PreTokenizer):
         self.programs = []
         self.max_insts = 1
         for i, regex in enumerate(self.regexes):
-            kind, param, program = _stage_for(regex)
+            kind, param, program = _stage_for(regex, force_vm)
             self.stages[i].kind = kind
             self.stages[i].param = param
             self.stages[i].prog = -1
@@ -755,9 +783,11 @@ cdef class LlamaSplitter(PreTokenizer):
                 if kind == STAGE_GPT2:
                     rc = split_gpt2(&v)
                 elif kind == STAGE_LLAMA3:
-                    rc = split_llama3(&v, self.stages[si].param, False)
+                    rc = split_llama3(&v, self.stages[si].param, False, False)
                 elif kind == STAGE_QWEN35:
-                    rc = split_llama3(&v, 1, True)
+                    rc = split_llama3(&v, 1, True, False)
+                elif kind == STAGE_JAIS2:
+                    rc = split_llama3(&v, 3, False, True)
                 elif kind == STAGE_KIMI_K2:
                     rc = split_kimi_k2(&v)
                 elif kind == STAGE_DIGIT_GROUPS:
