@@ -819,3 +819,14 @@ cdef class LlamaSplitter(PreTokenizer):
             return -1
         return cut_to_bytes(ends, base, work.b.data)
 
+
+
+def codepoint_symbols(int cp):
+    """(collapsed, wide) symbols of a codepoint as llama.cpp's std::regex path sees it (tests).
+
+        >>> codepoint_symbols(0x4E2D), codepoint_symbols(0x3000)
+        ((210, 20013), (11, 11))
+    """
+    cdef unsigned char f = lflags(<uint32_t>cp)
+    wide = 0x0B if (cp > 0x7F and (f & F_SPACE)) else cp
+    return collapsed_symbol(<uint32_t>cp, f), wide
