@@ -66,6 +66,16 @@ cdef inline Py_ssize_t decode_utf8(const unsigned char* s, Py_ssize_t n, IdBuf* 
     return k
 
 
+# After decoding, each codepoint slot also carries its flag byte in bits 24..30, so the
+# splitters need no second per-codepoint buffer: packed = flags << 24 | codepoint.
+cdef inline uint32_t packed_cpt(int32_t x) noexcept nogil:
+    return <uint32_t>x & 0xFFFFFF
+
+
+cdef inline unsigned char packed_flags(int32_t x) noexcept nogil:
+    return <unsigned char>((<uint32_t>x >> 24) & 0x7F)
+
+
 cdef inline int cut_to_bytes(IdBuf* ends, Py_ssize_t base, const int32_t* starts) noexcept nogil:
     """Turn the codepoint cut positions ends[base:] into byte offsets, in place."""
     cdef Py_ssize_t i

@@ -19,7 +19,7 @@ from libc.string cimport memcpy
 from toksmith._core.buffers cimport IdBuf, idbuf_free, idbuf_push, idbuf_reserve
 from toksmith._core.pretok_common cimport (
     F_LETTER, F_MARK, F_NUMBER, F_SPACE, LF_DEFINED, LF_PUNCT, LF_SYMBOL, cut_to_bytes, decode_utf8,
-    table_flags,
+    packed_cpt, packed_flags, table_flags,
 )
 from toksmith._core.pretokenizer cimport PreTokenizer, PreTokenizerWork, pretok_work_free
 
@@ -103,10 +103,9 @@ cdef inline uint32_t ascii_lower(uint32_t c) noexcept nogil:
     return c
 
 
-# A view of one range [ini, end) of the codepoints with llama.cpp's out-of-range rules.
+# A view of one range [ini, end) of the (packed) codepoints with llama.cpp's out-of-range rules.
 cdef struct Span:
     const int32_t* cpts
-    const unsigned char* fl
     Py_ssize_t ini
     Py_ssize_t end
     Py_ssize_t prev_end
@@ -114,11 +113,11 @@ cdef struct Span:
 
 
 cdef inline uint32_t span_cpt(Span* v, Py_ssize_t pos) noexcept nogil:
-    return <uint32_t>v.cpts[pos] if v.ini <= pos < v.end else OUT_OF_RANGE
+    return packed_cpt(v.cpts[pos]) if v.ini <= pos < v.end else OUT_OF_RANGE
 
 
 cdef inline unsigned char span_fl(Span* v, Py_ssize_t pos) noexcept nogil:
-    return v.fl[pos] if v.ini <= pos < v.end else 0
+    return packed_flags(v.cpts[pos]) if v.ini <= pos < v.end else 0
 
 
 cdef inline int add_token(Span* v, Py_ssize_t end) noexcept nogil:
@@ -408,8 +407,8 @@ cdef int split_newlines(Span* v) noexcept nogil:
     cdef Py_ssize_t pos = v.ini
     cdef bint nl
     while pos < v.end:
-        nl = v.cpts[pos] == 0x0A
-        while pos < v.end and (v.cpts[pos] == 0x0A) == nl:
+        nl = packed_cpt(v.cpts[pos]) == 0x0A
+        while pos < v.end and (packed_cpt(v.cpts[pos]) == 0x0A) == nl:
             pos += 1
         if add_token(v, pos) < 0:
             return -1
@@ -421,9 +420,9 @@ cdef int split_digit_triples(Span* v) noexcept nogil:
     which a multiple of three ASCII digits runs to a non-digit or the end of the piece."""
     cdef Py_ssize_t pos = v.ini, run_end, p
     while pos < v.end:
-        if 0x30 <= v.cpts[pos] <= 0x39:
+        if 0x30 <= packed_cpt(v.cpts[pos]) <= 0x39:
             run_end = pos
-            while run_end < v.end and 0x30 <= v.cpts[run_end] <= 0x39:
+            while run_end < v.end and 0x30 <= packed_cpt(v.cpts[run_end]) <= 0x39:
                 run_end += 1
             p = pos
             while p < run_end:
@@ -446,6 +445,41 @@ DEF OP_MATCH = 3
 DEF OP_LOOK = 4
 DEF OP_NLOOK = 5
 DEF OP_EOL = 6
+
+
+cdef inline int32_t wide_symbol(uint32_t cp, unsigned char f) noexcept nogil:
+    # Parity: llama.cpp unicode_regex_split wtext (non-ASCII whitespace -> 0x0B)
+    if cp > 0x7F and (f & F_SPACE):
+        return 0x0B
+    return cp
+
+
+cdef inline int32_t collapsed_symbol(uint32_t cp, unsigned char f) noexcept nogil:
+    # Parity: llama.cpp unicode_regex_split text_collapsed
+    if cp < 128:
+        return cp
+    if f & F_SPACE:
+        return 0x0B
+    if f & F_NUMBER:
+        return 0xD1
+    if f & F_LETTER:
+        return 0xD2
+    if f & LF_PUNCT:
+        return 0xD3
+    if f & F_MARK:
+        return 0xD4
+    if f & LF_SYMBOL:
+        return 0xD5
+    return 0xD0
+
+
+cdef inline int32_t vm_symbol(int32_t packed, bint collapsed) noexcept nogil:
+    """The symbol std::regex sees for one packed codepoint (collapsed text or wide text)."""
+    cdef uint32_t cp = packed_cpt(packed)
+    cdef unsigned char f = packed_flags(packed)
+    if cp < 128:
+        return cp
+    return collapsed_symbol(cp, f) if collapsed else wide_symbol(cp, f)
 
 
 cdef inline bint in_class(const Prog* p, int k, int32_t sym) noexcept nogil:
@@ -499,7 +533,7 @@ cdef inline void vm_add(const Prog* p, VmMem* m, int li, int32_t pc0, int32_t st
             m.stack[sp + 1] = p.insts[3 * pc + 1]
             sp += 2
         elif op == OP_LOOK or op == OP_NLOOK:
-            ok = at < end and in_class(p, p.insts[3 * pc + 1], sym[at])
+            ok = at < end and in_class(p, p.insts[3 * pc + 1], vm_symbol(sym[at], p.collapsed))
             if ok == (op == OP_LOOK):
                 m.stack[sp] = pc + 1
                 sp += 1
@@ -541,7 +575,7 @@ cdef bint vm_search(const Prog* p, VmMem* m, const int32_t* sym, Py_ssize_t pos,
                 mstart[0] = m.starts[cur][t]
                 mend[0] = i
                 break
-            if i < end and in_class(p, p.insts[3 * pc + 1], sym[i]):
+            if i < end and in_class(p, p.insts[3 * pc + 1], vm_symbol(sym[i], p.collapsed)):
                 vm_add(p, m, nxt, pc + 1, m.starts[cur][t], sym, i + 1, end)
         m.counts[cur] = 0
         cur, nxt = nxt, cur
@@ -614,25 +648,6 @@ cdef class RegexProgram:
         free(self.prog.bitmaps)
         free(self.prog.class_spans)
         free(self.prog.ranges)
-
-
-cdef inline int32_t collapsed_symbol(uint32_t cp, unsigned char f) noexcept nogil:
-    # Parity: llama.cpp unicode_regex_split text_collapsed
-    if cp < 128:
-        return cp
-    if f & F_SPACE:
-        return 0x0B
-    if f & F_NUMBER:
-        return 0xD1
-    if f & F_LETTER:
-        return 0xD2
-    if f & LF_PUNCT:
-        return 0xD3
-    if f & F_MARK:
-        return 0xD4
-    if f & LF_SYMBOL:
-        return 0xD5
-    return 0xD0
 
 
 def _stage_for(str regex, bint force_vm=False):
@@ -720,39 +735,26 @@ cdef class LlamaSplitter(PreTokenizer):
                    IdBuf* ends) noexcept nogil:
         cdef Py_ssize_t base = ends.size, n_cpt, i, r, start
         cdef int si, kind, rc = 0
-        cdef unsigned char* fl = NULL
-        cdef int32_t* collapsed = NULL
-        cdef int32_t* wide = NULL
         cdef int32_t* vm_block = NULL
         cdef VmMem mem
         cdef Span v
         cdef const Prog* prog
-        cdef const int32_t* sym
+        mem.pcs[0] = mem.pcs[1] = mem.starts[0] = mem.starts[1] = NULL
+        mem.counts = mem.mark = mem.stack = NULL
+        mem.stamp = 0
         if n == 0:
             return 0
         n_cpt = decode_utf8(s, n, &work.a, &work.b)
         if n_cpt < 0:
             return -1
-        fl = <unsigned char*>malloc(n_cpt + 1)
-        if fl == NULL:
-            return -1
         for i in range(n_cpt):
-            fl[i] = lflags(<uint32_t>work.a.data[i])
+            work.a.data[i] |= (<int32_t>lflags(<uint32_t>work.a.data[i])) << 24
         if self.need_collapsed or self.need_wide:
-            collapsed = <int32_t*>malloc(sizeof(int32_t) * (n_cpt + 1)) if self.need_collapsed else NULL
-            wide = <int32_t*>malloc(sizeof(int32_t) * (n_cpt + 1)) if self.need_wide else NULL
             # pcs[2], starts[2], mark, stack (2 per instruction + 2)
             vm_block = <int32_t*>malloc(sizeof(int32_t) * (7 * self.max_insts + 8))
-            if (self.need_collapsed and collapsed == NULL) or (self.need_wide and wide == NULL) or vm_block == NULL:
+            if vm_block == NULL:
                 rc = -1
             else:
-                for i in range(n_cpt):
-                    if collapsed != NULL:
-                        collapsed[i] = collapsed_symbol(<uint32_t>work.a.data[i], fl[i])
-                    if wide != NULL:
-                        wide[i] = work.a.data[i]
-                        if wide[i] > 0x7F and (fl[i] & F_SPACE):
-                            wide[i] = 0x0B
                 mem.pcs[0] = vm_block
                 mem.pcs[1] = vm_block + self.max_insts
                 mem.starts[0] = vm_block + 2 * self.max_insts
@@ -771,7 +773,6 @@ cdef class LlamaSplitter(PreTokenizer):
         while rc == 0 and si < self.n_stages:
             ends.size = base
             v.cpts = work.a.data
-            v.fl = fl
             v.out = ends
             start = 0
             for r in range(work.c.size):
@@ -798,8 +799,7 @@ cdef class LlamaSplitter(PreTokenizer):
                     rc = split_digit_triples(&v)
                 else:
                     prog = self.progs[self.stages[si].prog]
-                    sym = collapsed if prog.collapsed else wide
-                    rc = split_regex(&v, prog, sym, &mem)
+                    rc = split_regex(&v, prog, work.a.data, &mem)
                 if rc < 0:
                     break
             if rc == 0 and si + 1 < self.n_stages:
@@ -810,9 +810,6 @@ cdef class LlamaSplitter(PreTokenizer):
                     memcpy(work.c.data, ends.data + base, sizeof(int32_t) * (ends.size - base))
                     work.c.size = ends.size - base
             si += 1
-        free(fl)
-        free(collapsed)
-        free(wide)
         free(vm_block)
         if rc < 0:
             ends.size = base
@@ -828,5 +825,4 @@ def codepoint_symbols(int cp):
         ((210, 20013), (11, 11))
     """
     cdef unsigned char f = lflags(<uint32_t>cp)
-    wide = 0x0B if (cp > 0x7F and (f & F_SPACE)) else cp
-    return collapsed_symbol(<uint32_t>cp, f), wide
+    return collapsed_symbol(<uint32_t>cp, f), wide_symbol(<uint32_t>cp, f)

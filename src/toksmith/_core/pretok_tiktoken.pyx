@@ -17,9 +17,8 @@ tiktoken's development reference; see tools/gen_unicode_tables.py).
     [b'Hello', b' world', b"'s", b' ', b'123', b'45']
 """
 from libc.stdint cimport int32_t, uint32_t
-from libc.stdlib cimport free, malloc
 
-from toksmith._core.buffers cimport IdBuf, idbuf_push
+from toksmith._core.buffers cimport IdBuf, idbuf_push, idbuf_reserve
 from toksmith._core.pretok_common cimport (
     F_LETTER, F_NUMBER, F_SPACE, TF_LOWERISH, TF_UPPERISH, cut_to_bytes, decode_utf8, table_flags,
 )
@@ -260,9 +259,10 @@ cdef class TiktokenSplitter(PreTokenizer):
         n_cpt = decode_utf8(s, n, &work.a, &work.b)
         if n_cpt < 0:
             return -1
-        fl = <unsigned char*>malloc(n_cpt + 1)
-        if fl == NULL:
+        # work.c (unused otherwise) holds one flag byte per codepoint
+        if idbuf_reserve(&work.c, n_cpt // 4 + 1) < 0:
             return -1
+        fl = <unsigned char*>work.c.data
         for i in range(n_cpt):
             fl[i] = tflags(<uint32_t>work.a.data[i])
         fl[n_cpt] = 0
@@ -272,7 +272,6 @@ cdef class TiktokenSplitter(PreTokenizer):
             rc = split_cl100k(work.a.data, fl, n_cpt, ends)
         else:
             rc = split_o200k(work.a.data, fl, n_cpt, ends)
-        free(fl)
         if rc < 0:
             ends.size = base
             return -1
