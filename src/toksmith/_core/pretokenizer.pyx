@@ -17,32 +17,52 @@ cdef class PreTokenizer:
             return -1
         return 0
 
-    def split_text(self, bytes text):
-        """The pre-tokens of UTF-8 `text`, as bytes (for tests and debugging; the engine calls split).
+    def split_text(self, bytes text, SplitScratch scratch=None):
+        """The pre-tokens of UTF-8 `text`, as bytes (for tests, benchmarks and debugging;
+        the engine calls split). `scratch` keeps the work buffers between calls, as the
+        engine's per-thread scratch does.
 
             >>> PreTokenizer().split_text(b"ab cd")
             [b'ab cd']
         """
-        cdef PreTokenizerWork work
-        cdef IdBuf ends
         cdef Py_ssize_t i, prev = 0
         cdef int rc
         cdef const unsigned char* s = text
         cdef Py_ssize_t n = len(text)
-        work.a.data = NULL; work.a.size = 0; work.a.cap = 0
-        work.b.data = NULL; work.b.size = 0; work.b.cap = 0
-        work.c.data = NULL; work.c.size = 0; work.c.cap = 0
-        ends.data = NULL; ends.size = 0; ends.cap = 0
+        own = scratch is None
+        if own:
+            scratch = SplitScratch()
+        scratch.ends.size = 0
         try:
             with nogil:
-                rc = self.split(s, n, &work, &ends)
+                rc = self.split(s, n, &scratch.work, &scratch.ends)
             if rc < 0:
                 raise MemoryError()
             out = []
-            for i in range(ends.size):
-                out.append(text[prev:ends.data[i]])
-                prev = ends.data[i]
+            for i in range(scratch.ends.size):
+                out.append(text[prev:scratch.ends.data[i]])
+                prev = scratch.ends.data[i]
             return out
         finally:
-            pretok_work_free(&work)
-            idbuf_free(&ends)
+            if own:
+                scratch.release()
+
+
+cdef class SplitScratch:
+    """Work buffers of PreTokenizer.split_text kept between calls (one thread at a time)."""
+    cdef PreTokenizerWork work
+    cdef IdBuf ends
+
+    def __cinit__(self):
+        self.work.a.data = NULL; self.work.a.size = 0; self.work.a.cap = 0
+        self.work.b.data = NULL; self.work.b.size = 0; self.work.b.cap = 0
+        self.work.c.data = NULL; self.work.c.size = 0; self.work.c.cap = 0
+        self.ends.data = NULL; self.ends.size = 0; self.ends.cap = 0
+
+    def release(self):
+        pretok_work_free(&self.work)
+        idbuf_free(&self.ends)
+
+    def __dealloc__(self):
+        pretok_work_free(&self.work)
+        idbuf_free(&self.ends)
