@@ -146,6 +146,7 @@ def _names(pre_type: PreType, names: tuple[str, ...], **flags) -> dict[str, PreT
 
 
 # Parity: llama.cpp llama_vocab::impl::load, the tokenizer_pre chain (same order, same flags).
+# (A file's tokenizer.ggml.add_space_prefix / remove_extra_whitespaces keys are read after.)
 PRE_NAMES: dict[str, PreTokenizerSpec] = {
     **_names(PreType.DEFAULT, ("default",)),
     **_names(PreType.MINICPM5, ("minicpm5",), ignore_merges=True),
@@ -219,6 +220,23 @@ MISSING_PRE = PRE_NAMES["default"]
 _RAW_UTF8_TYPES = frozenset({PreType.GEMMA4, PreType.SARVAM_MOE, PreType.WHITESPACE})
 
 
+class BpeSession(enum.Enum):
+    """Which llama.cpp tokenizer session runs a BPE model's raw text fragments."""
+
+    # llm_tokenizer_bpe_session: pre-tokenizer regexes, then BPE per piece
+    STANDARD = enum.auto()
+    # llm_tokenizer_whitespace_session: the text is cut at every whitespace codepoint
+    # (llama.cpp's set), the whitespace is DROPPED, each segment lower-cased with
+    # unicode_tolower when normalizer_opts.lowercase, then STANDARD runs per segment.
+    # Dropping text is a normalizer's job in toksmith's pipeline, not a pre-tokenizer's.
+    WHITESPACE_SEGMENTS = enum.auto()
+    # llm_tokenizer_hybriddna_session: text inside <dna>...</dna> becomes the <dna> id,
+    # upper-cased 6-mers looked up as kmer + marker suffix (<oov> if absent; a short last
+    # k-mer is padded with 'A'), then </dna>; text outside runs STANDARD. Falls back to
+    # STANDARD for the whole text when <dna>, </dna> or <oov> is missing from the vocab.
+    DNA_KMERS = enum.auto()
+
+
 @dataclass(frozen=True)
 class BpeModelSpec:
     """Defaults llama.cpp sets for a BPE `tokenizer.ggml.model` before reading the file's keys."""
@@ -226,16 +244,22 @@ class BpeModelSpec:
     kind: BpeModelKind
     default_bos_id: Optional[int]
     default_eos_id: Optional[int]
+    session: BpeSession = BpeSession.STANDARD
     forced_pre: Optional[str] = None      # gemma4: the file's tokenizer.ggml.pre is ignored
     merges_optional_for_pre: Optional[str] = None  # kimi-k2 loads without merges
-    strip_kmer_marker: bool = False       # hybriddna: k-mer texts lose their marker suffix
+    strip_kmer_marker: bool = False       # hybriddna: k-mer texts lose their marker suffix (detokenize)
 
+
+# Parity: llama-vocab.cpp dna_kmer_marker (U+E000, a private-use codepoint)
+DNA_KMER_MARKER = "\ue000"
+DNA_KMER_LENGTH = 6
 
 BPE_MODELS: dict[str, BpeModelSpec] = {
     "gpt2": BpeModelSpec(BpeModelKind.GPT2, 11, 11, merges_optional_for_pre="kimi-k2"),
-    "hybriddna": BpeModelSpec(BpeModelKind.HYBRIDDNA, 11, 11, merges_optional_for_pre="kimi-k2",
-                              strip_kmer_marker=True),
-    "whitespace": BpeModelSpec(BpeModelKind.WHITESPACE, 11, 11, merges_optional_for_pre="kimi-k2"),
+    "hybriddna": BpeModelSpec(BpeModelKind.HYBRIDDNA, 11, 11, BpeSession.DNA_KMERS,
+                              merges_optional_for_pre="kimi-k2", strip_kmer_marker=True),
+    "whitespace": BpeModelSpec(BpeModelKind.WHITESPACE, 11, 11, BpeSession.WHITESPACE_SEGMENTS,
+                               merges_optional_for_pre="kimi-k2"),
     "gemma4": BpeModelSpec(BpeModelKind.GEMMA4, None, None, forced_pre="gemma4"),
 }
 
