@@ -1,0 +1,95 @@
+# Byte-level BPE (GPT-2 family, tiktoken): merges by rank over the raw bytes of one pre-token.
+cimport cython
+from libc.stdint cimport int32_t, int64_t, uint64_t
+
+from toksmith._core.buffers cimport ByteBuf, IdBuf
+from toksmith._core.model cimport Model, WorkHeader
+
+
+# Which pair merges first (chosen at load time).
+cpdef enum MergeOrder:
+    MERGE_LIST = 0      # rank of the (left, right) pair in the merges list (llama.cpp, HF)
+    TOKEN_RANK = 1      # rank of the token the pair forms (tiktoken byte_pair_merge)
+
+
+cdef struct PairSlot:
+    uint64_t key        # (left symbol + 1) << 32 | (right symbol + 1); 0 marks an empty slot
+    int32_t rank        # lower merges first
+    int32_t merged      # symbol the two form
+
+
+cdef struct RankedPair:
+    int32_t rank
+    int32_t left        # symbol index in the pre-token (position order)
+    int32_t right
+    int32_t size        # byte length of the merged text, to detect stale entries
+
+
+# Load-time map of symbol texts (tokens, then texts only merges name).
+cdef struct SymbolTexts:
+    ByteBuf blob
+    int64_t* starts         # per symbol
+    int32_t* lengths
+    Py_ssize_t n            # symbols
+    Py_ssize_t cap
+    int32_t* slots          # symbol, -1 for empty
+    uint64_t mask
+
+
+# One remembered pre-token ("word"): its bytes and the ids it encodes to.
+cdef struct WordEntry:
+    uint64_t hash           # 0 marks an empty slot
+    int32_t text_at         # in ByteBpeWork.cache_text
+    int32_t text_len
+    int32_t ids_at          # in ByteBpeWork.cache_ids, as (id, start, end) triples
+    int32_t n_ids
+
+
+# Per-thread working memory of ByteLevelBpe.encode (starts with the WorkHeader).
+cdef struct ByteBpeWork:
+    WorkHeader header
+    IdBuf symbols
+    IdBuf starts
+    IdBuf lengths
+    IdBuf prev
+    IdBuf next
+    IdBuf cand_rank
+    IdBuf cand_merged
+    IdBuf out_ids           # (id, start, end) triples of the pre-token being encoded
+    RankedPair* heap
+    Py_ssize_t heap_size
+    Py_ssize_t heap_cap
+    WordEntry* cache
+    Py_ssize_t cache_used
+    uint64_t cache_model
+    ByteBuf cache_text
+    IdBuf cache_ids
+
+
+@cython.final
+cdef class ByteLevelBpe(Model):
+    cdef readonly MergeOrder order
+    cdef readonly bint ignore_merges
+    cdef readonly Py_ssize_t n_symbols
+    cdef readonly Py_ssize_t n_pairs
+    cdef PairSlot* pairs
+    cdef uint64_t pair_mask
+    cdef int32_t byte_symbol[256]      # symbol of each one-byte text, -1 when none
+    cdef int32_t fallback[256][2]      # ids emitted for a byte of a symbol that is no token
+    cdef int32_t* output_ids           # per symbol: its token id, or -1 (byte fallback)
+    # token texts (raw bytes) by id, and a hash map text -> id (ignore_merges, lookups)
+    cdef unsigned char* texts
+    cdef int64_t* text_offsets         # n_pieces + 1; a token no pre-token can form has length 0
+    cdef int32_t* text_slots
+    cdef uint64_t text_mask
+
+    cdef int _keep_token_texts(self, SymbolTexts* t) except -1
+    cdef int _add_pair(self, int32_t left, int32_t right, int32_t rank, int32_t merged) except -1
+    cdef int32_t _token_of(self, const unsigned char* p, Py_ssize_t n, uint64_t h) noexcept nogil
+    cdef inline PairSlot* _pair(self, int32_t left, int32_t right) noexcept nogil
+    cdef int _merge_linear(self, const unsigned char* s, Py_ssize_t n, ByteBpeWork* w) noexcept nogil
+    cdef int _merge_heap(self, const unsigned char* s, Py_ssize_t n, ByteBpeWork* w) noexcept nogil
+    cdef int _emit(self, const unsigned char* s, int32_t symbol, int32_t start, int32_t end,
+                   ByteBpeWork* w) noexcept nogil
+    cdef int _encode_word(self, const unsigned char* s, Py_ssize_t n, uint64_t h,
+                          ByteBpeWork* w) noexcept nogil

@@ -1,0 +1,936 @@
+"""Byte-level BPE: merge the raw bytes of one pre-token by rank (GPT-2, Llama 3, tiktoken).
+
+A pre-token starts as one symbol per byte; the adjacent pair that merges first
+is merged, again and again, until no pair merges. Two orders exist:
+
+* ``MERGE_LIST`` (llama.cpp's ``llm_tokenizer_bpe_session``, HF BPE): the rank
+  of the (left text, right text) pair in the merges list. A final symbol that is
+  no token falls back to byte tokens (``fallback``).
+* ``TOKEN_RANK`` (tiktoken's ``byte_pair_merge``): the rank of the token the
+  pair's concatenation is.
+
+Ties go to the leftmost pair in both. Every (left symbol, right symbol) pair
+that can merge is found once at load time, so encoding hashes integers, never
+strings. Short pre-tokens are merged by a linear scan, long ones with a heap
+(O(n log n) on 16 MB of one letter), and a per-thread cache remembers the ids
+of recent short pre-tokens.
+
+Token texts are raw bytes; GGUF and tokenizer.json store them through GPT-2's
+byte<->unicode map, which ``build(..., byte_unicode=True)`` undoes at load::
+
+    >>> bpe = ByteLevelBpe.build([b"a", b"b", b"ab"], [b"a b"], order=MergeOrder.MERGE_LIST)
+    >>> bpe.encode_piece(b"abab")
+    [2, 2]
+"""
+cimport cython
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
+from libc.stdint cimport INT32_MAX, int32_t, int64_t, uint32_t, uint64_t
+from libc.stdlib cimport calloc, free, malloc, realloc
+from libc.string cimport memcmp, memcpy, memset
+
+from toksmith._core.buffers cimport (ByteBuf, IdBuf, bytebuf_append, bytebuf_free, bytebuf_reserve,
+                                     idbuf_free, idbuf_push, idbuf_reserve)
+from toksmith._core.model cimport Model, WorkHeader
+from toksmith._core.normalizer cimport ERR_NO_MEMORY, ERR_TOO_LONG
+
+# Pre-tokens of at most this many bytes are merged by a linear scan.
+cdef Py_ssize_t LINEAR_MAX_BYTES = 32
+# Pre-tokens of at most this many bytes go through the per-thread word cache.
+cdef Py_ssize_t CACHED_MAX_BYTES = 64
+# Word cache: slots (a power of two), and the entries or stored bytes after which it starts over.
+cdef Py_ssize_t CACHE_SLOTS = 1 << 15
+cdef Py_ssize_t CACHE_MAX_ENTRIES = 1 << 14
+cdef Py_ssize_t CACHE_MAX_TEXT_BYTES = 1 << 19
+
+cdef char _WORK_KIND = 0     # its address tells works of this model apart
+
+
+# ---------------------------------------------------------------------- hashing
+
+cdef inline uint64_t _mix(uint64_t key) noexcept nogil:
+    # splitmix64's finalizer: every input bit reaches the low bits used as the slot
+    key ^= key >> 30
+    key *= <uint64_t>0xBF58476D1CE4E5B9
+    key ^= key >> 27
+    key *= <uint64_t>0x94D049BB133111EB
+    key ^= key >> 31
+    return key
+
+
+cdef inline uint64_t _hash_bytes(const unsigned char* p, Py_ssize_t n) noexcept nogil:
+    """A 64-bit hash of p[:n], eight bytes at a time (never 0 after `| 1`)."""
+    cdef uint64_t h = <uint64_t>0x9E3779B97F4A7C15 ^ (<uint64_t>n * <uint64_t>0xFF51AFD7ED558CCD)
+    cdef uint64_t v
+    while n >= 8:
+        memcpy(&v, p, 8)
+        h = (h ^ v) * <uint64_t>0xBF58476D1CE4E5B9
+        h ^= h >> 29
+        p += 8
+        n -= 8
+    if n > 0:
+        v = 0
+        memcpy(&v, p, n)
+        h = (h ^ v) * <uint64_t>0x94D049BB133111EB
+        h ^= h >> 32
+    return _mix(h) | 1
+
+
+cdef inline uint64_t _pair_key(int32_t left, int32_t right) noexcept nogil:
+    return ((<uint64_t>(left + 1)) << 32) | <uint64_t>(right + 1)
+
+
+# ---------------------------------------------------------------------- GPT-2's byte<->unicode map
+
+cdef int _byte_of_cpt[324]      # byte behind each code point < 324 of the map, -1 if none
+cdef int _cpt_of_byte[256]
+
+
+cdef void _init_byte_unicode() noexcept:
+    """Parity: GPT-2 bytes_to_unicode (llama.cpp unicode.cpp unicode_byte_to_utf8_map)."""
+    cdef int b, extra = 0
+    for b in range(324):
+        _byte_of_cpt[b] = -1
+    for b in range(256):
+        if 33 <= b <= 126 or 161 <= b <= 172 or 174 <= b <= 255:
+            _cpt_of_byte[b] = b
+        else:
+            _cpt_of_byte[b] = 256 + extra
+            extra += 1
+        _byte_of_cpt[_cpt_of_byte[b]] = b
+
+
+_init_byte_unicode()
+
+
+cdef Py_ssize_t _unmap_byte_unicode(const unsigned char* p, Py_ssize_t n, unsigned char* out) noexcept nogil:
+    """Raw bytes behind a byte<->unicode text, written to `out` (room for n bytes);
+    their count, or -1 when the text has a character outside the map."""
+    cdef Py_ssize_t i = 0, k = 0
+    cdef int c
+    while i < n:
+        if p[i] < 0x80:
+            c = p[i]
+            i += 1
+        elif (p[i] & 0xE0) == 0xC0 and i + 1 < n and (p[i + 1] & 0xC0) == 0x80:
+            c = ((p[i] & 0x1F) << 6) | (p[i + 1] & 0x3F)
+            i += 2
+        else:
+            return -1
+        if c >= 324 or _byte_of_cpt[c] < 0:
+            return -1
+        out[k] = <unsigned char>_byte_of_cpt[c]
+        k += 1
+    return k
+
+
+def byte_unicode_decode(bytes text):
+    """The raw bytes a GPT-2 byte<->unicode text stands for, or None if it is not one.
+
+    >>> byte_unicode_decode("Ġhello".encode()), byte_unicode_decode(b"a b")
+    (b' hello', None)
+    """
+    cdef Py_ssize_t n = len(text)
+    cdef bytearray out = bytearray(n)
+    cdef Py_ssize_t k = _unmap_byte_unicode(<const unsigned char*>PyBytes_AS_STRING(text), n,
+                                            <unsigned char*>(<char*>out))
+    return None if k < 0 else bytes(out[:k])
+
+
+def byte_unicode_encode(bytes raw):
+    """The byte<->unicode text (UTF-8) of raw bytes.
+
+    >>> byte_unicode_encode(b" hello\\n")
+    b'\\xc4\\xa0hello\\xc4\\x8a'
+    """
+    return "".join([chr(_cpt_of_byte[b]) for b in raw]).encode()
+
+
+# ---------------------------------------------------------------------- load-time text -> symbol map
+
+cdef int _texts_init(SymbolTexts* t, Py_ssize_t expected) noexcept nogil:
+    cdef Py_ssize_t cap = 64
+    while cap < 2 * expected:
+        cap *= 2
+    t.blob.data = NULL
+    t.blob.size = 0
+    t.blob.cap = 0
+    t.n = 0
+    t.cap = expected + 16
+    t.starts = <int64_t*>malloc(t.cap * sizeof(int64_t))
+    t.lengths = <int32_t*>malloc(t.cap * sizeof(int32_t))
+    t.slots = <int32_t*>malloc(cap * sizeof(int32_t))
+    t.mask = <uint64_t>(cap - 1)
+    if t.starts == NULL or t.lengths == NULL or t.slots == NULL:
+        return -1
+    memset(t.slots, 0xFF, cap * sizeof(int32_t))
+    return 0
+
+
+cdef void _texts_free(SymbolTexts* t) noexcept nogil:
+    bytebuf_free(&t.blob)
+    free(t.starts)
+    free(t.lengths)
+    free(t.slots)
+    t.starts = NULL
+    t.lengths = NULL
+    t.slots = NULL
+
+
+cdef int32_t _texts_find(const SymbolTexts* t, const unsigned char* p, Py_ssize_t n,
+                         uint64_t h) noexcept nogil:
+    cdef uint64_t slot = h & t.mask
+    cdef int32_t i
+    while True:
+        i = t.slots[slot]
+        if i < 0:
+            return -1
+        if t.lengths[i] == n and memcmp(t.blob.data + t.starts[i], p, n) == 0:
+            return i
+        slot = (slot + 1) & t.mask
+
+
+cdef int _texts_grow_slots(SymbolTexts* t) noexcept nogil:
+    cdef Py_ssize_t cap = 2 * (<Py_ssize_t>t.mask + 1), i
+    cdef int32_t* slots = <int32_t*>malloc(cap * sizeof(int32_t))
+    cdef uint64_t slot
+    if slots == NULL:
+        return -1
+    memset(slots, 0xFF, cap * sizeof(int32_t))
+    free(t.slots)
+    t.slots = slots
+    t.mask = <uint64_t>(cap - 1)
+    for i in range(t.n):
+        if t.lengths[i] > 0:
+            slot = _hash_bytes(<const unsigned char*>t.blob.data + t.starts[i], t.lengths[i]) & t.mask
+            while t.slots[slot] >= 0:
+                slot = (slot + 1) & t.mask
+            t.slots[slot] = <int32_t>i
+    return 0
+
+
+cdef int32_t _texts_add(SymbolTexts* t, const unsigned char* p, Py_ssize_t n, bint index) noexcept nogil:
+    """Append symbol t.n with text p[:n] (indexed when `index`); its number, or -1 (memory)."""
+    cdef int64_t* starts
+    cdef int32_t* lengths
+    cdef uint64_t slot
+    cdef int32_t symbol = <int32_t>t.n
+    if t.n >= t.cap:
+        starts = <int64_t*>realloc(t.starts, 2 * t.cap * sizeof(int64_t))
+        if starts == NULL:
+            return -1
+        t.starts = starts
+        lengths = <int32_t*>realloc(t.lengths, 2 * t.cap * sizeof(int32_t))
+        if lengths == NULL:
+            return -1
+        t.lengths = lengths
+        t.cap *= 2
+    t.starts[symbol] = t.blob.size
+    t.lengths[symbol] = <int32_t>n
+    if bytebuf_append(&t.blob, <const char*>p, n) < 0:
+        return -1
+    t.n += 1
+    if index and n > 0:
+        if 2 * t.n > <Py_ssize_t>t.mask + 1 and _texts_grow_slots(t) < 0:
+            return -1
+        slot = _hash_bytes(p, n) & t.mask
+        while t.slots[slot] >= 0:
+            slot = (slot + 1) & t.mask
+        t.slots[slot] = symbol
+    return symbol
+
+
+cdef int32_t _texts_symbol(SymbolTexts* t, const unsigned char* p, Py_ssize_t n) noexcept nogil:
+    """The symbol with text p[:n], added when new; -1 when out of memory."""
+    cdef int32_t found = _texts_find(t, p, n, _hash_bytes(p, n))
+    if found >= 0:
+        return found
+    return _texts_add(t, p, n, True)
+
+
+# ---------------------------------------------------------------------- heap of ranked pairs
+
+cdef inline bint _before(const RankedPair* a, const RankedPair* b) noexcept nogil:
+    """Parity: llama.cpp llm_bigram_bpe::comparator and tiktoken Merge::cmp: the lowest
+    rank first, the leftmost pair on ties."""
+    return a.rank < b.rank or (a.rank == b.rank and a.left < b.left)
+
+
+cdef inline void _heap_push(ByteBpeWork* w, RankedPair e) noexcept nogil:
+    # capacity is reserved by the caller
+    cdef Py_ssize_t i = w.heap_size, parent
+    w.heap_size += 1
+    while i > 0:
+        parent = (i - 1) >> 1
+        if not _before(&e, &w.heap[parent]):
+            break
+        w.heap[i] = w.heap[parent]
+        i = parent
+    w.heap[i] = e
+
+
+cdef inline RankedPair _heap_pop(ByteBpeWork* w) noexcept nogil:
+    cdef RankedPair top = w.heap[0]
+    cdef RankedPair last
+    cdef Py_ssize_t i = 0, child, n
+    w.heap_size -= 1
+    n = w.heap_size
+    if n > 0:
+        last = w.heap[n]
+        while True:
+            child = 2 * i + 1
+            if child >= n:
+                break
+            if child + 1 < n and _before(&w.heap[child + 1], &w.heap[child]):
+                child += 1
+            if not _before(&w.heap[child], &last):
+                break
+            w.heap[i] = w.heap[child]
+            i = child
+        w.heap[i] = last
+    return top
+
+
+# ---------------------------------------------------------------------- per-thread work
+
+cdef void _free_work(void* work) noexcept nogil:
+    cdef ByteBpeWork* w = <ByteBpeWork*>work
+    if w == NULL:
+        return
+    idbuf_free(&w.symbols)
+    idbuf_free(&w.starts)
+    idbuf_free(&w.lengths)
+    idbuf_free(&w.prev)
+    idbuf_free(&w.next)
+    idbuf_free(&w.cand_rank)
+    idbuf_free(&w.cand_merged)
+    idbuf_free(&w.out_ids)
+    free(w.heap)
+    free(w.cache)
+    bytebuf_free(&w.cache_text)
+    idbuf_free(&w.cache_ids)
+    free(w)
+
+
+cdef inline Py_ssize_t _idbuf_bytes(const IdBuf* b) noexcept nogil:
+    return b.cap * <Py_ssize_t>sizeof(int32_t)
+
+
+# ---------------------------------------------------------------------- the model
+
+@cython.final
+cdef class ByteLevelBpe(Model):
+    """The merge tables of one byte-level BPE vocabulary (see the module docstring)."""
+
+    def __cinit__(self, *args, **kwargs):
+        self.pairs = NULL
+        self.output_ids = NULL
+        self.texts = NULL
+        self.text_offsets = NULL
+        self.text_slots = NULL
+        self.work_kind = &_WORK_KIND
+
+    def __dealloc__(self):
+        free(self.pairs)
+        free(self.output_ids)
+        free(self.texts)
+        free(self.text_offsets)
+        free(self.text_slots)
+
+    @staticmethod
+    def build(list tokens, list merges=None, *, MergeOrder order, bint ignore_merges=False,
+              bint byte_unicode=False, fallback=None):
+        """Tables for a vocabulary; token id i has text tokens[i].
+
+        tokens: raw bytes per id (byte<->unicode texts when `byte_unicode`), or None
+            for an id that no pre-token can form (a gap, or a text outside the map).
+        merges: MERGE_LIST only: "left right" texts in rank order, split at the first
+            space after the first byte as llama.cpp does; a merge naming a text that is
+            no token still counts (its result may fall back to bytes).
+        ignore_merges: a pre-token that is a token is emitted whole (Llama 3; tiktoken).
+        fallback: 256 sequences of ids emitted for each raw byte of a final symbol that
+            is no token (llama.cpp: the tokens of the byte-encoded text's bytes); default none.
+        """
+        cdef ByteLevelBpe self = ByteLevelBpe()
+        cdef Py_ssize_t n = len(tokens), i, k, length, total = 0, m, split
+        cdef SymbolTexts t
+        cdef object token
+        cdef const unsigned char* p
+        cdef unsigned char* scratch = NULL
+        cdef Py_ssize_t scratch_cap = 0
+        cdef int32_t left, right, merged, symbol
+        cdef uint64_t key, slot, h
+        cdef Py_ssize_t pair_cap
+        if order == MergeOrder.MERGE_LIST and merges is None:
+            raise ValueError("MERGE_LIST needs the merges list")
+        if n >= INT32_MAX // 2:
+            raise ValueError(f"{n} tokens: too many")
+        self.order = order
+        self.ignore_merges = ignore_merges
+        self.n_pieces = n
+        m = len(merges) if merges is not None else 0
+        for i in range(n):
+            token = tokens[i]
+            if token is not None:
+                total += PyBytes_GET_SIZE(token)
+        if _texts_init(&t, n + 2 * m + 256) < 0:
+            _texts_free(&t)
+            raise MemoryError()
+        try:
+            if bytebuf_reserve(&t.blob, total + 16) < 0:
+                raise MemoryError()
+            scratch_cap = 256
+            scratch = <unsigned char*>malloc(scratch_cap)
+            if scratch == NULL:
+                raise MemoryError()
+            # Symbols 0..n-1 are the token ids; a text given twice keeps its first id.
+            for i in range(n):
+                token = tokens[i]
+                length = 0
+                p = scratch
+                if token is not None:
+                    length = PyBytes_GET_SIZE(token)
+                    p = <const unsigned char*>PyBytes_AS_STRING(token)
+                    if byte_unicode:
+                        if length > scratch_cap:
+                            scratch_cap = 2 * length
+                            free(scratch)
+                            scratch = <unsigned char*>malloc(scratch_cap)
+                            if scratch == NULL:
+                                raise MemoryError()
+                        length = _unmap_byte_unicode(p, length, scratch)
+                        p = scratch
+                    if length < 0:
+                        length = 0
+                if length > 0 and _texts_find(&t, p, length, _hash_bytes(p, length)) >= 0:
+                    length = 0
+                if _texts_add(&t, p, length, True) < 0:
+                    raise MemoryError()
+            self._keep_token_texts(&t)
+
+            for i in range(256):
+                scratch[0] = <unsigned char>i
+                self.byte_symbol[i] = _texts_symbol(&t, scratch, 1)
+                if self.byte_symbol[i] < 0:
+                    raise MemoryError()
+
+            pair_cap = 64
+            while pair_cap < 2 * (m if order == MergeOrder.MERGE_LIST else 2 * n):
+                pair_cap *= 2
+            self.pairs = <PairSlot*>calloc(pair_cap, sizeof(PairSlot))
+            if self.pairs == NULL:
+                raise MemoryError()
+            self.pair_mask = <uint64_t>(pair_cap - 1)
+
+            if order == MergeOrder.MERGE_LIST:
+                for i in range(m):
+                    token = merges[i]
+                    length = PyBytes_GET_SIZE(token)
+                    p = <const unsigned char*>PyBytes_AS_STRING(token)
+                    # Parity: llama.cpp llama_vocab::impl::load: word.find(' ', 1)
+                    split = -1
+                    for k in range(1, length):
+                        if p[k] == 32:
+                            split = k
+                            break
+                    if split < 0 or split + 1 >= length:
+                        continue   # ("", "") or an empty right side: never matches a symbol
+                    if length > scratch_cap:
+                        scratch_cap = 2 * length
+                        free(scratch)
+                        scratch = <unsigned char*>malloc(scratch_cap)
+                        if scratch == NULL:
+                            raise MemoryError()
+                    if byte_unicode:
+                        k = _unmap_byte_unicode(p, split, scratch)
+                        if k < 0:
+                            continue   # a text outside the map: no pre-token has it
+                        total = _unmap_byte_unicode(p + split + 1, length - split - 1, scratch + k)
+                        if total < 0:
+                            continue
+                        total += k
+                    else:
+                        memcpy(scratch, p, split)
+                        memcpy(scratch + split, p + split + 1, length - split - 1)
+                        k = split
+                        total = length - 1
+                    left = _texts_symbol(&t, scratch, k)
+                    right = _texts_symbol(&t, scratch + k, total - k)
+                    merged = _texts_symbol(&t, scratch, total)
+                    if left < 0 or right < 0 or merged < 0:
+                        raise MemoryError()
+                    # Parity: bpe_ranks.emplace: the first rank of a pair stays.
+                    self._add_pair(left, right, <int32_t>i, merged)
+            else:
+                for i in range(n):
+                    length = t.lengths[i]
+                    p = <const unsigned char*>t.blob.data + t.starts[i]
+                    for k in range(1, length):
+                        left = _texts_find(&t, p, k, _hash_bytes(p, k))
+                        if left < 0:
+                            continue
+                        right = _texts_find(&t, p + k, length - k, _hash_bytes(p + k, length - k))
+                        if right >= 0:
+                            # Parity: tiktoken byte_pair_merge: the rank of the concatenation.
+                            self._add_pair(left, right, <int32_t>i, <int32_t>i)
+
+            self.n_symbols = t.n
+            self.output_ids = <int32_t*>malloc(max(t.n, 1) * sizeof(int32_t))
+            if self.output_ids == NULL:
+                raise MemoryError()
+            for i in range(t.n):
+                self.output_ids[i] = <int32_t>i if i < n and t.lengths[i] > 0 else -1
+            for i in range(256):
+                self.fallback[i][0] = -1
+                self.fallback[i][1] = -1
+            if fallback is not None:
+                if len(fallback) != 256:
+                    raise ValueError("fallback needs 256 entries")
+                for i in range(256):
+                    for k, symbol in enumerate(fallback[i][:2]):
+                        if not 0 <= symbol < n:
+                            raise ValueError(f"fallback id {symbol} outside the vocabulary")
+                        self.fallback[i][k] = symbol
+        finally:
+            _texts_free(&t)
+            free(scratch)
+        return self
+
+    cdef int _keep_token_texts(self, SymbolTexts* t) except -1:
+        """Copy the token texts (symbols 0..n_pieces-1) and their hash map into the model."""
+        cdef Py_ssize_t n = self.n_pieces, i, cap = 64, total
+        cdef uint64_t slot
+        total = t.starts[n - 1] + t.lengths[n - 1] if n > 0 else 0
+        self.texts = <unsigned char*>malloc(max(total, 1))
+        self.text_offsets = <int64_t*>malloc((n + 1) * sizeof(int64_t))
+        while cap < 2 * n:
+            cap *= 2
+        self.text_slots = <int32_t*>malloc(cap * sizeof(int32_t))
+        if self.texts == NULL or self.text_offsets == NULL or self.text_slots == NULL:
+            raise MemoryError()
+        memcpy(self.texts, t.blob.data, total)
+        memset(self.text_slots, 0xFF, cap * sizeof(int32_t))
+        self.text_mask = <uint64_t>(cap - 1)
+        for i in range(n):
+            self.text_offsets[i] = t.starts[i]
+            if t.lengths[i] > 0:
+                slot = _hash_bytes(self.texts + t.starts[i], t.lengths[i]) & self.text_mask
+                while self.text_slots[slot] >= 0:
+                    slot = (slot + 1) & self.text_mask
+                self.text_slots[slot] = <int32_t>i
+        self.text_offsets[n] = total
+        return 0
+
+    cdef int _add_pair(self, int32_t left, int32_t right, int32_t rank, int32_t merged) except -1:
+        cdef uint64_t key = _pair_key(left, right)
+        cdef uint64_t slot = _mix(key) & self.pair_mask
+        cdef PairSlot* grown
+        cdef PairSlot* old
+        cdef Py_ssize_t old_cap, i
+        while self.pairs[slot].key != 0:
+            if self.pairs[slot].key == key:
+                return 0
+            slot = (slot + 1) & self.pair_mask
+        self.pairs[slot].key = key
+        self.pairs[slot].rank = rank
+        self.pairs[slot].merged = merged
+        self.n_pairs += 1
+        if 2 * self.n_pairs > <Py_ssize_t>self.pair_mask + 1:
+            old = self.pairs
+            old_cap = <Py_ssize_t>self.pair_mask + 1
+            grown = <PairSlot*>calloc(2 * old_cap, sizeof(PairSlot))
+            if grown == NULL:
+                raise MemoryError()
+            self.pairs = grown
+            self.pair_mask = <uint64_t>(2 * old_cap - 1)
+            for i in range(old_cap):
+                if old[i].key != 0:
+                    slot = _mix(old[i].key) & self.pair_mask
+                    while self.pairs[slot].key != 0:
+                        slot = (slot + 1) & self.pair_mask
+                    self.pairs[slot] = old[i]
+            free(old)
+        return 0
+
+    # ------------------------------------------------------------------ lookups
+
+    cdef int32_t _token_of(self, const unsigned char* p, Py_ssize_t n, uint64_t h) noexcept nogil:
+        """The id of the token whose text is p[:n] (hash h = _hash_bytes(p, n)), or -1."""
+        cdef uint64_t slot = h & self.text_mask
+        cdef int32_t i
+        while True:
+            i = self.text_slots[slot]
+            if i < 0:
+                return -1
+            if self.text_offsets[i + 1] - self.text_offsets[i] == n and \
+                    memcmp(self.texts + self.text_offsets[i], p, n) == 0:
+                return i
+            slot = (slot + 1) & self.text_mask
+
+    cdef inline PairSlot* _pair(self, int32_t left, int32_t right) noexcept nogil:
+        """The merge of two adjacent symbols, or NULL."""
+        cdef uint64_t key, slot
+        if left < 0 or right < 0:
+            return NULL
+        key = _pair_key(left, right)
+        slot = _mix(key) & self.pair_mask
+        while self.pairs[slot].key != 0:
+            if self.pairs[slot].key == key:
+                return &self.pairs[slot]
+            slot = (slot + 1) & self.pair_mask
+        return NULL
+
+    def token_bytes(self, Py_ssize_t token_id):
+        """The raw bytes of a token, b"" for one no pre-token forms."""
+        if not 0 <= token_id < self.n_pieces:
+            raise IndexError(token_id)
+        return (<char*>self.texts)[self.text_offsets[token_id]:self.text_offsets[token_id + 1]]
+
+    # ------------------------------------------------------------------ Model contract
+
+    cdef void* new_work(self) noexcept nogil:
+        cdef ByteBpeWork* w = <ByteBpeWork*>calloc(1, sizeof(ByteBpeWork))
+        if w != NULL:
+            w.header.free = _free_work
+            w.header.kind = &_WORK_KIND
+        return w
+
+    cdef void trim_work(self, void* work, Py_ssize_t keep_bytes) noexcept nogil:
+        cdef ByteBpeWork* w = <ByteBpeWork*>work
+        cdef Py_ssize_t held = (_idbuf_bytes(&w.symbols) + _idbuf_bytes(&w.starts)
+                                + _idbuf_bytes(&w.lengths) + _idbuf_bytes(&w.prev)
+                                + _idbuf_bytes(&w.next) + _idbuf_bytes(&w.cand_rank)
+                                + _idbuf_bytes(&w.cand_merged) + _idbuf_bytes(&w.out_ids)
+                                + w.heap_cap * <Py_ssize_t>sizeof(RankedPair))
+        if held <= keep_bytes:
+            return
+        idbuf_free(&w.symbols)
+        idbuf_free(&w.starts)
+        idbuf_free(&w.lengths)
+        idbuf_free(&w.prev)
+        idbuf_free(&w.next)
+        idbuf_free(&w.cand_rank)
+        idbuf_free(&w.cand_merged)
+        idbuf_free(&w.out_ids)
+        free(w.heap)
+        w.heap = NULL
+        w.heap_size = 0
+        w.heap_cap = 0
+
+    cdef int encode(self, const unsigned char* s, Py_ssize_t n, void* work, IdBuf* ids,
+                    IdBuf* spans, Py_ssize_t base) noexcept nogil:
+        cdef ByteBpeWork* w = <ByteBpeWork*>work
+        cdef uint64_t h = 0, mask = <uint64_t>(CACHE_SLOTS - 1), slot = 0
+        cdef WordEntry* e = NULL
+        cdef const int32_t* triples
+        cdef Py_ssize_t k, count
+        if n <= 0:
+            return 0
+        if n > INT32_MAX - 1:
+            return ERR_TOO_LONG
+        w.out_ids.size = 0
+        if n <= CACHED_MAX_BYTES:
+            h = _hash_bytes(s, n)
+            if w.cache == NULL or w.cache_model != self.serial or w.cache_used >= CACHE_MAX_ENTRIES \
+                    or w.cache_text.size > CACHE_MAX_TEXT_BYTES:
+                if w.cache == NULL:
+                    w.cache = <WordEntry*>calloc(CACHE_SLOTS, sizeof(WordEntry))
+                    if w.cache == NULL:
+                        return -1
+                else:
+                    memset(w.cache, 0, CACHE_SLOTS * sizeof(WordEntry))
+                w.cache_used = 0
+                w.cache_model = self.serial
+                w.cache_text.size = 0
+                w.cache_ids.size = 0
+            slot = h & mask
+            while w.cache[slot].hash != 0:
+                e = &w.cache[slot]
+                if e.hash == h and e.text_len == n and \
+                        memcmp(w.cache_text.data + e.text_at, s, n) == 0:
+                    triples = w.cache_ids.data + e.ids_at
+                    count = e.n_ids
+                    break
+                slot = (slot + 1) & mask
+                e = NULL
+            if e == NULL:
+                if self._encode_word(s, n, h, w) < 0:
+                    return -1
+                e = &w.cache[slot]
+                e.hash = h
+                e.text_at = <int32_t>w.cache_text.size
+                e.text_len = <int32_t>n
+                e.ids_at = <int32_t>w.cache_ids.size
+                e.n_ids = <int32_t>(w.out_ids.size // 3)
+                if bytebuf_append(&w.cache_text, <const char*>s, n) < 0 \
+                        or idbuf_reserve(&w.cache_ids, w.out_ids.size) < 0:
+                    e.hash = 0
+                    return -1
+                memcpy(w.cache_ids.data + w.cache_ids.size, w.out_ids.data,
+                       w.out_ids.size * sizeof(int32_t))
+                w.cache_ids.size += w.out_ids.size
+                w.cache_used += 1
+                triples = w.out_ids.data
+                count = w.out_ids.size // 3
+        else:
+            if self.ignore_merges:
+                h = _hash_bytes(s, n)
+            if self._encode_word(s, n, h, w) < 0:
+                return -1
+            triples = w.out_ids.data
+            count = w.out_ids.size // 3
+        if idbuf_reserve(ids, count) < 0:
+            return -1
+        for k in range(count):
+            ids.data[ids.size + k] = triples[3 * k]
+        ids.size += count
+        if spans != NULL:
+            if idbuf_reserve(spans, 2 * count) < 0:
+                return -1
+            for k in range(count):
+                spans.data[spans.size + 2 * k] = <int32_t>(base + triples[3 * k + 1])
+                spans.data[spans.size + 2 * k + 1] = <int32_t>(base + triples[3 * k + 2])
+            spans.size += 2 * count
+        return 0
+
+    # ------------------------------------------------------------------ merging
+
+    cdef int _encode_word(self, const unsigned char* s, Py_ssize_t n, uint64_t h,
+                          ByteBpeWork* w) noexcept nogil:
+        """(id, start, end) triples of one pre-token into w.out_ids; 0, or -1 (memory)."""
+        cdef int32_t whole
+        w.out_ids.size = 0
+        if self.ignore_merges:
+            # Parity: llama.cpp llm_tokenizer_bpe_session::tokenize (ignore_merges) and
+            # tiktoken encode_ordinary: a pre-token that is a token is emitted whole.
+            whole = self._token_of(s, n, h)
+            if whole >= 0:
+                return self._emit(s, whole, 0, <int32_t>n, w)
+        if n == 1:
+            return self._emit(s, self.byte_symbol[s[0]], 0, 1, w)
+        if n <= LINEAR_MAX_BYTES:
+            return self._merge_linear(s, n, w)
+        return self._merge_heap(s, n, w)
+
+    cdef int _merge_linear(self, const unsigned char* s, Py_ssize_t n, ByteBpeWork* w) noexcept nogil:
+        """Merge a short pre-token in place by scanning for the best pair."""
+        cdef int32_t* sym
+        cdef int32_t* start
+        cdef int32_t* rank
+        cdef int32_t* merged
+        cdef Py_ssize_t i, best, m = n
+        cdef int32_t best_rank
+        cdef PairSlot* pair
+        if idbuf_reserve(&w.symbols, n + 1) < 0 or idbuf_reserve(&w.starts, n + 1) < 0 \
+                or idbuf_reserve(&w.cand_rank, n) < 0 or idbuf_reserve(&w.cand_merged, n) < 0:
+            return -1
+        sym = w.symbols.data
+        start = w.starts.data
+        rank = w.cand_rank.data
+        merged = w.cand_merged.data
+        for i in range(n):
+            sym[i] = self.byte_symbol[s[i]]
+            start[i] = <int32_t>i
+        start[n] = <int32_t>n
+        for i in range(n - 1):
+            pair = self._pair(sym[i], sym[i + 1])
+            rank[i] = pair.rank if pair != NULL else INT32_MAX
+            merged[i] = pair.merged if pair != NULL else -1
+        while m > 1:
+            best = -1
+            best_rank = INT32_MAX
+            for i in range(m - 1):
+                if rank[i] < best_rank:
+                    best = i
+                    best_rank = rank[i]
+            if best < 0:
+                break
+            sym[best] = merged[best]
+            for i in range(best + 1, m - 1):
+                sym[i] = sym[i + 1]
+                start[i] = start[i + 1]
+                rank[i] = rank[i + 1]
+                merged[i] = merged[i + 1]
+            start[m - 1] = start[m]
+            m -= 1
+            if best > 0:
+                pair = self._pair(sym[best - 1], sym[best])
+                rank[best - 1] = pair.rank if pair != NULL else INT32_MAX
+                merged[best - 1] = pair.merged if pair != NULL else -1
+            if best < m - 1:
+                pair = self._pair(sym[best], sym[best + 1])
+                rank[best] = pair.rank if pair != NULL else INT32_MAX
+                merged[best] = pair.merged if pair != NULL else -1
+        for i in range(m):
+            if self._emit(s, sym[i], start[i], start[i + 1], w) < 0:
+                return -1
+        return 0
+
+    cdef int _merge_heap(self, const unsigned char* s, Py_ssize_t n, ByteBpeWork* w) noexcept nogil:
+        """Merge a long pre-token with a priority queue: O(n log n), same result as linear."""
+        cdef int32_t* sym
+        cdef int32_t* length
+        cdef int32_t* prev
+        cdef int32_t* nxt
+        cdef Py_ssize_t i, need = 2 * n + 2
+        cdef RankedPair e, top
+        cdef int32_t left, right, other
+        cdef RankedPair* grown
+        cdef PairSlot* pair
+        if idbuf_reserve(&w.symbols, n) < 0 or idbuf_reserve(&w.lengths, n) < 0 \
+                or idbuf_reserve(&w.prev, n) < 0 or idbuf_reserve(&w.next, n) < 0:
+            return -1
+        if w.heap_cap < need:
+            grown = <RankedPair*>realloc(w.heap, need * sizeof(RankedPair))
+            if grown == NULL:
+                return -1
+            w.heap = grown
+            w.heap_cap = need
+        w.heap_size = 0
+        sym = w.symbols.data
+        length = w.lengths.data
+        prev = w.prev.data
+        nxt = w.next.data
+        for i in range(n):
+            sym[i] = self.byte_symbol[s[i]]
+            length[i] = 1
+            prev[i] = <int32_t>(i - 1)
+            nxt[i] = <int32_t>(i + 1) if i + 1 < n else -1
+        for i in range(n - 1):
+            pair = self._pair(sym[i], sym[i + 1])
+            if pair != NULL:
+                e.rank = pair.rank
+                e.left = <int32_t>i
+                e.right = <int32_t>(i + 1)
+                e.size = 2
+                _heap_push(w, e)
+        while w.heap_size > 0:
+            top = _heap_pop(w)
+            left = top.left
+            right = top.right
+            # Parity: llama.cpp skips a bigram whose text changed ("outdated"); tiktoken
+            # one whose rank changed. Symbols only grow, so the size tells.
+            if length[left] == 0 or length[right] == 0 or length[left] + length[right] != top.size:
+                continue
+            sym[left] = self._pair(sym[left], sym[right]).merged
+            length[left] += length[right]
+            length[right] = 0
+            nxt[left] = nxt[right]
+            if nxt[right] >= 0:
+                prev[nxt[right]] = left
+            # Each merge pushes at most two entries: n - 1 initial + 2 per merge < need.
+            other = prev[left]
+            if other >= 0:
+                pair = self._pair(sym[other], sym[left])
+                if pair != NULL:
+                    e.rank = pair.rank
+                    e.left = other
+                    e.right = left
+                    e.size = length[other] + length[left]
+                    _heap_push(w, e)
+            other = nxt[left]
+            if other >= 0:
+                pair = self._pair(sym[left], sym[other])
+                if pair != NULL:
+                    e.rank = pair.rank
+                    e.left = left
+                    e.right = other
+                    e.size = length[left] + length[other]
+                    _heap_push(w, e)
+        i = 0
+        while i >= 0:
+            if self._emit(s, sym[i], <int32_t>i, <int32_t>(i + length[i]), w) < 0:
+                return -1
+            i = nxt[i]
+        return 0
+
+    cdef int _emit(self, const unsigned char* s, int32_t symbol, int32_t start, int32_t end,
+                   ByteBpeWork* w) noexcept nogil:
+        """Append the ids of one final symbol covering s[start:end] to w.out_ids."""
+        cdef int32_t token = self.output_ids[symbol] if symbol >= 0 else -1
+        cdef int32_t k, j, f
+        if token >= 0:
+            if idbuf_reserve(&w.out_ids, 3) < 0:
+                return -1
+            w.out_ids.data[w.out_ids.size] = token
+            w.out_ids.data[w.out_ids.size + 1] = start
+            w.out_ids.data[w.out_ids.size + 2] = end
+            w.out_ids.size += 3
+            return 0
+        # Parity: llama.cpp llm_tokenizer_bpe_session::tokenize: a symbol that is no
+        # token becomes the tokens of its bytes; a byte with none is dropped.
+        for k in range(start, end):
+            for j in range(2):
+                f = self.fallback[s[k]][j]
+                if f >= 0:
+                    if idbuf_reserve(&w.out_ids, 3) < 0:
+                        return -1
+                    w.out_ids.data[w.out_ids.size] = f
+                    w.out_ids.data[w.out_ids.size + 1] = k
+                    w.out_ids.data[w.out_ids.size + 2] = k + 1
+                    w.out_ids.size += 3
+        return 0
+
+    # ------------------------------------------------------------------ Python helpers
+
+    def encode_piece(self, piece):
+        """The ids of one pre-token (bytes), as the engine's model stage gives them.
+
+        >>> ByteLevelBpe.build([b"a", b"b", b"ab"], order=MergeOrder.TOKEN_RANK).encode_piece(b"aab")
+        [0, 2]
+        """
+        cdef bytes data = bytes(piece)
+        cdef IdBuf ids
+        cdef void* work = self.new_work()
+        cdef int rc
+        cdef const unsigned char* s = <const unsigned char*>PyBytes_AS_STRING(data)
+        cdef Py_ssize_t n = len(data)
+        if work == NULL:
+            raise MemoryError()
+        ids.data = NULL
+        ids.size = 0
+        ids.cap = 0
+        try:
+            with nogil:
+                rc = self.encode(s, n, work, &ids, NULL, 0)
+            if rc < 0:
+                raise MemoryError() if rc == ERR_NO_MEMORY else ValueError(f"pre-token of {n} bytes is too long")
+            return [ids.data[k] for k in range(ids.size)]
+        finally:
+            idbuf_free(&ids)
+            _free_work(work)
+
+    def encode_pieces(self, pieces, bint with_spans=False):
+        """The ids of each pre-token in `pieces` through one work (the word cache stays warm);
+        with `with_spans`, (ids, spans) where spans are (start, end) per id in each piece."""
+        cdef IdBuf ids, spans
+        cdef void* work = self.new_work()
+        cdef bytes data
+        cdef int rc
+        cdef list out = []
+        if work == NULL:
+            raise MemoryError()
+        ids.data = NULL
+        ids.size = 0
+        ids.cap = 0
+        spans.data = NULL
+        spans.size = 0
+        spans.cap = 0
+        try:
+            for piece in pieces:
+                data = bytes(piece)
+                ids.size = 0
+                spans.size = 0
+                rc = self.encode(<const unsigned char*>PyBytes_AS_STRING(data), len(data), work,
+                                 &ids, &spans if with_spans else NULL, 0)
+                if rc < 0:
+                    raise MemoryError()
+                if with_spans:
+                    out.append(([ids.data[k] for k in range(ids.size)],
+                                [(spans.data[2 * k], spans.data[2 * k + 1]) for k in range(ids.size)]))
+                else:
+                    out.append([ids.data[k] for k in range(ids.size)])
+            return out
+        finally:
+            idbuf_free(&ids)
+            idbuf_free(&spans)
+            _free_work(work)
