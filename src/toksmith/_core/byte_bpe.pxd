@@ -1,6 +1,6 @@
 # Byte-level BPE (GPT-2 family, tiktoken): merges by rank over the raw bytes of one pre-token.
 cimport cython
-from libc.stdint cimport int32_t, int64_t, uint64_t
+from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
 
 from toksmith._core.buffers cimport ByteBuf, IdBuf
 from toksmith._core.model cimport Model, WorkHeader
@@ -26,13 +26,17 @@ cdef struct RankedPair:
 
 
 # Load-time map of symbol texts (tokens, then texts only merges name).
+cdef struct TextRef:
+    uint32_t start          # in SymbolTexts.blob
+    uint32_t length
+
+
 cdef struct SymbolTexts:
     ByteBuf blob
-    int64_t* starts         # per symbol
-    int32_t* lengths
+    TextRef* refs           # per symbol
     Py_ssize_t n            # symbols
     Py_ssize_t cap
-    int32_t* slots          # symbol, -1 for empty
+    uint64_t* slots         # hash high half << 32 | symbol + 1; 0 for empty
     uint64_t mask
 
 
@@ -83,6 +87,7 @@ cdef class ByteLevelBpe(Model):
     cdef int32_t* text_slots
     cdef uint64_t text_mask
 
+    cdef int _add_merges(self, SymbolTexts* t, list merges, bint byte_unicode) except -1
     cdef int _keep_token_texts(self, SymbolTexts* t) except -1
     cdef int _add_pair(self, int32_t left, int32_t right, int32_t rank, int32_t merged) except -1
     cdef int32_t _token_of(self, const unsigned char* p, Py_ssize_t n, uint64_t h) noexcept nogil

@@ -1,6 +1,6 @@
 # Partial type stub of the internal compiled module byte_bpe.pyx (not public API).
 from enum import IntEnum
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable
 
 class MergeOrder(IntEnum):
     MERGE_LIST: int
@@ -15,7 +15,7 @@ class ByteLevelBpe:
     @staticmethod
     def build(tokens: list[bytes | None], merges: list[bytes] | None = ..., *, order: MergeOrder,
               ignore_merges: bool = ..., byte_unicode: bool = ...,
-              fallback: Sequence[Sequence[int]] | None = ...) -> ByteLevelBpe: ...
+              llama_byte_fallback: bool = ...) -> ByteLevelBpe: ...
     def token_bytes(self, token_id: int) -> bytes: ...
     def encode_piece(self, piece: bytes) -> list[int]: ...
     def encode_pieces(self, pieces: Iterable[bytes], with_spans: bool = ...) -> list[Any]: ...

@@ -38,14 +38,28 @@ cdef Py_ssize_t LINEAR_MAX_BYTES = 32
 # Pre-tokens of at most this many bytes go through the per-thread word cache.
 cdef Py_ssize_t CACHED_MAX_BYTES = 64
 # Word cache: slots (a power of two), and the entries or stored bytes after which it starts over.
-cdef Py_ssize_t CACHE_SLOTS = 1 << 15
-cdef Py_ssize_t CACHE_MAX_ENTRIES = 1 << 14
-cdef Py_ssize_t CACHE_MAX_TEXT_BYTES = 1 << 19
+cdef Py_ssize_t CACHE_SLOTS = 1 << 17
+cdef Py_ssize_t CACHE_MAX_ENTRIES = 1 << 16
+cdef Py_ssize_t CACHE_MAX_TEXT_BYTES = 1 << 21
+
+# Merges read per batch at load time (see _add_merges).
+DEF MERGE_BATCH = 16
 
 cdef char _WORK_KIND = 0     # its address tells works of this model apart
 
 
 # ---------------------------------------------------------------------- hashing
+
+cdef extern from *:
+    """
+    #if defined(__GNUC__) || defined(__clang__)
+    #define TOKSMITH_PREFETCH(p) __builtin_prefetch(p)
+    #else
+    #define TOKSMITH_PREFETCH(p) ((void)(p))
+    #endif
+    """
+    void _prefetch "TOKSMITH_PREFETCH"(const void* p) noexcept nogil
+
 
 cdef inline uint64_t _mix(uint64_t key) noexcept nogil:
     # splitmix64's finalizer: every input bit reaches the low bits used as the slot
@@ -156,95 +170,104 @@ cdef int _texts_init(SymbolTexts* t, Py_ssize_t expected) noexcept nogil:
     t.blob.cap = 0
     t.n = 0
     t.cap = expected + 16
-    t.starts = <int64_t*>malloc(t.cap * sizeof(int64_t))
-    t.lengths = <int32_t*>malloc(t.cap * sizeof(int32_t))
-    t.slots = <int32_t*>malloc(cap * sizeof(int32_t))
+    t.refs = <TextRef*>malloc(t.cap * sizeof(TextRef))
+    t.slots = <uint64_t*>calloc(cap, sizeof(uint64_t))
     t.mask = <uint64_t>(cap - 1)
-    if t.starts == NULL or t.lengths == NULL or t.slots == NULL:
+    if t.refs == NULL or t.slots == NULL:
         return -1
-    memset(t.slots, 0xFF, cap * sizeof(int32_t))
     return 0
 
 
 cdef void _texts_free(SymbolTexts* t) noexcept nogil:
     bytebuf_free(&t.blob)
-    free(t.starts)
-    free(t.lengths)
+    free(t.refs)
     free(t.slots)
-    t.starts = NULL
-    t.lengths = NULL
+    t.refs = NULL
     t.slots = NULL
+
+
+cdef inline bint _texts_equal(const SymbolTexts* t, int32_t i, const unsigned char* p,
+                              Py_ssize_t n) noexcept nogil:
+    return t.refs[i].length == n and memcmp(t.blob.data + t.refs[i].start, p, n) == 0
 
 
 cdef int32_t _texts_find(const SymbolTexts* t, const unsigned char* p, Py_ssize_t n,
                          uint64_t h) noexcept nogil:
-    cdef uint64_t slot = h & t.mask
+    """The symbol with text p[:n] (h = _hash_bytes(p, n)), or -1. A slot holds the hash's
+    high half and symbol + 1, so most other texts are told apart without reading them."""
+    cdef uint64_t slot = h & t.mask, tag = h & <uint64_t>0xFFFFFFFF00000000, v
     cdef int32_t i
     while True:
-        i = t.slots[slot]
-        if i < 0:
+        v = t.slots[slot]
+        if v == 0:
             return -1
-        if t.lengths[i] == n and memcmp(t.blob.data + t.starts[i], p, n) == 0:
-            return i
+        if (v & <uint64_t>0xFFFFFFFF00000000) == tag:
+            i = <int32_t>(v & <uint64_t>0xFFFFFFFF) - 1
+            if _texts_equal(t, i, p, n):
+                return i
         slot = (slot + 1) & t.mask
+
+
+cdef inline void _texts_index(SymbolTexts* t, int32_t symbol, uint64_t h) noexcept nogil:
+    cdef uint64_t slot = h & t.mask
+    while t.slots[slot] != 0:
+        slot = (slot + 1) & t.mask
+    t.slots[slot] = (h & <uint64_t>0xFFFFFFFF00000000) | <uint64_t>(symbol + 1)
 
 
 cdef int _texts_grow_slots(SymbolTexts* t) noexcept nogil:
     cdef Py_ssize_t cap = 2 * (<Py_ssize_t>t.mask + 1), i
-    cdef int32_t* slots = <int32_t*>malloc(cap * sizeof(int32_t))
-    cdef uint64_t slot
-    if slots == NULL:
+    cdef int32_t symbol
+    cdef uint64_t* old = t.slots
+    cdef uint64_t old_cap = t.mask + 1, v
+    t.slots = <uint64_t*>calloc(cap, sizeof(uint64_t))
+    if t.slots == NULL:
+        t.slots = old
         return -1
-    memset(slots, 0xFF, cap * sizeof(int32_t))
-    free(t.slots)
-    t.slots = slots
     t.mask = <uint64_t>(cap - 1)
-    for i in range(t.n):
-        if t.lengths[i] > 0:
-            slot = _hash_bytes(<const unsigned char*>t.blob.data + t.starts[i], t.lengths[i]) & t.mask
-            while t.slots[slot] >= 0:
-                slot = (slot + 1) & t.mask
-            t.slots[slot] = <int32_t>i
+    for i in range(<Py_ssize_t>old_cap):
+        v = old[i]
+        if v != 0:
+            symbol = <int32_t>(v & <uint64_t>0xFFFFFFFF) - 1
+            _texts_index(t, symbol, _hash_bytes(<const unsigned char*>t.blob.data + t.refs[symbol].start,
+                                                t.refs[symbol].length))
+    free(old)
     return 0
 
 
-cdef int32_t _texts_add(SymbolTexts* t, const unsigned char* p, Py_ssize_t n, bint index) noexcept nogil:
-    """Append symbol t.n with text p[:n] (indexed when `index`); its number, or -1 (memory)."""
-    cdef int64_t* starts
-    cdef int32_t* lengths
-    cdef uint64_t slot
+cdef int32_t _texts_add(SymbolTexts* t, const unsigned char* p, Py_ssize_t n, uint64_t h,
+                        bint index) noexcept nogil:
+    """Append symbol t.n with text p[:n] (indexed under hash h when `index`); its number,
+    or -1 (memory)."""
+    cdef TextRef* refs
     cdef int32_t symbol = <int32_t>t.n
     if t.n >= t.cap:
-        starts = <int64_t*>realloc(t.starts, 2 * t.cap * sizeof(int64_t))
-        if starts == NULL:
+        refs = <TextRef*>realloc(t.refs, 2 * t.cap * sizeof(TextRef))
+        if refs == NULL:
             return -1
-        t.starts = starts
-        lengths = <int32_t*>realloc(t.lengths, 2 * t.cap * sizeof(int32_t))
-        if lengths == NULL:
-            return -1
-        t.lengths = lengths
+        t.refs = refs
         t.cap *= 2
-    t.starts[symbol] = t.blob.size
-    t.lengths[symbol] = <int32_t>n
+    if t.blob.size + n > <Py_ssize_t>0xFFFFFFFF:
+        return -1
+    t.refs[symbol].start = <uint32_t>t.blob.size
+    t.refs[symbol].length = <uint32_t>n
     if bytebuf_append(&t.blob, <const char*>p, n) < 0:
         return -1
     t.n += 1
     if index and n > 0:
         if 2 * t.n > <Py_ssize_t>t.mask + 1 and _texts_grow_slots(t) < 0:
             return -1
-        slot = _hash_bytes(p, n) & t.mask
-        while t.slots[slot] >= 0:
-            slot = (slot + 1) & t.mask
-        t.slots[slot] = symbol
+        _texts_index(t, symbol, h)
     return symbol
 
 
 cdef int32_t _texts_symbol(SymbolTexts* t, const unsigned char* p, Py_ssize_t n) noexcept nogil:
     """The symbol with text p[:n], added when new; -1 when out of memory."""
-    cdef int32_t found = _texts_find(t, p, n, _hash_bytes(p, n))
+    cdef uint64_t h = _hash_bytes(p, n)
+    cdef int32_t found = _texts_find(t, p, n, h)
     if found >= 0:
         return found
-    return _texts_add(t, p, n, True)
+    return _texts_add(t, p, n, h, True)
 
 
 # ---------------------------------------------------------------------- heap of ranked pairs
@@ -338,7 +361,7 @@ cdef class ByteLevelBpe(Model):
 
     @staticmethod
     def build(list tokens, list merges=None, *, MergeOrder order, bint ignore_merges=False,
-              bint byte_unicode=False, fallback=None):
+              bint byte_unicode=False, bint llama_byte_fallback=False):
         """Tables for a vocabulary; token id i has text tokens[i].
 
         tokens: raw bytes per id (byte<->unicode texts when `byte_unicode`), or None
@@ -347,8 +370,9 @@ cdef class ByteLevelBpe(Model):
             space after the first byte as llama.cpp does; a merge naming a text that is
             no token still counts (its result may fall back to bytes).
         ignore_merges: a pre-token that is a token is emitted whole (Llama 3; tiktoken).
-        fallback: 256 sequences of ids emitted for each raw byte of a final symbol that
-            is no token (llama.cpp: the tokens of the byte-encoded text's bytes); default none.
+        llama_byte_fallback: a final symbol that is no token becomes, for each of its raw
+            bytes, the tokens whose stored text is one byte of that byte's byte<->unicode
+            character (llama.cpp); otherwise it is dropped (tiktoken never has one).
         """
         cdef ByteLevelBpe self = ByteLevelBpe()
         cdef Py_ssize_t n = len(tokens), i, k, length, total = 0, m, split
@@ -360,6 +384,7 @@ cdef class ByteLevelBpe(Model):
         cdef int32_t left, right, merged, symbol
         cdef uint64_t key, slot, h
         cdef Py_ssize_t pair_cap
+        cdef int32_t one_byte_text[256]     # token whose stored text is that one byte
         if order == MergeOrder.MERGE_LIST and merges is None:
             raise ValueError("MERGE_LIST needs the merges list")
         if n >= INT32_MAX // 2:
@@ -372,7 +397,7 @@ cdef class ByteLevelBpe(Model):
             token = tokens[i]
             if token is not None:
                 total += PyBytes_GET_SIZE(token)
-        if _texts_init(&t, n + 2 * m + 256) < 0:
+        if _texts_init(&t, n + 512) < 0:
             _texts_free(&t)
             raise MemoryError()
         try:
@@ -382,6 +407,8 @@ cdef class ByteLevelBpe(Model):
             scratch = <unsigned char*>malloc(scratch_cap)
             if scratch == NULL:
                 raise MemoryError()
+            for i in range(256):
+                one_byte_text[i] = -1
             # Symbols 0..n-1 are the token ids; a text given twice keeps its first id.
             for i in range(n):
                 token = tokens[i]
@@ -390,6 +417,8 @@ cdef class ByteLevelBpe(Model):
                 if token is not None:
                     length = PyBytes_GET_SIZE(token)
                     p = <const unsigned char*>PyBytes_AS_STRING(token)
+                    if length == 1:
+                        one_byte_text[p[0]] = <int32_t>i
                     if byte_unicode:
                         if length > scratch_cap:
                             scratch_cap = 2 * length
@@ -401,9 +430,10 @@ cdef class ByteLevelBpe(Model):
                         p = scratch
                     if length < 0:
                         length = 0
-                if length > 0 and _texts_find(&t, p, length, _hash_bytes(p, length)) >= 0:
+                h = _hash_bytes(p, length)
+                if length > 0 and _texts_find(&t, p, length, h) >= 0:
                     length = 0
-                if _texts_add(&t, p, length, True) < 0:
+                if _texts_add(&t, p, length, h, True) < 0:
                     raise MemoryError()
             self._keep_token_texts(&t)
 
@@ -422,48 +452,11 @@ cdef class ByteLevelBpe(Model):
             self.pair_mask = <uint64_t>(pair_cap - 1)
 
             if order == MergeOrder.MERGE_LIST:
-                for i in range(m):
-                    token = merges[i]
-                    length = PyBytes_GET_SIZE(token)
-                    p = <const unsigned char*>PyBytes_AS_STRING(token)
-                    # Parity: llama.cpp llama_vocab::impl::load: word.find(' ', 1)
-                    split = -1
-                    for k in range(1, length):
-                        if p[k] == 32:
-                            split = k
-                            break
-                    if split < 0 or split + 1 >= length:
-                        continue   # ("", "") or an empty right side: never matches a symbol
-                    if length > scratch_cap:
-                        scratch_cap = 2 * length
-                        free(scratch)
-                        scratch = <unsigned char*>malloc(scratch_cap)
-                        if scratch == NULL:
-                            raise MemoryError()
-                    if byte_unicode:
-                        k = _unmap_byte_unicode(p, split, scratch)
-                        if k < 0:
-                            continue   # a text outside the map: no pre-token has it
-                        total = _unmap_byte_unicode(p + split + 1, length - split - 1, scratch + k)
-                        if total < 0:
-                            continue
-                        total += k
-                    else:
-                        memcpy(scratch, p, split)
-                        memcpy(scratch + split, p + split + 1, length - split - 1)
-                        k = split
-                        total = length - 1
-                    left = _texts_symbol(&t, scratch, k)
-                    right = _texts_symbol(&t, scratch + k, total - k)
-                    merged = _texts_symbol(&t, scratch, total)
-                    if left < 0 or right < 0 or merged < 0:
-                        raise MemoryError()
-                    # Parity: bpe_ranks.emplace: the first rank of a pair stays.
-                    self._add_pair(left, right, <int32_t>i, merged)
+                self._add_merges(&t, merges, byte_unicode)
             else:
                 for i in range(n):
-                    length = t.lengths[i]
-                    p = <const unsigned char*>t.blob.data + t.starts[i]
+                    length = t.refs[i].length
+                    p = <const unsigned char*>t.blob.data + t.refs[i].start
                     for k in range(1, length):
                         left = _texts_find(&t, p, k, _hash_bytes(p, k))
                         if left < 0:
@@ -478,28 +471,128 @@ cdef class ByteLevelBpe(Model):
             if self.output_ids == NULL:
                 raise MemoryError()
             for i in range(t.n):
-                self.output_ids[i] = <int32_t>i if i < n and t.lengths[i] > 0 else -1
+                self.output_ids[i] = <int32_t>i if i < n and t.refs[i].length > 0 else -1
             for i in range(256):
                 self.fallback[i][0] = -1
                 self.fallback[i][1] = -1
-            if fallback is not None:
-                if len(fallback) != 256:
-                    raise ValueError("fallback needs 256 entries")
+            if llama_byte_fallback:
                 for i in range(256):
-                    for k, symbol in enumerate(fallback[i][:2]):
-                        if not 0 <= symbol < n:
-                            raise ValueError(f"fallback id {symbol} outside the vocabulary")
-                        self.fallback[i][k] = symbol
+                    # Parity: llama.cpp llm_tokenizer_bpe_session::tokenize looks up each byte
+                    # of the byte-encoded text (one or two UTF-8 bytes per raw byte) alone.
+                    if _cpt_of_byte[i] < 0x80:
+                        self.fallback[i][0] = one_byte_text[_cpt_of_byte[i]]
+                    else:
+                        self.fallback[i][0] = one_byte_text[0xC0 | (_cpt_of_byte[i] >> 6)]
+                        self.fallback[i][1] = one_byte_text[0x80 | (_cpt_of_byte[i] & 0x3F)]
         finally:
             _texts_free(&t)
             free(scratch)
         return self
 
+    cdef int _add_merges(self, SymbolTexts* t, list merges, bint byte_unicode) except -1:
+        """Pairs of the merges list (MERGE_LIST), in batches: the hash slots of a batch are
+        prefetched before they are probed, so the memory latency of one lookup overlaps
+        the others' (load time is dominated by these random reads)."""
+        cdef Py_ssize_t m = len(merges), first, i, j, count, length, split, k, total, at, guess
+        cdef Py_ssize_t n = self.n_pieces
+        cdef const unsigned char* p
+        cdef object merge
+        cdef unsigned char* buf = NULL
+        cdef Py_ssize_t buf_cap = 0
+        cdef Py_ssize_t starts[MERGE_BATCH]
+        cdef Py_ssize_t left_len[MERGE_BATCH]
+        cdef Py_ssize_t lengths[MERGE_BATCH]
+        cdef uint64_t left_hash[MERGE_BATCH]
+        cdef uint64_t right_hash[MERGE_BATCH]
+        cdef int32_t lefts[MERGE_BATCH]
+        cdef int32_t rights[MERGE_BATCH]
+        cdef int32_t mergeds[MERGE_BATCH]
+        cdef int32_t last_merged = -1, symbol
+        cdef unsigned char* q
+        try:
+            for first in range(0, m, MERGE_BATCH):
+                count = min(MERGE_BATCH, m - first)
+                at = 0
+                for j in range(count):
+                    merge = merges[first + j]
+                    length = PyBytes_GET_SIZE(merge)
+                    p = <const unsigned char*>PyBytes_AS_STRING(merge)
+                    lengths[j] = -1
+                    # Parity: llama.cpp llama_vocab::impl::load: word.find(' ', 1)
+                    split = -1
+                    for k in range(1, length):
+                        if p[k] == 32:
+                            split = k
+                            break
+                    if split < 0 or split + 1 >= length:
+                        continue   # ("", "") or an empty right side: never matches a symbol
+                    if at + length > buf_cap:
+                        buf_cap = 2 * (at + length) + 4096
+                        q = <unsigned char*>realloc(buf, buf_cap)
+                        if q == NULL:
+                            raise MemoryError()
+                        buf = q
+                    q = buf + at
+                    if byte_unicode:
+                        k = _unmap_byte_unicode(p, split, q)
+                        if k < 0:
+                            continue   # a text outside the map: no pre-token has it
+                        total = _unmap_byte_unicode(p + split + 1, length - split - 1, q + k)
+                        if total < 0:
+                            continue
+                        total += k
+                    else:
+                        memcpy(q, p, split)
+                        memcpy(q + split, p + split + 1, length - split - 1)
+                        k = split
+                        total = length - 1
+                    starts[j] = at
+                    left_len[j] = k
+                    lengths[j] = total
+                    left_hash[j] = _hash_bytes(q, k)
+                    right_hash[j] = _hash_bytes(q + k, total - k)
+                    _prefetch(&t.slots[left_hash[j] & t.mask])
+                    _prefetch(&t.slots[right_hash[j] & t.mask])
+                    at += total
+                for j in range(count):
+                    if lengths[j] < 0:
+                        continue
+                    q = buf + starts[j]
+                    lefts[j] = _texts_find(t, q, left_len[j], left_hash[j])
+                    if lefts[j] < 0:
+                        lefts[j] = _texts_add(t, q, left_len[j], left_hash[j], True)
+                    rights[j] = _texts_find(t, q + left_len[j], lengths[j] - left_len[j], right_hash[j])
+                    if rights[j] < 0:
+                        rights[j] = _texts_add(t, q + left_len[j], lengths[j] - left_len[j],
+                                               right_hash[j], True)
+                    # Merges usually form the tokens in id order: try the ids after the
+                    # last one formed (sequential reads) before hashing.
+                    symbol = -1
+                    for guess in range(last_merged + 1, min(last_merged + 4, n)):
+                        if _texts_equal(t, <int32_t>guess, q, lengths[j]):
+                            symbol = <int32_t>guess
+                            break
+                    if symbol < 0:
+                        symbol = _texts_symbol(t, q, lengths[j])
+                    if 0 <= symbol < n:
+                        last_merged = symbol
+                    mergeds[j] = symbol
+                    if lefts[j] < 0 or rights[j] < 0 or symbol < 0:
+                        raise MemoryError()
+                    _prefetch(&self.pairs[_mix(_pair_key(lefts[j], rights[j])) & self.pair_mask])
+                for j in range(count):
+                    if lengths[j] >= 0:
+                        # Parity: bpe_ranks.emplace: the first rank of a pair stays.
+                        self._add_pair(lefts[j], rights[j], <int32_t>(first + j), mergeds[j])
+        finally:
+            free(buf)
+        return 0
+
     cdef int _keep_token_texts(self, SymbolTexts* t) except -1:
         """Copy the token texts (symbols 0..n_pieces-1) and their hash map into the model."""
         cdef Py_ssize_t n = self.n_pieces, i, cap = 64, total
         cdef uint64_t slot
-        total = t.starts[n - 1] + t.lengths[n - 1] if n > 0 else 0
+        total = t.refs[n - 1].start + t.refs[n - 1].length if n > 0 else 0
         self.texts = <unsigned char*>malloc(max(total, 1))
         self.text_offsets = <int64_t*>malloc((n + 1) * sizeof(int64_t))
         while cap < 2 * n:
@@ -511,9 +604,9 @@ cdef class ByteLevelBpe(Model):
         memset(self.text_slots, 0xFF, cap * sizeof(int32_t))
         self.text_mask = <uint64_t>(cap - 1)
         for i in range(n):
-            self.text_offsets[i] = t.starts[i]
-            if t.lengths[i] > 0:
-                slot = _hash_bytes(self.texts + t.starts[i], t.lengths[i]) & self.text_mask
+            self.text_offsets[i] = t.refs[i].start
+            if t.refs[i].length > 0:
+                slot = _hash_bytes(self.texts + t.refs[i].start, t.refs[i].length) & self.text_mask
                 while self.text_slots[slot] >= 0:
                     slot = (slot + 1) & self.text_mask
                 self.text_slots[slot] = <int32_t>i
@@ -896,6 +989,47 @@ cdef class ByteLevelBpe(Model):
                 raise MemoryError() if rc == ERR_NO_MEMORY else ValueError(f"pre-token of {n} bytes is too long")
             return [ids.data[k] for k in range(ids.size)]
         finally:
+            idbuf_free(&ids)
+            _free_work(work)
+
+    def encode_split(self, data, ends):
+        """The ids of data cut at `ends` (pre-token end offsets), in one nogil loop
+        through one work: what the engine does with a pre-tokenizer's output.
+
+        >>> ByteLevelBpe.build([b"a", b"b", b"ab"], order=MergeOrder.TOKEN_RANK).encode_split(b"abab", [2, 4])
+        [2, 2]
+        """
+        cdef bytes text = bytes(data)
+        cdef const unsigned char* s = <const unsigned char*>PyBytes_AS_STRING(text)
+        cdef Py_ssize_t count = len(ends), k, at = 0, end
+        cdef int64_t* cut = <int64_t*>malloc(max(count, 1) * sizeof(int64_t))
+        cdef IdBuf ids
+        cdef void* work = self.new_work()
+        cdef int rc = 0
+        ids.data = NULL
+        ids.size = 0
+        ids.cap = 0
+        try:
+            if cut == NULL or work == NULL:
+                raise MemoryError()
+            for k in range(count):
+                end = ends[k]
+                if not at <= end <= len(text):
+                    raise ValueError(f"ends[{k}] = {end} is not in [{at}, {len(text)}]")
+                cut[k] = end
+                at = end
+            at = 0
+            with nogil:
+                for k in range(count):
+                    rc = self.encode(s + at, cut[k] - at, work, &ids, NULL, at)
+                    if rc < 0:
+                        break
+                    at = cut[k]
+            if rc < 0:
+                raise MemoryError()
+            return [ids.data[k] for k in range(ids.size)]
+        finally:
+            free(cut)
             idbuf_free(&ids)
             _free_work(work)
 
