@@ -15,7 +15,14 @@ cpdef enum MergeOrder:
 cdef struct PairSlot:
     uint64_t key        # (left symbol + 1) << 32 | (right symbol + 1); 0 marks an empty slot
     int32_t rank        # lower merges first
-    int32_t merged      # symbol the two form
+    int32_t merged      # symbol the two form (pair table)
+
+
+# A slot of the token-text map: the text's bytes (at most 8) or its hash, its id and length.
+cdef struct TokenSlot:
+    uint64_t key
+    int32_t id
+    int32_t length      # 0 marks an empty slot
 
 
 cdef struct RankedPair:
@@ -23,6 +30,7 @@ cdef struct RankedPair:
     int32_t left        # symbol index in the pre-token (position order)
     int32_t right
     int32_t size        # byte length of the merged text, to detect stale entries
+    int32_t merged      # symbol the two form
 
 
 # Load-time map of symbol texts (tokens, then texts only merges name).
@@ -76,6 +84,7 @@ cdef class ByteLevelBpe(Model):
     cdef readonly bint ignore_merges
     cdef readonly Py_ssize_t n_symbols
     cdef readonly Py_ssize_t n_pairs
+    cdef Py_ssize_t max_token_length
     cdef PairSlot* pairs
     cdef uint64_t pair_mask
     cdef int32_t byte_symbol[256]      # symbol of each one-byte text, -1 when none
@@ -84,14 +93,16 @@ cdef class ByteLevelBpe(Model):
     # token texts (raw bytes) by id, and a hash map text -> id (ignore_merges, lookups)
     cdef unsigned char* texts
     cdef int64_t* text_offsets         # n_pieces + 1; a token no pre-token can form has length 0
-    cdef int32_t* text_slots
+    cdef TokenSlot* text_slots
     cdef uint64_t text_mask
 
     cdef int _add_merges(self, SymbolTexts* t, list merges, bint byte_unicode) except -1
     cdef int _keep_token_texts(self, SymbolTexts* t) except -1
     cdef int _add_pair(self, int32_t left, int32_t right, int32_t rank, int32_t merged) except -1
-    cdef int32_t _token_of(self, const unsigned char* p, Py_ssize_t n, uint64_t h) noexcept nogil
+    cdef int32_t _token_of(self, const unsigned char* p, Py_ssize_t n) noexcept nogil
     cdef inline PairSlot* _pair(self, int32_t left, int32_t right) noexcept nogil
+    cdef inline int32_t _rank(self, const unsigned char* s, int32_t left, int32_t right,
+                              Py_ssize_t start, Py_ssize_t length, int32_t* merged) noexcept nogil
     cdef int _merge_linear(self, const unsigned char* s, Py_ssize_t n, ByteBpeWork* w) noexcept nogil
     cdef int _merge_heap(self, const unsigned char* s, Py_ssize_t n, ByteBpeWork* w) noexcept nogil
     cdef int _emit(self, const unsigned char* s, int32_t symbol, int32_t start, int32_t end,

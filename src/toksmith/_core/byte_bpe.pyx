@@ -89,6 +89,36 @@ cdef inline uint64_t _hash_bytes(const unsigned char* p, Py_ssize_t n) noexcept 
     return _mix(h) | 1
 
 
+# Texts in the load-time symbol table hash by a polynomial (byte by byte).
+cdef uint64_t POLY_BASE = <uint64_t>0x100000001B3
+
+
+cdef inline uint64_t _poly(const unsigned char* p, Py_ssize_t n) noexcept nogil:
+    cdef uint64_t h = 0
+    cdef Py_ssize_t i
+    for i in range(n):
+        h = h * POLY_BASE + p[i] + 1
+    return h
+
+
+cdef inline uint64_t _poly_key(uint64_t poly, Py_ssize_t n) noexcept nogil:
+    return _mix(poly + (<uint64_t>n << 56)) | 1
+
+
+cdef inline uint64_t _text_hash(const unsigned char* p, Py_ssize_t n) noexcept nogil:
+    """Hash of a text in the load-time symbol table (SymbolTexts)."""
+    return _poly_key(_poly(p, n), n)
+
+
+cdef inline uint64_t _token_key(const unsigned char* p, Py_ssize_t n) noexcept nogil:
+    """Key of a token text in TokenSlot: its bytes when at most 8, else a hash."""
+    cdef uint64_t v = 0
+    if n <= 8:
+        memcpy(&v, p, n)
+        return v ^ (<uint64_t>n << 59)
+    return _hash_bytes(p, n)
+
+
 cdef inline uint64_t _pair_key(int32_t left, int32_t right) noexcept nogil:
     return ((<uint64_t>(left + 1)) << 32) | <uint64_t>(right + 1)
 
@@ -193,7 +223,7 @@ cdef inline bint _texts_equal(const SymbolTexts* t, int32_t i, const unsigned ch
 
 cdef int32_t _texts_find(const SymbolTexts* t, const unsigned char* p, Py_ssize_t n,
                          uint64_t h) noexcept nogil:
-    """The symbol with text p[:n] (h = _hash_bytes(p, n)), or -1. A slot holds the hash's
+    """The symbol with text p[:n] (h = _text_hash(p, n)), or -1. A slot holds the hash's
     high half and symbol + 1, so most other texts are told apart without reading them."""
     cdef uint64_t slot = h & t.mask, tag = h & <uint64_t>0xFFFFFFFF00000000, v
     cdef int32_t i
@@ -229,7 +259,7 @@ cdef int _texts_grow_slots(SymbolTexts* t) noexcept nogil:
         v = old[i]
         if v != 0:
             symbol = <int32_t>(v & <uint64_t>0xFFFFFFFF) - 1
-            _texts_index(t, symbol, _hash_bytes(<const unsigned char*>t.blob.data + t.refs[symbol].start,
+            _texts_index(t, symbol, _text_hash(<const unsigned char*>t.blob.data + t.refs[symbol].start,
                                                 t.refs[symbol].length))
     free(old)
     return 0
@@ -263,7 +293,7 @@ cdef int32_t _texts_add(SymbolTexts* t, const unsigned char* p, Py_ssize_t n, ui
 
 cdef int32_t _texts_symbol(SymbolTexts* t, const unsigned char* p, Py_ssize_t n) noexcept nogil:
     """The symbol with text p[:n], added when new; -1 when out of memory."""
-    cdef uint64_t h = _hash_bytes(p, n)
+    cdef uint64_t h = _text_hash(p, n)
     cdef int32_t found = _texts_find(t, p, n, h)
     if found >= 0:
         return found
@@ -430,7 +460,7 @@ cdef class ByteLevelBpe(Model):
                         p = scratch
                     if length < 0:
                         length = 0
-                h = _hash_bytes(p, length)
+                h = _text_hash(p, length)
                 if length > 0 and _texts_find(&t, p, length, h) >= 0:
                     length = 0
                 if _texts_add(&t, p, length, h, True) < 0:
@@ -444,7 +474,7 @@ cdef class ByteLevelBpe(Model):
                     raise MemoryError()
 
             pair_cap = 64
-            while pair_cap < 2 * (m if order == MergeOrder.MERGE_LIST else 2 * n):
+            while pair_cap < 2 * m:
                 pair_cap *= 2
             self.pairs = <PairSlot*>calloc(pair_cap, sizeof(PairSlot))
             if self.pairs == NULL:
@@ -453,18 +483,8 @@ cdef class ByteLevelBpe(Model):
 
             if order == MergeOrder.MERGE_LIST:
                 self._add_merges(&t, merges, byte_unicode)
-            else:
-                for i in range(n):
-                    length = t.refs[i].length
-                    p = <const unsigned char*>t.blob.data + t.refs[i].start
-                    for k in range(1, length):
-                        left = _texts_find(&t, p, k, _hash_bytes(p, k))
-                        if left < 0:
-                            continue
-                        right = _texts_find(&t, p + k, length - k, _hash_bytes(p + k, length - k))
-                        if right >= 0:
-                            # Parity: tiktoken byte_pair_merge: the rank of the concatenation.
-                            self._add_pair(left, right, <int32_t>i, <int32_t>i)
+            # TOKEN_RANK needs no pair table: a pair's rank is that of the token its bytes
+            # form, looked up in the token texts (_rank).
 
             self.n_symbols = t.n
             self.output_ids = <int32_t*>malloc(max(t.n, 1) * sizeof(int32_t))
@@ -549,8 +569,8 @@ cdef class ByteLevelBpe(Model):
                     starts[j] = at
                     left_len[j] = k
                     lengths[j] = total
-                    left_hash[j] = _hash_bytes(q, k)
-                    right_hash[j] = _hash_bytes(q + k, total - k)
+                    left_hash[j] = _text_hash(q, k)
+                    right_hash[j] = _text_hash(q + k, total - k)
                     _prefetch(&t.slots[left_hash[j] & t.mask])
                     _prefetch(&t.slots[right_hash[j] & t.mask])
                     at += total
@@ -591,26 +611,31 @@ cdef class ByteLevelBpe(Model):
     cdef int _keep_token_texts(self, SymbolTexts* t) except -1:
         """Copy the token texts (symbols 0..n_pieces-1) and their hash map into the model."""
         cdef Py_ssize_t n = self.n_pieces, i, cap = 64, total
-        cdef uint64_t slot
+        cdef uint64_t slot, key
         total = t.refs[n - 1].start + t.refs[n - 1].length if n > 0 else 0
         self.texts = <unsigned char*>malloc(max(total, 1))
         self.text_offsets = <int64_t*>malloc((n + 1) * sizeof(int64_t))
         while cap < 2 * n:
             cap *= 2
-        self.text_slots = <int32_t*>malloc(cap * sizeof(int32_t))
+        self.text_slots = <TokenSlot*>calloc(cap, sizeof(TokenSlot))
         if self.texts == NULL or self.text_offsets == NULL or self.text_slots == NULL:
             raise MemoryError()
         memcpy(self.texts, t.blob.data, total)
-        memset(self.text_slots, 0xFF, cap * sizeof(int32_t))
         self.text_mask = <uint64_t>(cap - 1)
         for i in range(n):
             self.text_offsets[i] = t.refs[i].start
             if t.refs[i].length > 0:
-                slot = _hash_bytes(self.texts + t.refs[i].start, t.refs[i].length) & self.text_mask
-                while self.text_slots[slot] >= 0:
+                key = _token_key(self.texts + t.refs[i].start, t.refs[i].length)
+                slot = _mix(key) & self.text_mask
+                while self.text_slots[slot].length != 0:
                     slot = (slot + 1) & self.text_mask
-                self.text_slots[slot] = <int32_t>i
+                self.text_slots[slot].key = key
+                self.text_slots[slot].id = <int32_t>i
+                self.text_slots[slot].length = <int32_t>t.refs[i].length
         self.text_offsets[n] = total
+        self.max_token_length = 0
+        for i in range(n):
+            self.max_token_length = max(self.max_token_length, t.refs[i].length)
         return 0
 
     cdef int _add_pair(self, int32_t left, int32_t right, int32_t rank, int32_t merged) except -1:
@@ -646,17 +671,19 @@ cdef class ByteLevelBpe(Model):
 
     # ------------------------------------------------------------------ lookups
 
-    cdef int32_t _token_of(self, const unsigned char* p, Py_ssize_t n, uint64_t h) noexcept nogil:
-        """The id of the token whose text is p[:n] (hash h = _hash_bytes(p, n)), or -1."""
-        cdef uint64_t slot = h & self.text_mask
-        cdef int32_t i
+    cdef int32_t _token_of(self, const unsigned char* p, Py_ssize_t n) noexcept nogil:
+        """The id of the token whose text is p[:n], or -1. A text of at most 8 bytes is its
+        own key, so most lookups read one slot and never the token texts."""
+        cdef uint64_t key = _token_key(p, n)
+        cdef uint64_t slot = _mix(key) & self.text_mask
+        cdef const TokenSlot* e
         while True:
-            i = self.text_slots[slot]
-            if i < 0:
+            e = &self.text_slots[slot]
+            if e.length == 0:
                 return -1
-            if self.text_offsets[i + 1] - self.text_offsets[i] == n and \
-                    memcmp(self.texts + self.text_offsets[i], p, n) == 0:
-                return i
+            if e.key == key and e.length == n and (
+                    n <= 8 or memcmp(self.texts + self.text_offsets[e.id], p, n) == 0):
+                return e.id
             slot = (slot + 1) & self.text_mask
 
     cdef inline PairSlot* _pair(self, int32_t left, int32_t right) noexcept nogil:
@@ -671,6 +698,27 @@ cdef class ByteLevelBpe(Model):
                 return &self.pairs[slot]
             slot = (slot + 1) & self.pair_mask
         return NULL
+
+    cdef inline int32_t _rank(self, const unsigned char* s, int32_t left, int32_t right,
+                              Py_ssize_t start, Py_ssize_t length, int32_t* merged) noexcept nogil:
+        """Rank of merging adjacent symbols left, right (covering s[start:start+length]) and
+        the symbol they form (in `merged`); INT32_MAX when they do not merge."""
+        cdef PairSlot* pair
+        cdef int32_t token
+        if self.order == MergeOrder.MERGE_LIST:
+            pair = self._pair(left, right)
+            if pair == NULL:
+                return INT32_MAX
+            merged[0] = pair.merged
+            return pair.rank
+        # Parity: tiktoken byte_pair_merge: the rank of the concatenated bytes (id == rank).
+        if length > self.max_token_length:
+            return INT32_MAX
+        token = self._token_of(s + start, length)
+        if token < 0:
+            return INT32_MAX
+        merged[0] = token
+        return token
 
     def token_bytes(self, Py_ssize_t token_id):
         """The raw bytes of a token, b"" for one no pre-token forms."""
@@ -795,7 +843,7 @@ cdef class ByteLevelBpe(Model):
         if self.ignore_merges:
             # Parity: llama.cpp llm_tokenizer_bpe_session::tokenize (ignore_merges) and
             # tiktoken encode_ordinary: a pre-token that is a token is emitted whole.
-            whole = self._token_of(s, n, h)
+            whole = self._token_of(s, n)
             if whole >= 0:
                 return self._emit(s, whole, 0, <int32_t>n, w)
         if n == 1:
@@ -812,7 +860,6 @@ cdef class ByteLevelBpe(Model):
         cdef int32_t* merged
         cdef Py_ssize_t i, best, m = n
         cdef int32_t best_rank
-        cdef PairSlot* pair
         if idbuf_reserve(&w.symbols, n + 1) < 0 or idbuf_reserve(&w.starts, n + 1) < 0 \
                 or idbuf_reserve(&w.cand_rank, n) < 0 or idbuf_reserve(&w.cand_merged, n) < 0:
             return -1
@@ -825,9 +872,7 @@ cdef class ByteLevelBpe(Model):
             start[i] = <int32_t>i
         start[n] = <int32_t>n
         for i in range(n - 1):
-            pair = self._pair(sym[i], sym[i + 1])
-            rank[i] = pair.rank if pair != NULL else INT32_MAX
-            merged[i] = pair.merged if pair != NULL else -1
+            rank[i] = self._rank(s, sym[i], sym[i + 1], i, 2, &merged[i])
         while m > 1:
             best = -1
             best_rank = INT32_MAX
@@ -841,18 +886,17 @@ cdef class ByteLevelBpe(Model):
             for i in range(best + 1, m - 1):
                 sym[i] = sym[i + 1]
                 start[i] = start[i + 1]
+            for i in range(best + 1, m - 2):
                 rank[i] = rank[i + 1]
                 merged[i] = merged[i + 1]
             start[m - 1] = start[m]
             m -= 1
             if best > 0:
-                pair = self._pair(sym[best - 1], sym[best])
-                rank[best - 1] = pair.rank if pair != NULL else INT32_MAX
-                merged[best - 1] = pair.merged if pair != NULL else -1
+                rank[best - 1] = self._rank(s, sym[best - 1], sym[best], start[best - 1],
+                                            start[best + 1] - start[best - 1], &merged[best - 1])
             if best < m - 1:
-                pair = self._pair(sym[best], sym[best + 1])
-                rank[best] = pair.rank if pair != NULL else INT32_MAX
-                merged[best] = pair.merged if pair != NULL else -1
+                rank[best] = self._rank(s, sym[best], sym[best + 1], start[best],
+                                        start[best + 2] - start[best], &merged[best])
         for i in range(m):
             if self._emit(s, sym[i], start[i], start[i + 1], w) < 0:
                 return -1
@@ -868,7 +912,6 @@ cdef class ByteLevelBpe(Model):
         cdef RankedPair e, top
         cdef int32_t left, right, other
         cdef RankedPair* grown
-        cdef PairSlot* pair
         if idbuf_reserve(&w.symbols, n) < 0 or idbuf_reserve(&w.lengths, n) < 0 \
                 or idbuf_reserve(&w.prev, n) < 0 or idbuf_reserve(&w.next, n) < 0:
             return -1
@@ -889,9 +932,8 @@ cdef class ByteLevelBpe(Model):
             prev[i] = <int32_t>(i - 1)
             nxt[i] = <int32_t>(i + 1) if i + 1 < n else -1
         for i in range(n - 1):
-            pair = self._pair(sym[i], sym[i + 1])
-            if pair != NULL:
-                e.rank = pair.rank
+            e.rank = self._rank(s, sym[i], sym[i + 1], i, 2, &e.merged)
+            if e.rank != INT32_MAX:
                 e.left = <int32_t>i
                 e.right = <int32_t>(i + 1)
                 e.size = 2
@@ -904,7 +946,7 @@ cdef class ByteLevelBpe(Model):
             # one whose rank changed. Symbols only grow, so the size tells.
             if length[left] == 0 or length[right] == 0 or length[left] + length[right] != top.size:
                 continue
-            sym[left] = self._pair(sym[left], sym[right]).merged
+            sym[left] = top.merged
             length[left] += length[right]
             length[right] = 0
             nxt[left] = nxt[right]
@@ -913,18 +955,18 @@ cdef class ByteLevelBpe(Model):
             # Each merge pushes at most two entries: n - 1 initial + 2 per merge < need.
             other = prev[left]
             if other >= 0:
-                pair = self._pair(sym[other], sym[left])
-                if pair != NULL:
-                    e.rank = pair.rank
+                e.rank = self._rank(s, sym[other], sym[left], other, length[other] + length[left],
+                                    &e.merged)
+                if e.rank != INT32_MAX:
                     e.left = other
                     e.right = left
                     e.size = length[other] + length[left]
                     _heap_push(w, e)
             other = nxt[left]
             if other >= 0:
-                pair = self._pair(sym[left], sym[other])
-                if pair != NULL:
-                    e.rank = pair.rank
+                e.rank = self._rank(s, sym[left], sym[other], left, length[left] + length[other],
+                                    &e.merged)
+                if e.rank != INT32_MAX:
                     e.left = left
                     e.right = other
                     e.size = length[left] + length[other]
