@@ -5,7 +5,7 @@ from Cython.Build import cythonize
 from setuptools import Extension, setup
 
 CORE_MODULES = ["trie", "normalizer", "unigram", "spm_bpe", "specials", "detokenizer", "engine",
-                "wire", "pieces", "text", "threadpool", "model", "pretokenizer", "byte_bpe"]
+                "wire", "pieces", "text", "threadpool", "model", "pretokenizer", "byte_bpe", "rank_file"]
 
 # Batches run on the core's own pthread pool (_core/threadpool.pyx), not OpenMP:
 # OpenMP's pool hangs a forked child.

@@ -96,6 +96,7 @@ cdef class ByteLevelBpe(Model):
     cdef TokenSlot* text_slots
     cdef uint64_t text_mask
 
+    cdef int _build_token_rank(self, list tokens, Py_ssize_t total) except -1
     cdef int _add_merges(self, SymbolTexts* t, list merges, bint byte_unicode) except -1
     cdef int _keep_token_texts(self, SymbolTexts* t) except -1
     cdef int _add_pair(self, int32_t left, int32_t right, int32_t rank, int32_t merged) except -1

@@ -427,6 +427,12 @@ cdef class ByteLevelBpe(Model):
             token = tokens[i]
             if token is not None:
                 total += PyBytes_GET_SIZE(token)
+        for i in range(256):
+            self.fallback[i][0] = -1
+            self.fallback[i][1] = -1
+        if order == MergeOrder.TOKEN_RANK and not byte_unicode and not llama_byte_fallback:
+            self._build_token_rank(tokens, total)
+            return self
         if _texts_init(&t, n + 512) < 0:
             _texts_free(&t)
             raise MemoryError()
@@ -492,9 +498,6 @@ cdef class ByteLevelBpe(Model):
                 raise MemoryError()
             for i in range(t.n):
                 self.output_ids[i] = <int32_t>i if i < n and t.refs[i].length > 0 else -1
-            for i in range(256):
-                self.fallback[i][0] = -1
-                self.fallback[i][1] = -1
             if llama_byte_fallback:
                 for i in range(256):
                     # Parity: llama.cpp llm_tokenizer_bpe_session::tokenize looks up each byte
@@ -508,6 +511,63 @@ cdef class ByteLevelBpe(Model):
             _texts_free(&t)
             free(scratch)
         return self
+
+    cdef int _build_token_rank(self, list tokens, Py_ssize_t total) except -1:
+        """TOKEN_RANK over raw texts (rank files): the token texts and their map are all
+        the model needs, so they are written directly (no symbol table)."""
+        cdef Py_ssize_t n = self.n_pieces, i, j, count, cap = 64, at = 0, length
+        cdef object token
+        cdef uint64_t keys[MERGE_BATCH]
+        cdef uint64_t slot
+        cdef unsigned char one
+        self.texts = <unsigned char*>malloc(max(total, 1))
+        self.text_offsets = <int64_t*>malloc((n + 1) * sizeof(int64_t))
+        while cap < 2 * n:
+            cap *= 2
+        self.text_slots = <TokenSlot*>calloc(cap, sizeof(TokenSlot))
+        self.output_ids = <int32_t*>malloc(max(n, 1) * sizeof(int32_t))
+        self.pairs = <PairSlot*>calloc(64, sizeof(PairSlot))
+        if self.texts == NULL or self.text_offsets == NULL or self.text_slots == NULL \
+                or self.output_ids == NULL or self.pairs == NULL:
+            raise MemoryError()
+        self.text_mask = <uint64_t>(cap - 1)
+        self.pair_mask = 63
+        self.max_token_length = 0
+        for i in range(n):
+            token = tokens[i]
+            self.text_offsets[i] = at
+            length = 0
+            if token is not None:
+                length = PyBytes_GET_SIZE(token)
+                memcpy(self.texts + at, PyBytes_AS_STRING(token), length)
+                at += length
+            self.output_ids[i] = <int32_t>i if length > 0 else -1
+            if length > self.max_token_length:
+                self.max_token_length = length
+        self.text_offsets[n] = at
+        # The map text -> id, a batch at a time with its slots prefetched; a text given
+        # twice keeps its first id.
+        for i in range(0, n, MERGE_BATCH):
+            count = min(MERGE_BATCH, n - i)
+            for j in range(count):
+                length = self.text_offsets[i + j + 1] - self.text_offsets[i + j]
+                keys[j] = _token_key(self.texts + self.text_offsets[i + j], length) if length else 0
+                _prefetch(&self.text_slots[_mix(keys[j]) & self.text_mask])
+            for j in range(count):
+                length = self.text_offsets[i + j + 1] - self.text_offsets[i + j]
+                if length == 0 or self._token_of(self.texts + self.text_offsets[i + j], length) >= 0:
+                    continue
+                slot = _mix(keys[j]) & self.text_mask
+                while self.text_slots[slot].length != 0:
+                    slot = (slot + 1) & self.text_mask
+                self.text_slots[slot].key = keys[j]
+                self.text_slots[slot].id = <int32_t>(i + j)
+                self.text_slots[slot].length = <int32_t>length
+        for i in range(256):
+            one = <unsigned char>i
+            self.byte_symbol[i] = self._token_of(&one, 1)
+        self.n_symbols = n
+        return 0
 
     cdef int _add_merges(self, SymbolTexts* t, list merges, bint byte_unicode) except -1:
         """Pairs of the merges list (MERGE_LIST), in batches: the hash slots of a batch are
