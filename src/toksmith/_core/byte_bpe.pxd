@@ -82,6 +82,10 @@ cdef struct ByteBpeWork:
 cdef class ByteLevelBpe(Model):
     cdef readonly MergeOrder order
     cdef readonly bint ignore_merges
+    cdef readonly bint utf8_symbols        # first symbols are UTF-8 characters, not bytes
+    cdef readonly bint whole_newline_runs
+    cdef TokenSlot* char_slots             # utf8_symbols: symbols of at most 4 bytes
+    cdef uint64_t char_mask
     cdef readonly Py_ssize_t n_symbols
     cdef readonly Py_ssize_t n_pairs
     cdef Py_ssize_t max_token_length
@@ -98,6 +102,8 @@ cdef class ByteLevelBpe(Model):
 
     cdef int _build_token_rank(self, list tokens, Py_ssize_t total) except -1
     cdef int _add_merges(self, SymbolTexts* t, list merges, bint byte_unicode) except -1
+    cdef int _keep_char_symbols(self, SymbolTexts* t) except -1
+    cdef int32_t _first_symbol(self, const unsigned char* s, Py_ssize_t n, Py_ssize_t* length) noexcept nogil
     cdef int _keep_token_texts(self, SymbolTexts* t) except -1
     cdef int _add_pair(self, int32_t left, int32_t right, int32_t rank, int32_t merged) except -1
     cdef int32_t _token_of(self, const unsigned char* p, Py_ssize_t n) noexcept nogil

@@ -32,6 +32,7 @@ from toksmith._core.buffers cimport (ByteBuf, IdBuf, bytebuf_append, bytebuf_fre
                                      idbuf_free, idbuf_push, idbuf_reserve)
 from toksmith._core.model cimport Model, WorkHeader
 from toksmith._core.normalizer cimport ERR_NO_MEMORY, ERR_TOO_LONG
+from toksmith._core.utf8 cimport one_char_len
 
 # Pre-tokens of at most this many bytes are merged by a linear scan.
 cdef Py_ssize_t LINEAR_MAX_BYTES = 32
@@ -117,6 +118,16 @@ cdef inline uint64_t _token_key(const unsigned char* p, Py_ssize_t n) noexcept n
         memcpy(&v, p, n)
         return v ^ (<uint64_t>n << 59)
     return _hash_bytes(p, n)
+
+
+cdef inline const unsigned char* memchr_not(const unsigned char* p, unsigned char c,
+                                            Py_ssize_t n) noexcept nogil:
+    """The first byte of p[:n] other than c, or NULL."""
+    cdef Py_ssize_t i
+    for i in range(n):
+        if p[i] != c:
+            return p + i
+    return NULL
 
 
 cdef inline uint64_t _pair_key(int32_t left, int32_t right) noexcept nogil:
@@ -380,6 +391,7 @@ cdef class ByteLevelBpe(Model):
         self.texts = NULL
         self.text_offsets = NULL
         self.text_slots = NULL
+        self.char_slots = NULL
         self.work_kind = &_WORK_KIND
 
     def __dealloc__(self):
@@ -388,10 +400,12 @@ cdef class ByteLevelBpe(Model):
         free(self.texts)
         free(self.text_offsets)
         free(self.text_slots)
+        free(self.char_slots)
 
     @staticmethod
     def build(list tokens, list merges=None, *, MergeOrder order, bint ignore_merges=False,
-              bint byte_unicode=False, bint llama_byte_fallback=False):
+              bint byte_unicode=False, bint llama_byte_fallback=False, bint utf8_symbols=False,
+              bint hex_byte_fallback=False, bint whole_newline_runs=False):
         """Tables for a vocabulary; token id i has text tokens[i].
 
         tokens: raw bytes per id (byte<->unicode texts when `byte_unicode`), or None
@@ -403,6 +417,12 @@ cdef class ByteLevelBpe(Model):
         llama_byte_fallback: a final symbol that is no token becomes, for each of its raw
             bytes, the tokens whose stored text is one byte of that byte's byte<->unicode
             character (llama.cpp); otherwise it is dropped (tiktoken never has one).
+        utf8_symbols: a pre-token starts as one symbol per UTF-8 character, not per byte
+            (llama.cpp's BPE without the byte map: gemma4, sarvam-moe, whitespace pre types).
+        hex_byte_fallback: a final symbol that is no token becomes the "<0xXX>" tokens of
+            its bytes (llama.cpp without the byte map).
+        whole_newline_runs: a pre-token of newlines only that is a token is emitted whole
+            (llama.cpp's gemma4 pre type).
         """
         cdef ByteLevelBpe self = ByteLevelBpe()
         cdef Py_ssize_t n = len(tokens), i, k, length, total = 0, m, split
@@ -415,6 +435,7 @@ cdef class ByteLevelBpe(Model):
         cdef uint64_t key, slot, h
         cdef Py_ssize_t pair_cap
         cdef int32_t one_byte_text[256]     # token whose stored text is that one byte
+        cdef bytes name
         if order == MergeOrder.MERGE_LIST and merges is None:
             raise ValueError("MERGE_LIST needs the merges list")
         if n >= INT32_MAX // 2:
@@ -430,6 +451,10 @@ cdef class ByteLevelBpe(Model):
         for i in range(256):
             self.fallback[i][0] = -1
             self.fallback[i][1] = -1
+        if utf8_symbols and order != MergeOrder.MERGE_LIST:
+            raise ValueError("utf8_symbols needs MERGE_LIST")
+        self.utf8_symbols = utf8_symbols
+        self.whole_newline_runs = whole_newline_runs
         if order == MergeOrder.TOKEN_RANK and not byte_unicode and not llama_byte_fallback:
             self._build_token_rank(tokens, total)
             return self
@@ -498,6 +523,14 @@ cdef class ByteLevelBpe(Model):
                 raise MemoryError()
             for i in range(t.n):
                 self.output_ids[i] = <int32_t>i if i < n and t.refs[i].length > 0 else -1
+            if utf8_symbols:
+                self._keep_char_symbols(&t)
+            if hex_byte_fallback:
+                for i in range(256):
+                    # Parity: llama.cpp llm_tokenizer_bpe_session::tokenize (byte_encode false)
+                    name = f"<0x{i:02X}>".encode()
+                    symbol = _texts_find(&t, name, len(name), _text_hash(name, len(name)))
+                    self.fallback[i][0] = symbol if 0 <= symbol < n else -1
             if llama_byte_fallback:
                 for i in range(256):
                     # Parity: llama.cpp llm_tokenizer_bpe_session::tokenize looks up each byte
@@ -667,6 +700,49 @@ cdef class ByteLevelBpe(Model):
         finally:
             free(buf)
         return 0
+
+    cdef int _keep_char_symbols(self, SymbolTexts* t) except -1:
+        """Map each symbol of at most 4 bytes (a character, or a truncated one) to itself:
+        the first symbols of a pre-token with utf8_symbols."""
+        cdef Py_ssize_t i, cap = 64, count = 0
+        cdef uint64_t key, slot
+        for i in range(t.n):
+            if 0 < t.refs[i].length <= 4:
+                count += 1
+        while cap < 2 * count:
+            cap *= 2
+        self.char_slots = <TokenSlot*>calloc(cap, sizeof(TokenSlot))
+        if self.char_slots == NULL:
+            raise MemoryError()
+        self.char_mask = <uint64_t>(cap - 1)
+        for i in range(t.n):
+            if 0 < t.refs[i].length <= 4:
+                key = _token_key(<const unsigned char*>t.blob.data + t.refs[i].start, t.refs[i].length)
+                slot = _mix(key) & self.char_mask
+                while self.char_slots[slot].length != 0:
+                    slot = (slot + 1) & self.char_mask
+                self.char_slots[slot].key = key
+                self.char_slots[slot].id = <int32_t>i
+                self.char_slots[slot].length = <int32_t>t.refs[i].length
+        return 0
+
+    cdef int32_t _first_symbol(self, const unsigned char* s, Py_ssize_t n, Py_ssize_t* length) noexcept nogil:
+        """The symbol a pre-token's next character or byte s[0] starts as, and its length."""
+        cdef Py_ssize_t clen
+        cdef uint64_t key, slot
+        if not self.utf8_symbols or s[0] < 0x80:
+            length[0] = 1
+            return self.byte_symbol[s[0]]
+        # Parity: llama.cpp unicode_len_utf8 (a truncated last character stays one symbol)
+        clen = min(one_char_len(s[0]), n)
+        length[0] = clen
+        key = _token_key(s, clen)
+        slot = _mix(key) & self.char_mask
+        while self.char_slots[slot].length != 0:
+            if self.char_slots[slot].key == key and self.char_slots[slot].length == clen:
+                return self.char_slots[slot].id
+            slot = (slot + 1) & self.char_mask
+        return -1
 
     cdef int _keep_token_texts(self, SymbolTexts* t) except -1:
         """Copy the token texts (symbols 0..n_pieces-1) and their hash map into the model."""
@@ -906,6 +982,12 @@ cdef class ByteLevelBpe(Model):
             whole = self._token_of(s, n)
             if whole >= 0:
                 return self._emit(s, whole, 0, <int32_t>n, w)
+        if self.whole_newline_runs and memchr_not(s, 10, n) == NULL:
+            # Parity: llama.cpp llm_tokenizer_bpe_session::tokenize (gemma4): a run of
+            # newlines that is a token is emitted whole.
+            whole = self._token_of(s, n)
+            if whole >= 0:
+                return self._emit(s, whole, 0, <int32_t>n, w)
         if n == 1:
             return self._emit(s, self.byte_symbol[s[0]], 0, 1, w)
         if n <= LINEAR_MAX_BYTES:
@@ -918,7 +1000,7 @@ cdef class ByteLevelBpe(Model):
         cdef int32_t* start
         cdef int32_t* rank
         cdef int32_t* merged
-        cdef Py_ssize_t i, best, m = n
+        cdef Py_ssize_t i, best, m = n, clen
         cdef int32_t best_rank
         if idbuf_reserve(&w.symbols, n + 1) < 0 or idbuf_reserve(&w.starts, n + 1) < 0 \
                 or idbuf_reserve(&w.cand_rank, n) < 0 or idbuf_reserve(&w.cand_merged, n) < 0:
@@ -927,12 +1009,21 @@ cdef class ByteLevelBpe(Model):
         start = w.starts.data
         rank = w.cand_rank.data
         merged = w.cand_merged.data
-        for i in range(n):
-            sym[i] = self.byte_symbol[s[i]]
-            start[i] = <int32_t>i
-        start[n] = <int32_t>n
-        for i in range(n - 1):
-            rank[i] = self._rank(s, sym[i], sym[i + 1], i, 2, &merged[i])
+        if self.utf8_symbols:
+            m = 0
+            i = 0
+            while i < n:
+                sym[m] = self._first_symbol(s + i, n - i, &clen)
+                start[m] = <int32_t>i
+                m += 1
+                i += clen
+        else:
+            for i in range(n):
+                sym[i] = self.byte_symbol[s[i]]
+                start[i] = <int32_t>i
+        start[m] = <int32_t>n
+        for i in range(m - 1):
+            rank[i] = self._rank(s, sym[i], sym[i + 1], start[i], start[i + 2] - start[i], &merged[i])
         while m > 1:
             best = -1
             best_rank = INT32_MAX
@@ -968,7 +1059,7 @@ cdef class ByteLevelBpe(Model):
         cdef int32_t* length
         cdef int32_t* prev
         cdef int32_t* nxt
-        cdef Py_ssize_t i, need = 2 * n + 2
+        cdef Py_ssize_t i, need = 2 * n + 2, clen, last
         cdef RankedPair e, top
         cdef int32_t left, right, other
         cdef RankedPair* grown
@@ -986,18 +1077,26 @@ cdef class ByteLevelBpe(Model):
         length = w.lengths.data
         prev = w.prev.data
         nxt = w.next.data
-        for i in range(n):
-            sym[i] = self.byte_symbol[s[i]]
-            length[i] = 1
-            prev[i] = <int32_t>(i - 1)
-            nxt[i] = <int32_t>(i + 1) if i + 1 < n else -1
-        for i in range(n - 1):
-            e.rank = self._rank(s, sym[i], sym[i + 1], i, 2, &e.merged)
+        i = 0
+        last = -1
+        while i < n:
+            sym[i] = self._first_symbol(s + i, n - i, &clen)
+            length[i] = <int32_t>clen
+            prev[i] = <int32_t>last
+            if last >= 0:
+                nxt[last] = <int32_t>i
+            last = i
+            i += clen
+        nxt[last] = -1
+        i = 0
+        while nxt[i] >= 0:
+            e.rank = self._rank(s, sym[i], sym[nxt[i]], i, length[i] + length[nxt[i]], &e.merged)
             if e.rank != INT32_MAX:
                 e.left = <int32_t>i
-                e.right = <int32_t>(i + 1)
-                e.size = 2
+                e.right = nxt[i]
+                e.size = length[i] + length[nxt[i]]
                 _heap_push(w, e)
+            i = nxt[i]
         while w.heap_size > 0:
             top = _heap_pop(w)
             left = top.left
