@@ -116,9 +116,12 @@ class ByteLevelSpec:
     pre: str | None = None
     encoding: str | None = None
     gguf_model: GgufBpeModel | None = None
-    add_bos: bool = False
-    add_eos: bool = False
-    add_sep: bool = False
+    # GGUF tokenizer.ggml.add_bos_token etc.; None: the key is absent, and the pre-tokenizer's
+    # default applies (llama.cpp: add_bos for the llama3 family, add_sep for jina/roberta ...)
+    add_bos: bool | None = None
+    add_eos: bool | None = None
+    add_sep: bool | None = None
+    lowercase: bool | None = None       # tokenizer.ggml.normalizer.lowercase (whitespace model)
     # llama.cpp's per-token attribute bits (special_tokens.TokenAttr), GGUF only
     token_attributes: tuple[int, ...] | None = None
     source_data: bytes | None = None

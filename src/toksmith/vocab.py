@@ -127,6 +127,9 @@ class ByteLevelVocab:
     byte_unicode: bool = False
     ignore_merges: bool = False
     llama_byte_fallback: bool = False
+    utf8_symbols: bool = False          # BPE over UTF-8 characters (llama.cpp without the byte map)
+    hex_byte_fallback: bool = False     # a merge result that is no token becomes <0xXX> tokens
+    whole_newline_runs: bool = False    # gemma4: a newline run that is a token stays whole
     types: bytes | None = None
     special_tokens: dict[bytes, int] = field(default_factory=dict)
     special: SpecialIds = SpecialIds()
@@ -157,7 +160,9 @@ class ByteLevelVocab:
                  else CoreMergeOrder.TOKEN_RANK)
         return ByteLevelBpe.build(self.texts, self.merges, order=order, ignore_merges=self.ignore_merges,
                                   byte_unicode=self.byte_unicode,
-                                  llama_byte_fallback=self.llama_byte_fallback)
+                                  llama_byte_fallback=self.llama_byte_fallback,
+                                  utf8_symbols=self.utf8_symbols, hex_byte_fallback=self.hex_byte_fallback,
+                                  whole_newline_runs=self.whole_newline_runs)
 
     def __repr__(self) -> str:
         return (f"<ByteLevelVocab {len(self)} ids, {self.merge_order.value}"
