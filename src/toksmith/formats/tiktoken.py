@@ -103,7 +103,7 @@ KNOWN_ENCODINGS: dict[str, KnownEncoding] = {e.name: e for e in (
 ENCODING_OF_SHA256 = {R50K_SHA256: "r50k_base", P50K_SHA256: "p50k_base", CL100K_SHA256: "cl100k_base",
                       O200K_SHA256: "o200k_base", LLAMA3_SHA256: "llama3"}
 
-_RANK_LINE = re.compile(rb"[A-Za-z0-9+/]+={0,2}[ \t]+[0-9]+\r?\n")
+_RANK_LINE = re.compile(rb"[A-Za-z0-9+/]+={0,2}[ \t]+[0-9]+(?:\r?\n|\Z)")
 
 
 def looks_like_rank_file(head: bytes) -> bool:
@@ -204,21 +204,18 @@ def _pattern(pattern: SplitPattern | str) -> SplitPattern | str:
 
 def _checked_specials(special_tokens: dict[str, int], texts: list[bytes | None],
                       source: str) -> dict[bytes, int]:
-    """{UTF-8 text: id} of special tokens that neither repeat an id nor take a rank's id."""
+    """{UTF-8 text: id} of special tokens, none taking a rank's id. Two texts may share an id
+    (tiktoken's o200k_harmony gives 200018 to <|endofprompt|> and <|reserved_200018|>)."""
     if not isinstance(special_tokens, dict):
         raise TypeError(f"special_tokens must be a dict {{text: id}}, not {type(special_tokens).__name__}")
     out: dict[bytes, int] = {}
-    seen: dict[int, str] = {}
     for text, token_id in special_tokens.items():
         if not isinstance(text, str) or not text:
             raise TypeError(f"special_tokens keys must be non-empty strings, not {text!r}")
         if not isinstance(token_id, int) or isinstance(token_id, bool) or not 0 <= token_id < 1 << 31:
             raise ValueError(f"special_tokens[{text!r}] = {token_id!r} is not an id from 0 to 2**31 - 1")
-        if token_id in seen:
-            raise ValueError(f"special_tokens {seen[token_id]!r} and {text!r} have the same id {token_id}")
         if token_id < len(texts) and texts[token_id] is not None:
             raise ModelFormatError(source, f"special token {text!r} has id {token_id}, which is the rank "
                                            f"of the token {texts[token_id]!r} in the file")
-        seen[token_id] = text
         out[text.encode("utf-8")] = token_id
     return out
