@@ -317,7 +317,8 @@ def byte_level_spec_of_metadata(meta: dict[str, object], value_types: dict[str, 
     types = bytes(t if 0 <= t <= TokenType.BYTE else TokenType.UNDEFINED for t in token_types) \
         if min(token_types, default=0) < 0 or max(token_types, default=0) > TokenType.BYTE \
         else bytes(token_types.tolist())
-    if len(set(texts)) != n:
+    by_text = dict(zip(texts, range(n)))
+    if len(by_text) != n:
         # Parity: llama_vocab::impl::load asserts id_to_token.size() == token_to_id.size().
         twice = first_repeated(texts)
         raise ModelFormatError(source, f"tokenizer.ggml.tokens[{twice}] {texts[twice]!r} is a text "
@@ -339,7 +340,7 @@ def byte_level_spec_of_metadata(meta: dict[str, object], value_types: dict[str, 
         add_eos=_optional_flag(meta, "tokenizer.ggml.add_eos_token", source),
         add_sep=_optional_flag(meta, "tokenizer.ggml.add_sep_token", source),
         lowercase=_optional_flag(meta, "tokenizer.ggml.normalizer.lowercase", source),
-        token_attributes=tuple(token_attributes(texts, types, meta, end_ids)),
+        token_attributes=tuple(token_attributes(texts, types, meta, end_ids, by_text)),
         source_data=payload)
 
 
