@@ -81,6 +81,8 @@ def test_texts_through_the_byte_unicode_map():
     assert byte_unicode_decode("ĠĊĀÿ".encode()) == b" \n\x00\xff"
     assert byte_unicode_decode(b"a b") is None          # ' ' is not in the map
     assert byte_unicode_decode("中".encode()) is None
+    # an overlong form of "A" is not the byte-encoded text of any input (llama.cpp matches texts)
+    assert byte_unicode_decode(b"\xc1\x81") is None
     tokens = ["Ġ", "h", "i", "Ġh", "Ġhi", "<|endoftext|>", "a b"]
     bpe = merges_model([t.encode() for t in tokens], ["Ġ h", "Ġh i"], byte_unicode=True)
     assert bpe.encode_piece(b" hi") == [4]

@@ -169,6 +169,8 @@ cdef Py_ssize_t _unmap_byte_unicode(const unsigned char* p, Py_ssize_t n, unsign
         elif (p[i] & 0xE0) == 0xC0 and i + 1 < n and (p[i + 1] & 0xC0) == 0x80:
             c = ((p[i] & 0x1F) << 6) | (p[i + 1] & 0x3F)
             i += 2
+            if c < 0x80:
+                return -1   # overlong: no byte-encoded pre-token has these bytes
         else:
             return -1
         if c >= 324 or _byte_of_cpt[c] < 0:
