@@ -19,7 +19,7 @@ from tests import llama_cpp_reference
 from tests.conftest import fixture_file, report
 from tests.parity.model_mutations import KV, T, write_gguf_bytes
 from toksmith._core.wire import parse_gguf_metadata
-from toksmith.formats.gguf import read_byte_level_gguf
+from toksmith.formats.gguf import llama_cpp_token_pieces, read_byte_level_gguf
 from toksmith.vocab import TokenType
 
 # Parity: llama-vocab.cpp llm_tokenizer_bpe::llm_tokenizer_bpe regex_exprs, per pre type.
@@ -108,3 +108,40 @@ def test_merges_naming_unknown_tokens_are_kept_as_llama_cpp_keeps_them(fixtures,
     for piece in [" the", " theZZ", "ZZ", "zzz", "qæ", " Theqæ", " t", "he"]:
         want = ref.tokenize(piece.encode(), add_special=False, parse_special=False)
         assert model.encode_piece(piece.encode()) == want, piece
+
+
+@pytest.mark.parametrize("name", list(VOCABS))
+def test_token_pieces_match_llama_cpp(fixtures, name):
+    path = fixture_file(fixtures, f"gguf/ggml-vocab-{name}.gguf")
+    spec = read_byte_level_gguf(path)
+    ref = llama_cpp_reference.load_vocab(path)
+    for special in (False, True):
+        got = llama_cpp_token_pieces(spec, special=special)
+        bad = [(i, g) for i, g in enumerate(got) if g != ref.token_to_piece(i, lstrip=0, special=special)]
+        assert not bad, bad[:5]
+    report(f"byte-level token pieces vs llama_token_to_piece, {name}: {len(got)} tokens x 2, 0 mismatches")
+
+
+def test_token_pieces_of_odd_texts_match_llama_cpp(fixtures, tmp_path):
+    # NORMAL texts outside the byte map, invalid UTF-8, an overlong form; BYTE, UNUSED and
+    # USER_DEFINED types: what llama.cpp prints for each.
+    src = fixture_file(fixtures, "gguf/ggml-vocab-gpt-2.gguf")
+    meta = parse_gguf_metadata(open(src, "rb").read())[2]
+    tokens = list(meta["tokenizer.ggml.tokens"])
+    types = meta["tokenizer.ggml.token_type"]
+    odd = {1000: ("中".encode(), TokenType.NORMAL), 1001: (b"a b", TokenType.NORMAL),
+           1002: (b"\xc1\x81x", TokenType.NORMAL), 1003: (b"q\xff", TokenType.NORMAL),
+           1004: (b"<0x41>", TokenType.BYTE), 1005: (b"<0xzz>", TokenType.BYTE),
+           1006: (b"hi  there", TokenType.USER_DEFINED), 1007: (b"<|gone|>", TokenType.UNUSED),
+           1008: (b"\xf0\x9f\x98\x80", TokenType.NORMAL), 1009: (b"\xed\xa0\x80", TokenType.NORMAL)}
+    for i, (text, kind) in odd.items():
+        tokens[i] = text
+        types[i] = kind
+    out = tmp_path / "odd-texts.gguf"
+    gguf_copy(src, out, **{"tokenizer.ggml.tokens": tokens, "tokenizer.ggml.token_type": types})
+    spec = read_byte_level_gguf(out)
+    ref = llama_cpp_reference.load_vocab(out)
+    for special in (False, True):
+        got = llama_cpp_token_pieces(spec, special=special)
+        for i in list(odd) + [0, 50256]:
+            assert got[i] == ref.token_to_piece(i, lstrip=0, special=special), (i, special)

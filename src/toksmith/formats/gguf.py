@@ -387,3 +387,63 @@ def _optional_flag(meta: dict[str, object], key: str, source: str) -> bool | Non
     if value is not None and not isinstance(value, bool):
         raise ModelFormatError(source, f"{key} is {value!r}, expected a bool")
     return value
+
+
+def llama_cpp_token_pieces(spec: ByteLevelSpec, *, special: bool,
+                           escape_whitespaces: bool = False) -> list[bytes]:
+    """What llama.cpp's token_to_piece prints for each token of a BPE vocabulary (lstrip 0).
+
+    Parity: llama_vocab::impl::token_to_piece, case LLAMA_VOCAB_TYPE_BPE:
+    CONTROL and UNKNOWN tokens print nothing unless `special`; CONTROL, UNKNOWN and
+    USER_DEFINED tokens print their text as stored; NORMAL tokens print llama_decode_text of
+    it (or, for the escape_whitespaces pre types gemma4 and sarvam-moe, the text with U+2581
+    made a space); BYTE tokens print the byte their "<0xXX>" text names; other types nothing.
+    hybriddna: k-mer texts lose their U+E000 marker (llama_vocab::impl::load).
+
+    >>> pieces = llama_cpp_token_pieces(read_byte_level_gguf("ggml-vocab-gpt-2.gguf"), special=False)  # doctest: +SKIP
+    """
+    from toksmith._core.byte_bpe import llama_decode_texts
+    from toksmith.special_tokens import TokenAttr
+    texts = list(spec.vocab.texts)
+    if spec.gguf_model is GgufBpeModel.HYBRIDDNA:
+        texts = _without_kmer_markers(texts)
+    attrs = spec.token_attributes or [TokenAttr.NORMAL] * len(texts)
+    hidden = int(TokenAttr.CONTROL | TokenAttr.UNKNOWN)
+    as_stored = hidden | int(TokenAttr.USER_DEFINED)
+    normal, byte = int(TokenAttr.NORMAL), int(TokenAttr.BYTE)
+    normal_ids = [i for i, a in enumerate(attrs) if not a & as_stored and a & normal]
+    if escape_whitespaces:
+        decoded = [texts[i].replace("\u2581".encode(), b" ") for i in normal_ids]
+    else:
+        decoded = llama_decode_texts([texts[i] for i in normal_ids])
+    pieces = [b""] * len(texts)
+    for i, piece in zip(normal_ids, decoded):
+        pieces[i] = piece
+    for i, attr in enumerate(attrs):
+        if attr & as_stored:
+            pieces[i] = texts[i] if special or not attr & hidden else b""
+        elif not attr & normal and attr & byte:
+            pieces[i] = bytes([_strtol_hex(texts[i][3:5])])
+    return pieces
+
+
+def _strtol_hex(text: bytes) -> int:
+    """Parity: strtol(text, NULL, 16) of token_to_byte, cast to a byte (leading hex digits only)."""
+    digits = b""
+    for c in text:
+        if chr(c) not in "0123456789abcdefABCDEF":
+            break
+        digits += bytes([c])
+    return int(digits, 16) & 0xFF if digits else 0
+
+
+def _without_kmer_markers(texts: list[bytes]) -> list[bytes]:
+    """Parity: llama_vocab::impl::load (hybriddna): from the token after "<oov>", a text ending
+    in U+E000 loses it."""
+    marker = "\ue000".encode()
+    try:
+        start = texts.index(b"<oov>") + 1
+    except ValueError:
+        return texts
+    return texts[:start] + [t[:-len(marker)] if len(t) > len(marker) and t.endswith(marker) else t
+                            for t in texts[start:]]
