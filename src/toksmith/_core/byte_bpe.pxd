@@ -48,13 +48,18 @@ cdef struct SymbolTexts:
     uint64_t mask
 
 
-# One remembered pre-token ("word"): its bytes and the ids it encodes to.
+# One remembered pre-token ("word") and its ids, in one cache line (short words only).
+cdef enum:
+    WORD_TEXT = 18      # longest cached word, in bytes
+    WORD_IDS = 6        # most ids of a cached word
 cdef struct WordEntry:
-    uint64_t hash           # 0 marks an empty slot
-    int32_t text_at         # in ByteBpeWork.cache_text
-    int32_t text_len
-    int32_t ids_at          # in ByteBpeWork.cache_ids, as (id, start, end) triples
-    int32_t n_ids
+    uint64_t hash               # 0 marks an empty slot
+    unsigned char text_len
+    unsigned char n_ids
+    unsigned char starts[WORD_IDS]      # span of each id in the word
+    unsigned char ends[WORD_IDS]
+    unsigned char text[WORD_TEXT]
+    int32_t ids[WORD_IDS]
 
 
 # Per-thread working memory of ByteLevelBpe.encode (starts with the WorkHeader).
@@ -71,11 +76,8 @@ cdef struct ByteBpeWork:
     RankedPair* heap
     Py_ssize_t heap_size
     Py_ssize_t heap_cap
-    WordEntry* cache
-    Py_ssize_t cache_used
+    WordEntry* cache            # direct-mapped: a new word replaces the one in its slot
     uint64_t cache_model
-    ByteBuf cache_text
-    IdBuf cache_ids
 
 
 @cython.final
@@ -85,6 +87,9 @@ cdef class ByteLevelBpe(Model):
     cdef readonly bint utf8_symbols        # first symbols are UTF-8 characters, not bytes
     cdef readonly bint whole_newline_runs
     cdef TokenSlot* char_slots             # utf8_symbols: symbols of at most 4 bytes
+    cdef PairSlot* byte_pairs              # 65536: merge of bytes (b0, b1) at [b0 | b1 << 8]
+    cdef PairSlot* short_pairs             # merges forming 3-4 bytes, by bytes and split (_short_key)
+    cdef uint64_t short_mask
     cdef uint64_t char_mask
     cdef readonly Py_ssize_t n_symbols
     cdef readonly Py_ssize_t n_pairs
@@ -108,8 +113,12 @@ cdef class ByteLevelBpe(Model):
     cdef int _add_pair(self, int32_t left, int32_t right, int32_t rank, int32_t merged) except -1
     cdef int32_t _token_of(self, const unsigned char* p, Py_ssize_t n) noexcept nogil
     cdef inline PairSlot* _pair(self, int32_t left, int32_t right) noexcept nogil
-    cdef inline int32_t _rank(self, const unsigned char* s, int32_t left, int32_t right,
-                              Py_ssize_t start, Py_ssize_t length, int32_t* merged) noexcept nogil
+    cdef int32_t _rank_slow(self, const unsigned char* s, int32_t left, int32_t right,
+                            Py_ssize_t start, Py_ssize_t length, int32_t* merged) noexcept nogil
+    cdef inline int32_t _rank(self, const unsigned char* s, int32_t left, int32_t right, Py_ssize_t start,
+                              Py_ssize_t left_length, Py_ssize_t length, int32_t* merged) noexcept nogil
+    cdef int _fill_byte_pairs(self) except -1
+    cdef int _fill_short_pairs(self, const SymbolTexts* t) except -1
     cdef int _merge_linear(self, const unsigned char* s, Py_ssize_t n, ByteBpeWork* w) noexcept nogil
     cdef int _merge_heap(self, const unsigned char* s, Py_ssize_t n, ByteBpeWork* w) noexcept nogil
     cdef int _emit(self, const unsigned char* s, int32_t symbol, int32_t start, int32_t end,

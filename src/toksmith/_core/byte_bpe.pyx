@@ -36,12 +36,9 @@ from toksmith._core.utf8 cimport one_char_len
 
 # Pre-tokens of at most this many bytes are merged by a linear scan.
 cdef Py_ssize_t LINEAR_MAX_BYTES = 32
-# Pre-tokens of at most this many bytes go through the per-thread word cache.
-cdef Py_ssize_t CACHED_MAX_BYTES = 64
-# Word cache: slots (a power of two), and the entries or stored bytes after which it starts over.
-cdef Py_ssize_t CACHE_SLOTS = 1 << 17
-cdef Py_ssize_t CACHE_MAX_ENTRIES = 1 << 16
-cdef Py_ssize_t CACHE_MAX_TEXT_BYTES = 1 << 21
+# Per-thread word cache: direct-mapped slots of one cache line each (1 MB), for pre-tokens
+# of at most WORD_TEXT bytes that give at most WORD_IDS ids.
+cdef Py_ssize_t CACHE_SLOTS = 1 << 14
 
 # Merges read per batch at load time (see _add_merges).
 DEF MERGE_BATCH = 16
@@ -118,6 +115,11 @@ cdef inline uint64_t _token_key(const unsigned char* p, Py_ssize_t n) noexcept n
         memcpy(&v, p, n)
         return v ^ (<uint64_t>n << 59)
     return _hash_bytes(p, n)
+
+
+cdef inline uint64_t _short_key(uint32_t text, Py_ssize_t length, Py_ssize_t split) noexcept nogil:
+    """Key of a 3- or 4-byte text and where its left part ends (never 0)."""
+    return <uint64_t>text | (<uint64_t>length << 32) | (<uint64_t>split << 36)
 
 
 cdef inline const unsigned char* memchr_not(const unsigned char* p, unsigned char c,
@@ -372,8 +374,6 @@ cdef void _free_work(void* work) noexcept nogil:
     idbuf_free(&w.out_ids)
     free(w.heap)
     free(w.cache)
-    bytebuf_free(&w.cache_text)
-    idbuf_free(&w.cache_ids)
     free(w)
 
 
@@ -394,6 +394,8 @@ cdef class ByteLevelBpe(Model):
         self.text_offsets = NULL
         self.text_slots = NULL
         self.char_slots = NULL
+        self.byte_pairs = NULL
+        self.short_pairs = NULL
         self.work_kind = &_WORK_KIND
 
     def __dealloc__(self):
@@ -403,6 +405,8 @@ cdef class ByteLevelBpe(Model):
         free(self.text_offsets)
         free(self.text_slots)
         free(self.char_slots)
+        free(self.byte_pairs)
+        free(self.short_pairs)
 
     @staticmethod
     def build(list tokens, list merges=None, *, MergeOrder order, bint ignore_merges=False,
@@ -459,6 +463,8 @@ cdef class ByteLevelBpe(Model):
         self.whole_newline_runs = whole_newline_runs
         if order == MergeOrder.TOKEN_RANK and not byte_unicode and not llama_byte_fallback:
             self._build_token_rank(tokens, total)
+            self._fill_short_pairs(NULL)
+            self._fill_byte_pairs()
             return self
         if _texts_init(&t, n + 512) < 0:
             _texts_free(&t)
@@ -527,6 +533,10 @@ cdef class ByteLevelBpe(Model):
                 self.output_ids[i] = <int32_t>i if i < n and t.refs[i].length > 0 else -1
             if utf8_symbols:
                 self._keep_char_symbols(&t)
+            if order == MergeOrder.MERGE_LIST:
+                self._fill_short_pairs(&t)
+            else:
+                self._fill_short_pairs(NULL)
             if hex_byte_fallback:
                 for i in range(256):
                     # Parity: llama.cpp llm_tokenizer_bpe_session::tokenize (byte_encode false)
@@ -545,7 +555,24 @@ cdef class ByteLevelBpe(Model):
         finally:
             _texts_free(&t)
             free(scratch)
+        self._fill_byte_pairs()
         return self
+
+    cdef int _fill_byte_pairs(self) except -1:
+        """The merge of every two adjacent one-byte symbols, in a direct table (512 KB):
+        the first lookups of every pre-token then stay in cache."""
+        cdef Py_ssize_t i
+        cdef unsigned char two[2]
+        self.byte_pairs = <PairSlot*>malloc(65536 * sizeof(PairSlot))
+        if self.byte_pairs == NULL:
+            raise MemoryError()
+        for i in range(65536):
+            two[0] = <unsigned char>(i & 0xFF)
+            two[1] = <unsigned char>(i >> 8)
+            self.byte_pairs[i].merged = -1
+            self.byte_pairs[i].rank = self._rank_slow(two, self.byte_symbol[two[0]], self.byte_symbol[two[1]],
+                                                      0, 2, &self.byte_pairs[i].merged)
+        return 0
 
     cdef int _build_token_rank(self, list tokens, Py_ssize_t total) except -1:
         """TOKEN_RANK over raw texts (rank files): the token texts and their map are all
@@ -837,7 +864,7 @@ cdef class ByteLevelBpe(Model):
             slot = (slot + 1) & self.pair_mask
         return NULL
 
-    cdef inline int32_t _rank(self, const unsigned char* s, int32_t left, int32_t right,
+    cdef int32_t _rank_slow(self, const unsigned char* s, int32_t left, int32_t right,
                               Py_ssize_t start, Py_ssize_t length, int32_t* merged) noexcept nogil:
         """Rank of merging adjacent symbols left, right (covering s[start:start+length]) and
         the symbol they form (in `merged`); INT32_MAX when they do not merge."""
@@ -857,6 +884,82 @@ cdef class ByteLevelBpe(Model):
             return INT32_MAX
         merged[0] = token
         return token
+
+    cdef inline int32_t _rank(self, const unsigned char* s, int32_t left, int32_t right, Py_ssize_t start,
+                              Py_ssize_t left_length, Py_ssize_t length, int32_t* merged) noexcept nogil:
+        """_rank_slow, through small cache-friendly tables when the two cover 2 to 4 bytes (most
+        lookups): a direct table of byte pairs, and a map keyed by the bytes and the split."""
+        cdef const PairSlot* e
+        cdef uint64_t key, slot
+        cdef uint32_t v = 0
+        if length == 2:
+            e = &self.byte_pairs[s[start] | (<Py_ssize_t>s[start + 1] << 8)]
+            merged[0] = e.merged
+            return e.rank
+        if length <= 4:
+            memcpy(&v, s + start, length)
+            key = _short_key(v, length, left_length if self.order == MergeOrder.MERGE_LIST else 0)
+            slot = _mix(key) & self.short_mask
+            while self.short_pairs[slot].key != 0:
+                if self.short_pairs[slot].key == key:
+                    merged[0] = self.short_pairs[slot].merged
+                    return self.short_pairs[slot].rank
+                slot = (slot + 1) & self.short_mask
+            return INT32_MAX
+        return self._rank_slow(s, left, right, start, length, merged)
+
+    cdef int _fill_short_pairs(self, const SymbolTexts* t) except -1:
+        """The merges forming 3 or 4 bytes, keyed by those bytes and the split (MERGE_LIST,
+        from the pair table and the symbol texts `t`), or the tokens of 3 or 4 bytes
+        (TOKEN_RANK, t NULL)."""
+        cdef Py_ssize_t i, count = 0, cap = 64, ll, rl
+        cdef int32_t left, right
+        cdef uint32_t v
+        cdef uint64_t key, slot
+        cdef unsigned char buf[8]
+        for pass_ in range(2):
+            for i in range(<Py_ssize_t>self.pair_mask + 1 if t != NULL else self.n_pieces):
+                if t != NULL:
+                    if self.pairs[i].key == 0:
+                        continue
+                    left = <int32_t>(self.pairs[i].key >> 32) - 1
+                    right = <int32_t>(self.pairs[i].key & <uint64_t>0xFFFFFFFF) - 1
+                    ll = t.refs[left].length
+                    rl = t.refs[right].length
+                    if not 3 <= ll + rl <= 4:
+                        continue
+                    memcpy(buf, t.blob.data + t.refs[left].start, ll)
+                    memcpy(buf + ll, t.blob.data + t.refs[right].start, rl)
+                else:
+                    ll = 0
+                    rl = self.text_offsets[i + 1] - self.text_offsets[i]
+                    if not 3 <= rl <= 4 or self._token_of(self.texts + self.text_offsets[i], rl) != i:
+                        continue
+                    memcpy(buf, self.texts + self.text_offsets[i], rl)
+                if pass_ == 0:
+                    count += 1
+                    continue
+                v = 0
+                memcpy(&v, buf, ll + rl)
+                key = _short_key(v, ll + rl, ll)
+                slot = _mix(key) & self.short_mask
+                while self.short_pairs[slot].key != 0:
+                    slot = (slot + 1) & self.short_mask
+                self.short_pairs[slot].key = key
+                if t != NULL:
+                    self.short_pairs[slot].rank = self.pairs[i].rank
+                    self.short_pairs[slot].merged = self.pairs[i].merged
+                else:
+                    self.short_pairs[slot].rank = <int32_t>i
+                    self.short_pairs[slot].merged = <int32_t>i
+            if pass_ == 0:
+                while cap < 2 * count:
+                    cap *= 2
+                self.short_pairs = <PairSlot*>calloc(cap, sizeof(PairSlot))
+                if self.short_pairs == NULL:
+                    raise MemoryError()
+                self.short_mask = <uint64_t>(cap - 1)
+        return 0
 
     def token_bytes(self, Py_ssize_t token_id):
         """The raw bytes of a token, b"" for one no pre-token forms."""
@@ -898,73 +1001,64 @@ cdef class ByteLevelBpe(Model):
     cdef int encode(self, const unsigned char* s, Py_ssize_t n, void* work, IdBuf* ids,
                     IdBuf* spans, Py_ssize_t base) noexcept nogil:
         cdef ByteBpeWork* w = <ByteBpeWork*>work
-        cdef uint64_t h = 0, mask = <uint64_t>(CACHE_SLOTS - 1), slot = 0
+        cdef uint64_t h = 0
         cdef WordEntry* e = NULL
-        cdef const int32_t* triples
         cdef Py_ssize_t k, count
+        cdef const int32_t* triples
         if n <= 0:
             return 0
         if n > INT32_MAX - 1:
             return ERR_TOO_LONG
-        w.out_ids.size = 0
-        if n <= CACHED_MAX_BYTES:
+        if n <= WORD_TEXT:
             h = _hash_bytes(s, n)
-            if w.cache == NULL or w.cache_model != self.serial or w.cache_used >= CACHE_MAX_ENTRIES \
-                    or w.cache_text.size > CACHE_MAX_TEXT_BYTES:
+            if w.cache == NULL or w.cache_model != self.serial:
                 if w.cache == NULL:
                     w.cache = <WordEntry*>calloc(CACHE_SLOTS, sizeof(WordEntry))
                     if w.cache == NULL:
-                        return -1
+                        return ERR_NO_MEMORY
                 else:
                     memset(w.cache, 0, CACHE_SLOTS * sizeof(WordEntry))
-                w.cache_used = 0
                 w.cache_model = self.serial
-                w.cache_text.size = 0
-                w.cache_ids.size = 0
-            slot = h & mask
-            while w.cache[slot].hash != 0:
-                e = &w.cache[slot]
-                if e.hash == h and e.text_len == n and \
-                        memcmp(w.cache_text.data + e.text_at, s, n) == 0:
-                    triples = w.cache_ids.data + e.ids_at
-                    count = e.n_ids
-                    break
-                slot = (slot + 1) & mask
-                e = NULL
-            if e == NULL:
-                if self._encode_word(s, n, h, w) < 0:
-                    return -1
-                e = &w.cache[slot]
-                e.hash = h
-                e.text_at = <int32_t>w.cache_text.size
-                e.text_len = <int32_t>n
-                e.ids_at = <int32_t>w.cache_ids.size
-                e.n_ids = <int32_t>(w.out_ids.size // 3)
-                if bytebuf_append(&w.cache_text, <const char*>s, n) < 0 \
-                        or idbuf_reserve(&w.cache_ids, w.out_ids.size) < 0:
-                    e.hash = 0
-                    return -1
-                memcpy(w.cache_ids.data + w.cache_ids.size, w.out_ids.data,
-                       w.out_ids.size * sizeof(int32_t))
-                w.cache_ids.size += w.out_ids.size
-                w.cache_used += 1
-                triples = w.out_ids.data
-                count = w.out_ids.size // 3
-        else:
-            if self.ignore_merges:
-                h = _hash_bytes(s, n)
-            if self._encode_word(s, n, h, w) < 0:
-                return -1
-            triples = w.out_ids.data
-            count = w.out_ids.size // 3
+            e = &w.cache[h & <uint64_t>(CACHE_SLOTS - 1)]
+            if e.hash == h and e.text_len == n and memcmp(e.text, s, n) == 0:
+                count = e.n_ids
+                if idbuf_reserve(ids, count) < 0:
+                    return ERR_NO_MEMORY
+                for k in range(count):
+                    ids.data[ids.size + k] = e.ids[k]
+                ids.size += count
+                if spans != NULL:
+                    if idbuf_reserve(spans, 2 * count) < 0:
+                        return ERR_NO_MEMORY
+                    for k in range(count):
+                        spans.data[spans.size + 2 * k] = <int32_t>(base + e.starts[k])
+                        spans.data[spans.size + 2 * k + 1] = <int32_t>(base + e.ends[k])
+                    spans.size += 2 * count
+                return 0
+        elif self.ignore_merges:
+            h = _hash_bytes(s, n)
+        if self._encode_word(s, n, h, w) < 0:
+            return ERR_NO_MEMORY
+        triples = w.out_ids.data
+        count = w.out_ids.size // 3
+        if e != NULL and count <= WORD_IDS:
+            # the word replaces whatever its slot held
+            e.hash = h
+            e.text_len = <unsigned char>n
+            e.n_ids = <unsigned char>count
+            memcpy(e.text, s, n)
+            for k in range(count):
+                e.ids[k] = triples[3 * k]
+                e.starts[k] = <unsigned char>triples[3 * k + 1]
+                e.ends[k] = <unsigned char>triples[3 * k + 2]
         if idbuf_reserve(ids, count) < 0:
-            return -1
+            return ERR_NO_MEMORY
         for k in range(count):
             ids.data[ids.size + k] = triples[3 * k]
         ids.size += count
         if spans != NULL:
             if idbuf_reserve(spans, 2 * count) < 0:
-                return -1
+                return ERR_NO_MEMORY
             for k in range(count):
                 spans.data[spans.size + 2 * k] = <int32_t>(base + triples[3 * k + 1])
                 spans.data[spans.size + 2 * k + 1] = <int32_t>(base + triples[3 * k + 2])
@@ -1025,7 +1119,8 @@ cdef class ByteLevelBpe(Model):
                 start[i] = <int32_t>i
         start[m] = <int32_t>n
         for i in range(m - 1):
-            rank[i] = self._rank(s, sym[i], sym[i + 1], start[i], start[i + 2] - start[i], &merged[i])
+            rank[i] = self._rank(s, sym[i], sym[i + 1], start[i], start[i + 1] - start[i],
+                                 start[i + 2] - start[i], &merged[i])
         while m > 1:
             best = -1
             best_rank = INT32_MAX
@@ -1045,10 +1140,10 @@ cdef class ByteLevelBpe(Model):
             start[m - 1] = start[m]
             m -= 1
             if best > 0:
-                rank[best - 1] = self._rank(s, sym[best - 1], sym[best], start[best - 1],
+                rank[best - 1] = self._rank(s, sym[best - 1], sym[best], start[best - 1], start[best] - start[best - 1],
                                             start[best + 1] - start[best - 1], &merged[best - 1])
             if best < m - 1:
-                rank[best] = self._rank(s, sym[best], sym[best + 1], start[best],
+                rank[best] = self._rank(s, sym[best], sym[best + 1], start[best], start[best + 1] - start[best],
                                         start[best + 2] - start[best], &merged[best])
         for i in range(m):
             if self._emit(s, sym[i], start[i], start[i + 1], w) < 0:
@@ -1092,7 +1187,7 @@ cdef class ByteLevelBpe(Model):
         nxt[last] = -1
         i = 0
         while nxt[i] >= 0:
-            e.rank = self._rank(s, sym[i], sym[nxt[i]], i, length[i] + length[nxt[i]], &e.merged)
+            e.rank = self._rank(s, sym[i], sym[nxt[i]], i, length[i], length[i] + length[nxt[i]], &e.merged)
             if e.rank != INT32_MAX:
                 e.left = <int32_t>i
                 e.right = nxt[i]
@@ -1116,7 +1211,7 @@ cdef class ByteLevelBpe(Model):
             # Each merge pushes at most two entries: n - 1 initial + 2 per merge < need.
             other = prev[left]
             if other >= 0:
-                e.rank = self._rank(s, sym[other], sym[left], other, length[other] + length[left],
+                e.rank = self._rank(s, sym[other], sym[left], other, length[other], length[other] + length[left],
                                     &e.merged)
                 if e.rank != INT32_MAX:
                     e.left = other
@@ -1125,7 +1220,7 @@ cdef class ByteLevelBpe(Model):
                     _heap_push(w, e)
             other = nxt[left]
             if other >= 0:
-                e.rank = self._rank(s, sym[left], sym[other], left, length[left] + length[other],
+                e.rank = self._rank(s, sym[left], sym[other], left, length[left], length[left] + length[other],
                                     &e.merged)
                 if e.rank != INT32_MAX:
                     e.left = left
