@@ -95,7 +95,7 @@ class GgufBpeModel(Enum):
 
     GPT2 = "gpt2"               # byte-level BPE
     GEMMA4 = "gemma4"           # BPE over raw UTF-8 (no byte<->unicode map), <0xXX> byte tokens
-    WHITESPACE = "whitespace"   # whitespace-split words, then byte-level BPE
+    WHITESPACE = "whitespace"   # words cut at whitespace (lowercased if the file says), BPE over raw UTF-8
     HYBRIDDNA = "hybriddna"     # byte-level BPE plus <dna>...</dna> spans cut in 6-mers
 
 
