@@ -7,8 +7,8 @@
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-from enum import IntEnum
+from dataclasses import dataclass, field
+from enum import Enum, IntEnum
 
 
 class TokenType(IntEnum):
@@ -96,3 +96,78 @@ class Vocab:
     def type_counts(self) -> dict[str, int]:
         return {TokenType(t).name.lower(): self.types.count(t)
                 for t in sorted(set(self.types)) if t in TokenType._value2member_map_}
+
+
+class MergeOrder(Enum):
+    """Which adjacent pair a byte-level BPE merges first."""
+
+    MERGE_LIST = "merge-list"   # rank of the (left, right) pair in the merges list (llama.cpp, HF)
+    TOKEN_RANK = "token-rank"   # rank of the token the pair forms (tiktoken)
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class ByteLevelVocab:
+    """A byte-level BPE vocabulary (GPT-2 family, tiktoken), as the file stores it.
+
+    texts: per id, the token text as stored: GGUF and tokenizer.json store texts
+        through GPT-2's byte<->unicode map (`byte_unicode`); rank files store the raw
+        bytes. None: an id no text is given for (a rank-file gap).
+    merges: MERGE_LIST only: the merges as stored ("left right"), in rank order.
+    special_tokens: texts (raw UTF-8) matched in the input before pre-tokenization,
+        with their ids (tiktoken's special tokens; ids may lie past `texts`).
+    types: one TokenType per id (GGUF), or None (every text NORMAL).
+    llama_byte_fallback: a merge result that is no token becomes the tokens of its
+        bytes as llama.cpp does (see ByteLevelBpe.build).
+
+    >>> v = ByteLevelVocab(texts=[b"a", b"b", b"ab"], merge_order=MergeOrder.TOKEN_RANK)
+    >>> v.build_model().encode_piece(b"ab"), len(v)
+    ([2], 3)
+    """
+
+    texts: list[bytes | None]
+    merge_order: MergeOrder
+    merges: list[bytes] | None = None
+    byte_unicode: bool = False
+    ignore_merges: bool = False
+    llama_byte_fallback: bool = False
+    utf8_symbols: bool = False          # BPE over UTF-8 characters (llama.cpp without the byte map)
+    hex_byte_fallback: bool = False     # a merge result that is no token becomes <0xXX> tokens
+    whole_newline_runs: bool = False    # gemma4: a newline run that is a token stays whole
+    types: bytes | None = None
+    special_tokens: dict[bytes, int] = field(default_factory=dict)
+    special: SpecialIds = SpecialIds()
+
+    def __len__(self) -> int:
+        """Ids in use: the texts and the special tokens past them."""
+        return max(len(self.texts), max(self.special_tokens.values(), default=-1) + 1)
+
+    def token_bytes(self, token_id: int) -> bytes | None:
+        """The raw bytes of a token (special tokens: their text); None for a gap or a
+        stored text outside the byte<->unicode map."""
+        if token_id < len(self.texts) and self.texts[token_id] is not None:
+            text = self.texts[token_id]
+            if not self.byte_unicode:
+                return text
+            from toksmith._core.byte_bpe import byte_unicode_decode
+            return byte_unicode_decode(text)
+        for text, special_id in self.special_tokens.items():
+            if special_id == token_id:
+                return text
+        return None
+
+    def build_model(self):
+        """The compiled model stage (toksmith._core.byte_bpe.ByteLevelBpe) of this vocabulary."""
+        from toksmith._core.byte_bpe import ByteLevelBpe
+        from toksmith._core.byte_bpe import MergeOrder as CoreMergeOrder
+        order = (CoreMergeOrder.MERGE_LIST if self.merge_order is MergeOrder.MERGE_LIST
+                 else CoreMergeOrder.TOKEN_RANK)
+        return ByteLevelBpe.build(self.texts, self.merges, order=order, ignore_merges=self.ignore_merges,
+                                  byte_unicode=self.byte_unicode,
+                                  llama_byte_fallback=self.llama_byte_fallback,
+                                  utf8_symbols=self.utf8_symbols, hex_byte_fallback=self.hex_byte_fallback,
+                                  whole_newline_runs=self.whole_newline_runs)
+
+    def __repr__(self) -> str:
+        return (f"<ByteLevelVocab {len(self)} ids, {self.merge_order.value}"
+                f"{f', {len(self.merges)} merges' if self.merges is not None else ''}"
+                f"{f', {len(self.special_tokens)} special tokens' if self.special_tokens else ''}>")

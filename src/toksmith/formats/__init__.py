@@ -25,11 +25,12 @@ def detect_format(head: bytes, path: str) -> FileFormat:
     if name.endswith(".json") or stripped.startswith(b"{"):
         raise UnsupportedModelError(path, "looks like JSON (a tokenizer.json?): tokenizer.json files "
                                           "are not supported yet (supported: SentencePiece .model, GGUF)")
-    if name.endswith(".tiktoken"):
-        raise UnsupportedModelError(path, "tiktoken files are not supported yet "
-                                          "(supported: SentencePiece .model, GGUF)")
     if name.endswith(".gguf"):
         return FileFormat.GGUF   # wrong magic: the GGUF reader says so
+    # By content: Llama 3's original tokenizer.model is a rank file, not a protobuf.
+    from toksmith.formats.tiktoken import looks_like_rank_file
+    if name.endswith(".tiktoken") or looks_like_rank_file(head):
+        return FileFormat.TIKTOKEN
     return FileFormat.SENTENCEPIECE
 
 
@@ -109,6 +110,10 @@ def read_spec(path: str | os.PathLike) -> TokenizerSpec:
     if fmt is FileFormat.GGUF:
         from toksmith.formats.gguf import read_gguf
         return read_gguf(p)
+    if fmt is FileFormat.TIKTOKEN:
+        # formats.tiktoken.read_tiktoken reads it into a ByteLevelSpec; Tokenizer cannot run one yet.
+        raise UnsupportedModelError(p, "tiktoken rank files are not supported yet "
+                                       "(supported: SentencePiece .model, GGUF)")
     from toksmith.formats.sentencepiece import read_sentencepiece
     try:
         return read_sentencepiece(p)

@@ -18,11 +18,13 @@ from toksmith.decoders.sentencepiece import SentencePieceDecoderSpec
 from toksmith.errors import ModelFormatError, UnsupportedModelError
 from toksmith.formats.llama_cpp_attributes import token_attributes
 from toksmith.normalizers.charsmap import CharsMapNormalizerSpec
-from toksmith.spec import Algorithm, FileFields, FileFormat, ReferenceRules, TokenizerSpec
-from toksmith.vocab import SpecialIds, TokenType, Vocab, first_repeated
+from toksmith.spec import (Algorithm, ByteLevelSpec, FileFields, FileFormat, GgufBpeModel, ReferenceRules,
+                           TokenizerSpec)
+from toksmith.vocab import ByteLevelVocab, MergeOrder, SpecialIds, TokenType, Vocab, first_repeated
 
 # tokenizer.ggml.model values llama.cpp knows; "llama" (SPM) and "t5" (UGM) are read so far.
-KNOWN_TOKENIZER_MODELS = ("llama", "gpt2", "bert", "t5", "rwkv", "plamo2", "none", "no_vocab")
+KNOWN_TOKENIZER_MODELS = ("llama", "gpt2", "gemma4", "whitespace", "hybriddna", "bert", "t5", "rwkv",
+                          "plamo2", "none", "no_vocab")
 SUPPORTED_TOKENIZER_MODELS = ("llama", "t5")
 
 SPECIAL_ID_KEYS = {
@@ -252,3 +254,197 @@ def _number_array(meta, key, n, source, default, typecodes):
     if len(value) < n:
         raise ModelFormatError(source, f"{key} has {len(value)} values, fewer than the {n} tokens")
     return value[:n]
+
+
+# ---------------------------------------------------------------------- byte-level BPE vocabularies
+
+# Parity: llama_vocab::impl::load: what a BPE vocabulary's tokenizer.ggml.pre decides about the
+# model stage (the pre-tokenizer table holds the rest: regexes, clean_spaces, BOS rules).
+# Pre types whose llm_tokenizer_bpe sets byte_encode = false (raw UTF-8, no byte<->unicode map):
+RAW_UTF8_PRE_NAMES = frozenset(("gemma4", "granite-embed-multi-311m", "sarvam-moe", "whitespace"))
+GEMMA4_PRE_NAMES = frozenset(("gemma4", "granite-embed-multi-311m"))
+IGNORE_MERGES_PRE_NAMES = frozenset((
+    "minicpm5", "llama3", "llama-v3", "llama-bpe", "falcon3", "falcon-h1", "pixtral", "midm-2.0", "lfm2",
+    "jina-v5-nano", "youtu", "glm4", "glm5", "tekken", "granite-embed-multi-97m"))
+# llama.cpp's default special ids per BPE tokenizer model (overridden by the file's keys).
+BPE_DEFAULT_SPECIAL = {
+    GgufBpeModel.GPT2: {"bos": 11, "eos": 11},
+    GgufBpeModel.HYBRIDDNA: {"bos": 11, "eos": 11},
+    GgufBpeModel.WHITESPACE: {"bos": 11, "eos": 11},
+    GgufBpeModel.GEMMA4: {},
+}
+
+
+def read_byte_level_gguf(path: str | os.PathLike, *, pre: str | None = None) -> ByteLevelSpec:
+    """Read the byte-level BPE vocabulary of a GGUF file (tokenizer.ggml.model gpt2, gemma4,
+    whitespace or hybriddna); `pre` overrides tokenizer.ggml.pre.
+
+    >>> spec = read_byte_level_gguf("ggml-vocab-qwen2.gguf", pre="qwen35")   # doctest: +SKIP
+    """
+    return byte_level_spec_of_metadata(*_read_metadata(path), os.fspath(path), pre=pre)
+
+
+def byte_level_spec_of_metadata(meta: dict[str, object], value_types: dict[str, int], payload: bytes,
+                                source: str, pre: str | None = None) -> ByteLevelSpec:
+    """The byte-level BPE vocabulary described by GGUF metadata (see read_byte_level_gguf)."""
+    name = meta.get("tokenizer.ggml.model")
+    try:
+        model = GgufBpeModel(name)
+    except ValueError:
+        raise ModelFormatError(source, f"tokenizer.ggml.model is {name!r}, not a BPE vocabulary "
+                                       f"({', '.join(m.value for m in GgufBpeModel)})") from None
+    _check_key_types(meta, value_types, source)
+    stored_pre = meta.get("tokenizer.ggml.pre", "")
+    # Parity: llama_vocab::impl::load: a "gemma4" model always takes the gemma4 pre-tokenizer.
+    if model is GgufBpeModel.GEMMA4:
+        stored_pre = "gemma4"
+    if pre is None:
+        pre = stored_pre
+    texts = _token_texts(meta, source)
+    n = len(texts)
+    merges = meta.get("tokenizer.ggml.merges")
+    if merges is None:
+        # Parity: llama_vocab::impl::load: "cannot find tokenizer merges in model file" (kimi-k2 excepted)
+        if pre != "kimi-k2" or model is GgufBpeModel.GEMMA4:
+            raise ModelFormatError(source, "no tokenizer.ggml.merges key: a BPE vocabulary needs its merges")
+        merges = []
+    elif value_types["tokenizer.ggml.merges"] != GGUFType.ARRAY or not isinstance(merges, list) \
+            or (merges and not isinstance(merges[0], bytes)):
+        raise ModelFormatError(source, "tokenizer.ggml.merges must be an array of strings")
+    token_types = _number_array(meta, "tokenizer.ggml.token_type", n, source, default=TokenType.NORMAL,
+                                typecodes="i")
+    _number_array(meta, "tokenizer.ggml.scores", n, source, default=0.0, typecodes="fi")   # checked only
+    # Parity: llama_vocab::impl::load maps a token type outside 0..6 to UNDEFINED.
+    types = bytes(t if 0 <= t <= TokenType.BYTE else TokenType.UNDEFINED for t in token_types) \
+        if min(token_types, default=0) < 0 or max(token_types, default=0) > TokenType.BYTE \
+        else bytes(token_types.tolist())
+    by_text = dict(zip(texts, range(n)))
+    if len(by_text) != n:
+        # Parity: llama_vocab::impl::load asserts id_to_token.size() == token_to_id.size().
+        twice = first_repeated(texts)
+        raise ModelFormatError(source, f"tokenizer.ggml.tokens[{twice}] {texts[twice]!r} is a text "
+                                       f"already defined (llama.cpp refuses such a vocabulary)")
+    special = _special_ids(meta, value_types, n, BPE_DEFAULT_SPECIAL[model], source)
+    raw_utf8 = pre in RAW_UTF8_PRE_NAMES
+    vocab = ByteLevelVocab(
+        texts=texts, merges=merges, merge_order=MergeOrder.MERGE_LIST, byte_unicode=not raw_utf8,
+        utf8_symbols=raw_utf8, ignore_merges=pre in IGNORE_MERGES_PRE_NAMES,
+        whole_newline_runs=pre in GEMMA4_PRE_NAMES, llama_byte_fallback=not raw_utf8,
+        hex_byte_fallback=raw_utf8, types=types, special=SpecialIds(**special))
+    end_ids = dict(eos=special["eos"])
+    for role in ("eot", "eom"):
+        value = meta.get(f"tokenizer.ggml.{role}_token_id")
+        end_ids[role] = value if isinstance(value, int) and 0 <= value < n else None
+    return ByteLevelSpec(
+        source=source, file_format=FileFormat.GGUF, vocab=vocab, pre=pre, gguf_model=model,
+        add_bos=_optional_flag(meta, "tokenizer.ggml.add_bos_token", source),
+        add_eos=_optional_flag(meta, "tokenizer.ggml.add_eos_token", source),
+        add_sep=_optional_flag(meta, "tokenizer.ggml.add_sep_token", source),
+        lowercase=_optional_flag(meta, "tokenizer.ggml.normalizer.lowercase", source),
+        token_attributes=tuple(token_attributes(texts, types, meta, end_ids, by_text)),
+        source_data=payload)
+
+
+def _token_texts(meta: dict[str, object], source: str) -> list[bytes]:
+    """tokenizer.ggml.tokens as llama.cpp reads them."""
+    tokens = meta.get("tokenizer.ggml.tokens")
+    if tokens is None:
+        raise ModelFormatError(source, "no tokenizer.ggml.tokens key: this GGUF has no vocabulary")
+    # String arrays come back from the parser as lists of bytes, all of a kind.
+    if not isinstance(tokens, list) or not tokens or not isinstance(tokens[0], bytes):
+        raise ModelFormatError(source, "tokenizer.ggml.tokens must be a non-empty array of strings")
+    # Parity: llama_vocab::impl::load reads each token with gguf_get_arr_str as a C
+    # string, so a text ends at its first NUL; an empty text becomes "[EMPTY_<id>]".
+    if not all(tokens) or b"\0" in b"".join(tokens):   # one C-speed pass over 250k tokens
+        tokens = [t.split(b"\0", 1)[0] for t in tokens]
+        tokens = [t if t else f"[EMPTY_{i}]".encode() for i, t in enumerate(tokens)]
+    return tokens
+
+
+def _special_ids(meta: dict[str, object], value_types: dict[str, int], n: int,
+                 defaults: dict[str, int], source: str) -> dict[str, int | None]:
+    """Special token ids by role, as llama_vocab::impl::load settles them."""
+    special = {}
+    for role, key in SPECIAL_ID_KEYS.items():
+        # Parity: llama_vocab::impl::load: a default outside the vocabulary is dropped;
+        # an id from the file must be a UINT32 (llama_model_loader::get_key) and one
+        # outside the vocabulary leaves the default in place.
+        value = defaults.get(role)
+        if value is not None and value >= n:
+            value = None
+        if key in meta:
+            if value_types[key] != GGUFType.UINT32:
+                raise ModelFormatError(source, f"{key} has GGUF type {value_types[key]}, "
+                                               f"expected UINT32 ({GGUFType.UINT32})")
+            if meta[key] < n:
+                value = meta[key]
+        special[role] = value
+    return special
+
+
+def _optional_flag(meta: dict[str, object], key: str, source: str) -> bool | None:
+    """A BOOL key's value, or None when absent (the pre-tokenizer's default applies)."""
+    value = meta.get(key)
+    if value is not None and not isinstance(value, bool):
+        raise ModelFormatError(source, f"{key} is {value!r}, expected a bool")
+    return value
+
+
+def llama_cpp_token_pieces(spec: ByteLevelSpec, *, special: bool,
+                           escape_whitespaces: bool = False) -> list[bytes]:
+    """What llama.cpp's token_to_piece prints for each token of a BPE vocabulary (lstrip 0).
+
+    Parity: llama_vocab::impl::token_to_piece, case LLAMA_VOCAB_TYPE_BPE:
+    CONTROL and UNKNOWN tokens print nothing unless `special`; CONTROL, UNKNOWN and
+    USER_DEFINED tokens print their text as stored; NORMAL tokens print llama_decode_text of
+    it (or, for the escape_whitespaces pre types gemma4 and sarvam-moe, the text with U+2581
+    made a space); BYTE tokens print the byte their "<0xXX>" text names; other types nothing.
+    hybriddna: k-mer texts lose their U+E000 marker (llama_vocab::impl::load).
+
+    >>> pieces = llama_cpp_token_pieces(read_byte_level_gguf("ggml-vocab-gpt-2.gguf"), special=False)  # doctest: +SKIP
+    """
+    from toksmith._core.byte_bpe import llama_decode_texts
+    from toksmith.special_tokens import TokenAttr
+    texts = list(spec.vocab.texts)
+    if spec.gguf_model is GgufBpeModel.HYBRIDDNA:
+        texts = _without_kmer_markers(texts)
+    attrs = spec.token_attributes or [TokenAttr.NORMAL] * len(texts)
+    hidden = int(TokenAttr.CONTROL | TokenAttr.UNKNOWN)
+    as_stored = hidden | int(TokenAttr.USER_DEFINED)
+    normal, byte = int(TokenAttr.NORMAL), int(TokenAttr.BYTE)
+    normal_ids = [i for i, a in enumerate(attrs) if not a & as_stored and a & normal]
+    if escape_whitespaces:
+        decoded = [texts[i].replace("\u2581".encode(), b" ") for i in normal_ids]
+    else:
+        decoded = llama_decode_texts([texts[i] for i in normal_ids])
+    pieces = [b""] * len(texts)
+    for i, piece in zip(normal_ids, decoded):
+        pieces[i] = piece
+    for i, attr in enumerate(attrs):
+        if attr & as_stored:
+            pieces[i] = texts[i] if special or not attr & hidden else b""
+        elif not attr & normal and attr & byte:
+            pieces[i] = bytes([_strtol_hex(texts[i][3:5])])
+    return pieces
+
+
+def _strtol_hex(text: bytes) -> int:
+    """Parity: strtol(text, NULL, 16) of token_to_byte, cast to a byte (leading hex digits only)."""
+    digits = b""
+    for c in text:
+        if chr(c) not in "0123456789abcdefABCDEF":
+            break
+        digits += bytes([c])
+    return int(digits, 16) & 0xFF if digits else 0
+
+
+def _without_kmer_markers(texts: list[bytes]) -> list[bytes]:
+    """Parity: llama_vocab::impl::load (hybriddna): from the token after "<oov>", a text ending
+    in U+E000 loses it."""
+    marker = "\ue000".encode()
+    try:
+        start = texts.index(b"<oov>") + 1
+    except ValueError:
+        return texts
+    return texts[:start] + [t[:-len(marker)] if len(t) > len(marker) and t.endswith(marker) else t
+                            for t in texts[start:]]

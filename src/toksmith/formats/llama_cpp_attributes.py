@@ -11,6 +11,7 @@ which texts `parse_special` splits out and how `decode` renders a token.
 from __future__ import annotations
 
 from toksmith.special_tokens import TokenAttr, attributes_from_types
+from toksmith.vocab import indices_of_type
 
 # Texts llama.cpp marks CONTROL when no metadata key names the token
 # (first match only, as llama.cpp stops at the first one it meets).
@@ -43,10 +44,11 @@ ALWAYS_RENDERED = ("<|channel|>", "<|message|>", "<|start|>", "<|constrain|>")  
 
 
 def token_attributes(pieces: list[bytes], types: bytes, meta: dict[str, object],
-                     special: dict[str, int | None]) -> list[int]:
-    """Attribute bits (`TokenAttr`) of every token."""
+                     special: dict[str, int | None], by_piece: dict[bytes, int] | None = None) -> list[int]:
+    """Attribute bits (`TokenAttr`) of every token; `by_piece` ({text: id}) when the caller has it."""
     attrs = attributes_from_types(types)
-    by_piece = dict(zip(pieces, range(len(pieces))))
+    if by_piece is None:
+        by_piece = dict(zip(pieces, range(len(pieces))))
     ids = _TextIds(by_piece)
     n = len(pieces)
     control, unused = int(TokenAttr.CONTROL), int(TokenAttr.UNUSED)
@@ -56,6 +58,10 @@ def token_attributes(pieces: list[bytes], types: bytes, meta: dict[str, object],
         return value if isinstance(value, int) and 0 <= value < n else None
 
     eog = set()
+    # ids with the CONTROL bit: those of the types that give it (C-speed scans), and below
+    # the first-match ones
+    controlled = {i for kind in set(types) if attributes_from_types(bytes([kind]))[0] & control
+                  for i in indices_of_type(types, kind)}
     for key, texts in FIRST_MATCH_CONTROL.items():
         token = named(key)
         if token is None:
@@ -64,12 +70,13 @@ def token_attributes(pieces: list[bytes], types: bytes, meta: dict[str, object],
             if matches:
                 token = matches[0]
                 attrs[token] |= control
+                controlled.add(token)
         if token is not None and key.rsplit(".", 1)[1] in ("fim_pad_token_id", "fim_rep_token_id",
                                                            "fim_sep_token_id"):
             eog.add(token)
-    for i, attr in enumerate(attrs):
+    for i in controlled:
         # Parity: control tokens whose text says "unused" are marked UNUSED too.
-        if attr & control and b"unused" in pieces[i]:
+        if b"unused" in pieces[i]:
             attrs[i] |= unused
     for text in END_OF_GENERATION:
         if text in ids:

@@ -1,0 +1,127 @@
+# Byte-level BPE (GPT-2 family, tiktoken): merges by rank over the raw bytes of one pre-token.
+cimport cython
+from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
+
+from toksmith._core.buffers cimport ByteBuf, IdBuf
+from toksmith._core.model cimport Model, WorkHeader
+
+
+# Which pair merges first (chosen at load time).
+cpdef enum MergeOrder:
+    MERGE_LIST = 0      # rank of the (left, right) pair in the merges list (llama.cpp, HF)
+    TOKEN_RANK = 1      # rank of the token the pair forms (tiktoken byte_pair_merge)
+
+
+cdef struct PairSlot:
+    uint64_t key        # (left symbol + 1) << 32 | (right symbol + 1); 0 marks an empty slot
+    int32_t rank        # lower merges first
+    int32_t merged      # symbol the two form (pair table)
+
+
+# A slot of the token-text map: the text's bytes (at most 8) or its hash, its id and length.
+cdef struct TokenSlot:
+    uint64_t key
+    int32_t id
+    int32_t length      # 0 marks an empty slot
+
+
+cdef struct RankedPair:
+    int32_t rank
+    int32_t left        # symbol index in the pre-token (position order)
+    int32_t right
+    int32_t size        # byte length of the merged text, to detect stale entries
+    int32_t merged      # symbol the two form
+
+
+# Load-time map of symbol texts (tokens, then texts only merges name).
+cdef struct TextRef:
+    uint32_t start          # in SymbolTexts.blob
+    uint32_t length
+
+
+cdef struct SymbolTexts:
+    ByteBuf blob
+    TextRef* refs           # per symbol
+    Py_ssize_t n            # symbols
+    Py_ssize_t cap
+    uint64_t* slots         # hash high half << 32 | symbol + 1; 0 for empty
+    uint64_t mask
+
+
+# One remembered pre-token ("word") and its ids, in one cache line (short words only).
+cdef enum:
+    WORD_TEXT = 18      # longest cached word, in bytes
+    WORD_IDS = 6        # most ids of a cached word
+cdef struct WordEntry:
+    uint64_t hash               # 0 marks an empty slot
+    unsigned char text_len
+    unsigned char n_ids
+    unsigned char starts[WORD_IDS]      # span of each id in the word
+    unsigned char ends[WORD_IDS]
+    unsigned char text[WORD_TEXT]
+    int32_t ids[WORD_IDS]
+
+
+# Per-thread working memory of ByteLevelBpe.encode (starts with the WorkHeader).
+cdef struct ByteBpeWork:
+    WorkHeader header
+    IdBuf symbols
+    IdBuf starts
+    IdBuf lengths
+    IdBuf prev
+    IdBuf next
+    IdBuf cand_rank
+    IdBuf cand_merged
+    IdBuf out_ids           # (id, start, end) triples of the pre-token being encoded
+    RankedPair* heap
+    Py_ssize_t heap_size
+    Py_ssize_t heap_cap
+    WordEntry* cache            # direct-mapped: a new word replaces the one in its slot
+    uint64_t cache_model
+
+
+@cython.final
+cdef class ByteLevelBpe(Model):
+    cdef readonly MergeOrder order
+    cdef readonly bint ignore_merges
+    cdef readonly bint utf8_symbols        # first symbols are UTF-8 characters, not bytes
+    cdef readonly bint whole_newline_runs
+    cdef TokenSlot* char_slots             # utf8_symbols: symbols of at most 4 bytes
+    cdef PairSlot* byte_pairs              # 65536: merge of bytes (b0, b1) at [b0 | b1 << 8]
+    cdef PairSlot* short_pairs             # merges forming 3-4 bytes, by bytes and split (_short_key)
+    cdef uint64_t short_mask
+    cdef uint64_t char_mask
+    cdef readonly Py_ssize_t n_symbols
+    cdef readonly Py_ssize_t n_pairs
+    cdef Py_ssize_t max_token_length
+    cdef PairSlot* pairs
+    cdef uint64_t pair_mask
+    cdef int32_t byte_symbol[256]      # symbol of each one-byte text, -1 when none
+    cdef int32_t fallback[256][2]      # ids emitted for a byte of a symbol that is no token
+    cdef int32_t* output_ids           # per symbol: its token id, or -1 (byte fallback)
+    # token texts (raw bytes) by id, and a hash map text -> id (ignore_merges, lookups)
+    cdef unsigned char* texts
+    cdef int64_t* text_offsets         # n_pieces + 1; a token no pre-token can form has length 0
+    cdef TokenSlot* text_slots
+    cdef uint64_t text_mask
+
+    cdef int _build_token_rank(self, list tokens, Py_ssize_t total) except -1
+    cdef int _add_merges(self, SymbolTexts* t, list merges, bint byte_unicode) except -1
+    cdef int _keep_char_symbols(self, SymbolTexts* t) except -1
+    cdef int32_t _first_symbol(self, const unsigned char* s, Py_ssize_t n, Py_ssize_t* length) noexcept nogil
+    cdef int _keep_token_texts(self, SymbolTexts* t) except -1
+    cdef int _add_pair(self, int32_t left, int32_t right, int32_t rank, int32_t merged) except -1
+    cdef int32_t _token_of(self, const unsigned char* p, Py_ssize_t n) noexcept nogil
+    cdef inline PairSlot* _pair(self, int32_t left, int32_t right) noexcept nogil
+    cdef int32_t _rank_slow(self, const unsigned char* s, int32_t left, int32_t right,
+                            Py_ssize_t start, Py_ssize_t length, int32_t* merged) noexcept nogil
+    cdef inline int32_t _rank(self, const unsigned char* s, int32_t left, int32_t right, Py_ssize_t start,
+                              Py_ssize_t left_length, Py_ssize_t length, int32_t* merged) noexcept nogil
+    cdef int _fill_byte_pairs(self) except -1
+    cdef int _fill_short_pairs(self, const SymbolTexts* t) except -1
+    cdef int _merge_linear(self, const unsigned char* s, Py_ssize_t n, ByteBpeWork* w) noexcept nogil
+    cdef int _merge_heap(self, const unsigned char* s, Py_ssize_t n, ByteBpeWork* w) noexcept nogil
+    cdef int _emit(self, const unsigned char* s, int32_t symbol, int32_t start, int32_t end,
+                   ByteBpeWork* w) noexcept nogil
+    cdef int _encode_word(self, const unsigned char* s, Py_ssize_t n, uint64_t h,
+                          ByteBpeWork* w) noexcept nogil

@@ -1,0 +1,1467 @@
+"""Byte-level BPE: merge the raw bytes of one pre-token by rank (GPT-2, Llama 3, tiktoken).
+
+A pre-token starts as one symbol per byte; the adjacent pair that merges first
+is merged, again and again, until no pair merges. Two orders exist:
+
+* ``MERGE_LIST`` (llama.cpp's ``llm_tokenizer_bpe_session``, HF BPE): the rank
+  of the (left text, right text) pair in the merges list. A final symbol that is
+  no token falls back to byte tokens (``fallback``).
+* ``TOKEN_RANK`` (tiktoken's ``byte_pair_merge``): the rank of the token the
+  pair's concatenation is.
+
+Ties go to the leftmost pair in both. Every (left symbol, right symbol) pair
+that can merge is found once at load time, so encoding hashes integers, never
+strings. Short pre-tokens are merged by a linear scan, long ones with a heap
+(O(n log n) on 16 MB of one letter), and a per-thread cache remembers the ids
+of recent short pre-tokens.
+
+Token texts are raw bytes; GGUF and tokenizer.json store them through GPT-2's
+byte<->unicode map, which ``build(..., byte_unicode=True)`` undoes at load::
+
+    >>> bpe = ByteLevelBpe.build([b"a", b"b", b"ab"], [b"a b"], order=MergeOrder.MERGE_LIST)
+    >>> bpe.encode_piece(b"abab")
+    [2, 2]
+"""
+cimport cython
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
+from libc.stdint cimport INT32_MAX, int32_t, int64_t, uint32_t, uint64_t
+from libc.stdlib cimport calloc, free, malloc, realloc
+from libc.string cimport memcmp, memcpy, memset
+
+from toksmith._core.buffers cimport (ByteBuf, IdBuf, bytebuf_append, bytebuf_free, bytebuf_reserve,
+                                     idbuf_free, idbuf_push, idbuf_reserve)
+from toksmith._core.model cimport Model, WorkHeader
+from toksmith._core.normalizer cimport ERR_NO_MEMORY, ERR_TOO_LONG
+from toksmith._core.utf8 cimport one_char_len
+
+# Pre-tokens of at most this many bytes are merged by a linear scan.
+cdef Py_ssize_t LINEAR_MAX_BYTES = 32
+# Per-thread word cache: direct-mapped slots of one cache line each (1 MB), for pre-tokens
+# of at most WORD_TEXT bytes that give at most WORD_IDS ids.
+cdef Py_ssize_t CACHE_SLOTS = 1 << 14
+
+# Merges read per batch at load time (see _add_merges).
+DEF MERGE_BATCH = 16
+
+cdef char _WORK_KIND = 0     # its address tells works of this model apart
+
+
+# ---------------------------------------------------------------------- hashing
+
+cdef extern from *:
+    """
+    #if defined(__GNUC__) || defined(__clang__)
+    #define TOKSMITH_PREFETCH(p) __builtin_prefetch(p)
+    #else
+    #define TOKSMITH_PREFETCH(p) ((void)(p))
+    #endif
+    """
+    void _prefetch "TOKSMITH_PREFETCH"(const void* p) noexcept nogil
+
+
+cdef inline uint64_t _mix(uint64_t key) noexcept nogil:
+    # splitmix64's finalizer: every input bit reaches the low bits used as the slot
+    key ^= key >> 30
+    key *= <uint64_t>0xBF58476D1CE4E5B9
+    key ^= key >> 27
+    key *= <uint64_t>0x94D049BB133111EB
+    key ^= key >> 31
+    return key
+
+
+cdef inline uint64_t _hash_bytes(const unsigned char* p, Py_ssize_t n) noexcept nogil:
+    """A 64-bit hash of p[:n], eight bytes at a time (never 0 after `| 1`)."""
+    cdef uint64_t h = <uint64_t>0x9E3779B97F4A7C15 ^ (<uint64_t>n * <uint64_t>0xFF51AFD7ED558CCD)
+    cdef uint64_t v
+    while n >= 8:
+        memcpy(&v, p, 8)
+        h = (h ^ v) * <uint64_t>0xBF58476D1CE4E5B9
+        h ^= h >> 29
+        p += 8
+        n -= 8
+    if n > 0:
+        v = 0
+        memcpy(&v, p, n)
+        h = (h ^ v) * <uint64_t>0x94D049BB133111EB
+        h ^= h >> 32
+    return _mix(h) | 1
+
+
+# Texts in the load-time symbol table hash by a polynomial (byte by byte).
+cdef uint64_t POLY_BASE = <uint64_t>0x100000001B3
+
+
+cdef inline uint64_t _poly(const unsigned char* p, Py_ssize_t n) noexcept nogil:
+    cdef uint64_t h = 0
+    cdef Py_ssize_t i
+    for i in range(n):
+        h = h * POLY_BASE + p[i] + 1
+    return h
+
+
+cdef inline uint64_t _poly_key(uint64_t poly, Py_ssize_t n) noexcept nogil:
+    return _mix(poly + (<uint64_t>n << 56)) | 1
+
+
+cdef inline uint64_t _text_hash(const unsigned char* p, Py_ssize_t n) noexcept nogil:
+    """Hash of a text in the load-time symbol table (SymbolTexts)."""
+    return _poly_key(_poly(p, n), n)
+
+
+cdef inline uint64_t _token_key(const unsigned char* p, Py_ssize_t n) noexcept nogil:
+    """Key of a token text in TokenSlot: its bytes when at most 8, else a hash."""
+    cdef uint64_t v = 0
+    if n <= 8:
+        memcpy(&v, p, n)
+        return v ^ (<uint64_t>n << 59)
+    return _hash_bytes(p, n)
+
+
+cdef inline uint64_t _short_key(uint32_t text, Py_ssize_t length, Py_ssize_t split) noexcept nogil:
+    """Key of a 3- or 4-byte text and where its left part ends (never 0)."""
+    return <uint64_t>text | (<uint64_t>length << 32) | (<uint64_t>split << 36)
+
+
+cdef inline const unsigned char* memchr_not(const unsigned char* p, unsigned char c,
+                                            Py_ssize_t n) noexcept nogil:
+    """The first byte of p[:n] other than c, or NULL."""
+    cdef Py_ssize_t i
+    for i in range(n):
+        if p[i] != c:
+            return p + i
+    return NULL
+
+
+cdef inline uint64_t _pair_key(int32_t left, int32_t right) noexcept nogil:
+    return ((<uint64_t>(left + 1)) << 32) | <uint64_t>(right + 1)
+
+
+# ---------------------------------------------------------------------- GPT-2's byte<->unicode map
+
+cdef int _byte_of_cpt[324]      # byte behind each code point < 324 of the map, -1 if none
+cdef int _cpt_of_byte[256]
+
+
+cdef void _init_byte_unicode() noexcept:
+    """Parity: GPT-2 bytes_to_unicode (llama.cpp unicode.cpp unicode_byte_to_utf8_map)."""
+    cdef int b, extra = 0
+    for b in range(324):
+        _byte_of_cpt[b] = -1
+    for b in range(256):
+        if 33 <= b <= 126 or 161 <= b <= 172 or 174 <= b <= 255:
+            _cpt_of_byte[b] = b
+        else:
+            _cpt_of_byte[b] = 256 + extra
+            extra += 1
+        _byte_of_cpt[_cpt_of_byte[b]] = b
+
+
+_init_byte_unicode()
+
+
+cdef Py_ssize_t _unmap_byte_unicode(const unsigned char* p, Py_ssize_t n, unsigned char* out) noexcept nogil:
+    """Raw bytes behind a byte<->unicode text, written to `out` (room for n bytes);
+    their count, or -1 when the text has a character outside the map."""
+    cdef Py_ssize_t i = 0, k = 0
+    cdef int c
+    while i < n:
+        if p[i] < 0x80:
+            c = p[i]
+            i += 1
+        elif (p[i] & 0xE0) == 0xC0 and i + 1 < n and (p[i + 1] & 0xC0) == 0x80:
+            c = ((p[i] & 0x1F) << 6) | (p[i + 1] & 0x3F)
+            i += 2
+            if c < 0x80:
+                return -1   # overlong: no byte-encoded pre-token has these bytes
+        else:
+            return -1
+        if c >= 324 or _byte_of_cpt[c] < 0:
+            return -1
+        out[k] = <unsigned char>_byte_of_cpt[c]
+        k += 1
+    return k
+
+
+def byte_unicode_decode(bytes text):
+    """The raw bytes a GPT-2 byte<->unicode text stands for, or None if it is not one.
+
+    >>> byte_unicode_decode("Ġhello".encode()), byte_unicode_decode(b"a b")
+    (b' hello', None)
+    """
+    cdef Py_ssize_t n = len(text)
+    cdef bytearray out = bytearray(n)
+    cdef Py_ssize_t k = _unmap_byte_unicode(<const unsigned char*>PyBytes_AS_STRING(text), n,
+                                            <unsigned char*>(<char*>out))
+    return None if k < 0 else bytes(out[:k])
+
+
+def byte_unicode_encode(bytes raw):
+    """The byte<->unicode text (UTF-8) of raw bytes.
+
+    >>> byte_unicode_encode(b" hello\\n")
+    b'\\xc4\\xa0hello\\xc4\\x8a'
+    """
+    return "".join([chr(_cpt_of_byte[b]) for b in raw]).encode()
+
+
+# ---------------------------------------------------------------------- load-time text -> symbol map
+
+cdef int _texts_init(SymbolTexts* t, Py_ssize_t expected) noexcept nogil:
+    cdef Py_ssize_t cap = 64
+    while cap < 2 * expected:
+        cap *= 2
+    t.blob.data = NULL
+    t.blob.size = 0
+    t.blob.cap = 0
+    t.n = 0
+    t.cap = expected + 16
+    t.refs = <TextRef*>malloc(t.cap * sizeof(TextRef))
+    t.slots = <uint64_t*>calloc(cap, sizeof(uint64_t))
+    t.mask = <uint64_t>(cap - 1)
+    if t.refs == NULL or t.slots == NULL:
+        return -1
+    return 0
+
+
+cdef void _texts_free(SymbolTexts* t) noexcept nogil:
+    bytebuf_free(&t.blob)
+    free(t.refs)
+    free(t.slots)
+    t.refs = NULL
+    t.slots = NULL
+
+
+cdef inline bint _texts_equal(const SymbolTexts* t, int32_t i, const unsigned char* p,
+                              Py_ssize_t n) noexcept nogil:
+    return t.refs[i].length == n and memcmp(t.blob.data + t.refs[i].start, p, n) == 0
+
+
+cdef int32_t _texts_find(const SymbolTexts* t, const unsigned char* p, Py_ssize_t n,
+                         uint64_t h) noexcept nogil:
+    """The symbol with text p[:n] (h = _text_hash(p, n)), or -1. A slot holds the hash's
+    high half and symbol + 1, so most other texts are told apart without reading them."""
+    cdef uint64_t slot = h & t.mask, tag = h & <uint64_t>0xFFFFFFFF00000000, v
+    cdef int32_t i
+    while True:
+        v = t.slots[slot]
+        if v == 0:
+            return -1
+        if (v & <uint64_t>0xFFFFFFFF00000000) == tag:
+            i = <int32_t>(v & <uint64_t>0xFFFFFFFF) - 1
+            if _texts_equal(t, i, p, n):
+                return i
+        slot = (slot + 1) & t.mask
+
+
+cdef inline void _texts_index(SymbolTexts* t, int32_t symbol, uint64_t h) noexcept nogil:
+    cdef uint64_t slot = h & t.mask
+    while t.slots[slot] != 0:
+        slot = (slot + 1) & t.mask
+    t.slots[slot] = (h & <uint64_t>0xFFFFFFFF00000000) | <uint64_t>(symbol + 1)
+
+
+cdef int _texts_grow_slots(SymbolTexts* t) noexcept nogil:
+    cdef Py_ssize_t cap = 2 * (<Py_ssize_t>t.mask + 1), i
+    cdef int32_t symbol
+    cdef uint64_t* old = t.slots
+    cdef uint64_t old_cap = t.mask + 1, v
+    t.slots = <uint64_t*>calloc(cap, sizeof(uint64_t))
+    if t.slots == NULL:
+        t.slots = old
+        return -1
+    t.mask = <uint64_t>(cap - 1)
+    for i in range(<Py_ssize_t>old_cap):
+        v = old[i]
+        if v != 0:
+            symbol = <int32_t>(v & <uint64_t>0xFFFFFFFF) - 1
+            _texts_index(t, symbol, _text_hash(<const unsigned char*>t.blob.data + t.refs[symbol].start,
+                                                t.refs[symbol].length))
+    free(old)
+    return 0
+
+
+cdef int32_t _texts_add(SymbolTexts* t, const unsigned char* p, Py_ssize_t n, uint64_t h,
+                        bint index) noexcept nogil:
+    """Append symbol t.n with text p[:n] (indexed under hash h when `index`); its number,
+    or -1 (memory)."""
+    cdef TextRef* refs
+    cdef int32_t symbol = <int32_t>t.n
+    if t.n >= t.cap:
+        refs = <TextRef*>realloc(t.refs, 2 * t.cap * sizeof(TextRef))
+        if refs == NULL:
+            return -1
+        t.refs = refs
+        t.cap *= 2
+    if t.blob.size + n > <Py_ssize_t>0xFFFFFFFF:
+        return -1
+    t.refs[symbol].start = <uint32_t>t.blob.size
+    t.refs[symbol].length = <uint32_t>n
+    if bytebuf_append(&t.blob, <const char*>p, n) < 0:
+        return -1
+    t.n += 1
+    if index and n > 0:
+        if 2 * t.n > <Py_ssize_t>t.mask + 1 and _texts_grow_slots(t) < 0:
+            return -1
+        _texts_index(t, symbol, h)
+    return symbol
+
+
+cdef int32_t _texts_symbol(SymbolTexts* t, const unsigned char* p, Py_ssize_t n) noexcept nogil:
+    """The symbol with text p[:n], added when new; -1 when out of memory."""
+    cdef uint64_t h = _text_hash(p, n)
+    cdef int32_t found = _texts_find(t, p, n, h)
+    if found >= 0:
+        return found
+    return _texts_add(t, p, n, h, True)
+
+
+# ---------------------------------------------------------------------- heap of ranked pairs
+
+cdef inline bint _before(const RankedPair* a, const RankedPair* b) noexcept nogil:
+    """Parity: llama.cpp llm_bigram_bpe::comparator and tiktoken Merge::cmp: the lowest
+    rank first, the leftmost pair on ties."""
+    return a.rank < b.rank or (a.rank == b.rank and a.left < b.left)
+
+
+cdef inline void _heap_push(ByteBpeWork* w, RankedPair e) noexcept nogil:
+    # capacity is reserved by the caller
+    cdef Py_ssize_t i = w.heap_size, parent
+    w.heap_size += 1
+    while i > 0:
+        parent = (i - 1) >> 1
+        if not _before(&e, &w.heap[parent]):
+            break
+        w.heap[i] = w.heap[parent]
+        i = parent
+    w.heap[i] = e
+
+
+cdef inline RankedPair _heap_pop(ByteBpeWork* w) noexcept nogil:
+    cdef RankedPair top = w.heap[0]
+    cdef RankedPair last
+    cdef Py_ssize_t i = 0, child, n
+    w.heap_size -= 1
+    n = w.heap_size
+    if n > 0:
+        last = w.heap[n]
+        while True:
+            child = 2 * i + 1
+            if child >= n:
+                break
+            if child + 1 < n and _before(&w.heap[child + 1], &w.heap[child]):
+                child += 1
+            if not _before(&w.heap[child], &last):
+                break
+            w.heap[i] = w.heap[child]
+            i = child
+        w.heap[i] = last
+    return top
+
+
+# ---------------------------------------------------------------------- per-thread work
+
+cdef void _free_work(void* work) noexcept nogil:
+    cdef ByteBpeWork* w = <ByteBpeWork*>work
+    if w == NULL:
+        return
+    idbuf_free(&w.symbols)
+    idbuf_free(&w.starts)
+    idbuf_free(&w.lengths)
+    idbuf_free(&w.prev)
+    idbuf_free(&w.next)
+    idbuf_free(&w.cand_rank)
+    idbuf_free(&w.cand_merged)
+    idbuf_free(&w.out_ids)
+    free(w.heap)
+    free(w.cache)
+    free(w)
+
+
+cdef inline Py_ssize_t _idbuf_bytes(const IdBuf* b) noexcept nogil:
+    return b.cap * <Py_ssize_t>sizeof(int32_t)
+
+
+# ---------------------------------------------------------------------- the model
+
+@cython.final
+cdef class ByteLevelBpe(Model):
+    """The merge tables of one byte-level BPE vocabulary (see the module docstring)."""
+
+    def __cinit__(self, *args, **kwargs):
+        self.pairs = NULL
+        self.output_ids = NULL
+        self.texts = NULL
+        self.text_offsets = NULL
+        self.text_slots = NULL
+        self.char_slots = NULL
+        self.byte_pairs = NULL
+        self.short_pairs = NULL
+        self.work_kind = &_WORK_KIND
+
+    def __dealloc__(self):
+        free(self.pairs)
+        free(self.output_ids)
+        free(self.texts)
+        free(self.text_offsets)
+        free(self.text_slots)
+        free(self.char_slots)
+        free(self.byte_pairs)
+        free(self.short_pairs)
+
+    @staticmethod
+    def build(list tokens, list merges=None, *, MergeOrder order, bint ignore_merges=False,
+              bint byte_unicode=False, bint llama_byte_fallback=False, bint utf8_symbols=False,
+              bint hex_byte_fallback=False, bint whole_newline_runs=False):
+        """Tables for a vocabulary; token id i has text tokens[i].
+
+        tokens: raw bytes per id (byte<->unicode texts when `byte_unicode`), or None
+            for an id that no pre-token can form (a gap, or a text outside the map).
+        merges: MERGE_LIST only: "left right" texts in rank order, split at the first
+            space after the first byte as llama.cpp does; a merge naming a text that is
+            no token still counts (its result may fall back to bytes).
+        ignore_merges: a pre-token that is a token is emitted whole (Llama 3; tiktoken).
+        llama_byte_fallback: a final symbol that is no token becomes, for each of its raw
+            bytes, the tokens whose stored text is one byte of that byte's byte<->unicode
+            character (llama.cpp); otherwise it is dropped (tiktoken never has one).
+        utf8_symbols: a pre-token starts as one symbol per UTF-8 character, not per byte
+            (llama.cpp's BPE without the byte map: gemma4, sarvam-moe, whitespace pre types).
+        hex_byte_fallback: a final symbol that is no token becomes the "<0xXX>" tokens of
+            its bytes (llama.cpp without the byte map).
+        whole_newline_runs: a pre-token of newlines only that is a token is emitted whole
+            (llama.cpp's gemma4 pre type).
+        """
+        cdef ByteLevelBpe self = ByteLevelBpe()
+        cdef Py_ssize_t n = len(tokens), i, k, length, total = 0, m, split
+        cdef SymbolTexts t
+        cdef object token
+        cdef const unsigned char* p
+        cdef unsigned char* scratch = NULL
+        cdef Py_ssize_t scratch_cap = 0
+        cdef int32_t left, right, merged, symbol
+        cdef uint64_t key, slot, h
+        cdef Py_ssize_t pair_cap
+        cdef int32_t one_byte_text[256]     # token whose stored text is that one byte
+        cdef bytes name
+        if order == MergeOrder.MERGE_LIST and merges is None:
+            raise ValueError("MERGE_LIST needs the merges list")
+        if n >= INT32_MAX // 2:
+            raise ValueError(f"{n} tokens: too many")
+        self.order = order
+        self.ignore_merges = ignore_merges
+        self.n_pieces = n
+        m = len(merges) if merges is not None else 0
+        for i in range(n):
+            token = tokens[i]
+            if token is not None:
+                total += PyBytes_GET_SIZE(token)
+        for i in range(256):
+            self.fallback[i][0] = -1
+            self.fallback[i][1] = -1
+        if utf8_symbols and order != MergeOrder.MERGE_LIST:
+            raise ValueError("utf8_symbols needs MERGE_LIST")
+        self.utf8_symbols = utf8_symbols
+        self.whole_newline_runs = whole_newline_runs
+        if order == MergeOrder.TOKEN_RANK and not byte_unicode and not llama_byte_fallback:
+            self._build_token_rank(tokens, total)
+            self._fill_short_pairs(NULL)
+            self._fill_byte_pairs()
+            return self
+        if _texts_init(&t, n + 512) < 0:
+            _texts_free(&t)
+            raise MemoryError()
+        try:
+            if bytebuf_reserve(&t.blob, total + 16) < 0:
+                raise MemoryError()
+            scratch_cap = 256
+            scratch = <unsigned char*>malloc(scratch_cap)
+            if scratch == NULL:
+                raise MemoryError()
+            for i in range(256):
+                one_byte_text[i] = -1
+            # Symbols 0..n-1 are the token ids; a text given twice keeps its first id.
+            for i in range(n):
+                token = tokens[i]
+                length = 0
+                p = scratch
+                if token is not None:
+                    length = PyBytes_GET_SIZE(token)
+                    p = <const unsigned char*>PyBytes_AS_STRING(token)
+                    if length == 1:
+                        one_byte_text[p[0]] = <int32_t>i
+                    if byte_unicode:
+                        if length > scratch_cap:
+                            scratch_cap = 2 * length
+                            free(scratch)
+                            scratch = <unsigned char*>malloc(scratch_cap)
+                            if scratch == NULL:
+                                raise MemoryError()
+                        length = _unmap_byte_unicode(p, length, scratch)
+                        p = scratch
+                    if length < 0:
+                        length = 0
+                h = _text_hash(p, length)
+                if length > 0 and _texts_find(&t, p, length, h) >= 0:
+                    length = 0
+                if _texts_add(&t, p, length, h, True) < 0:
+                    raise MemoryError()
+            self._keep_token_texts(&t)
+
+            for i in range(256):
+                scratch[0] = <unsigned char>i
+                self.byte_symbol[i] = _texts_symbol(&t, scratch, 1)
+                if self.byte_symbol[i] < 0:
+                    raise MemoryError()
+
+            pair_cap = 64
+            while pair_cap < 2 * m:
+                pair_cap *= 2
+            self.pairs = <PairSlot*>calloc(pair_cap, sizeof(PairSlot))
+            if self.pairs == NULL:
+                raise MemoryError()
+            self.pair_mask = <uint64_t>(pair_cap - 1)
+
+            if order == MergeOrder.MERGE_LIST:
+                self._add_merges(&t, merges, byte_unicode)
+            # TOKEN_RANK needs no pair table: a pair's rank is that of the token its bytes
+            # form, looked up in the token texts (_rank).
+
+            self.n_symbols = t.n
+            self.output_ids = <int32_t*>malloc(max(t.n, 1) * sizeof(int32_t))
+            if self.output_ids == NULL:
+                raise MemoryError()
+            for i in range(t.n):
+                self.output_ids[i] = <int32_t>i if i < n and t.refs[i].length > 0 else -1
+            if utf8_symbols:
+                self._keep_char_symbols(&t)
+            if order == MergeOrder.MERGE_LIST:
+                self._fill_short_pairs(&t)
+            else:
+                self._fill_short_pairs(NULL)
+            if hex_byte_fallback:
+                for i in range(256):
+                    # Parity: llama.cpp llm_tokenizer_bpe_session::tokenize (byte_encode false)
+                    name = f"<0x{i:02X}>".encode()
+                    symbol = _texts_find(&t, name, len(name), _text_hash(name, len(name)))
+                    self.fallback[i][0] = symbol if 0 <= symbol < n else -1
+            if llama_byte_fallback:
+                for i in range(256):
+                    # Parity: llama.cpp llm_tokenizer_bpe_session::tokenize looks up each byte
+                    # of the byte-encoded text (one or two UTF-8 bytes per raw byte) alone.
+                    if _cpt_of_byte[i] < 0x80:
+                        self.fallback[i][0] = one_byte_text[_cpt_of_byte[i]]
+                    else:
+                        self.fallback[i][0] = one_byte_text[0xC0 | (_cpt_of_byte[i] >> 6)]
+                        self.fallback[i][1] = one_byte_text[0x80 | (_cpt_of_byte[i] & 0x3F)]
+        finally:
+            _texts_free(&t)
+            free(scratch)
+        self._fill_byte_pairs()
+        return self
+
+    cdef int _fill_byte_pairs(self) except -1:
+        """The merge of every two adjacent one-byte symbols, in a direct table (512 KB):
+        the first lookups of every pre-token then stay in cache."""
+        cdef Py_ssize_t i
+        cdef unsigned char two[2]
+        self.byte_pairs = <PairSlot*>malloc(65536 * sizeof(PairSlot))
+        if self.byte_pairs == NULL:
+            raise MemoryError()
+        for i in range(65536):
+            two[0] = <unsigned char>(i & 0xFF)
+            two[1] = <unsigned char>(i >> 8)
+            self.byte_pairs[i].merged = -1
+            self.byte_pairs[i].rank = self._rank_slow(two, self.byte_symbol[two[0]], self.byte_symbol[two[1]],
+                                                      0, 2, &self.byte_pairs[i].merged)
+        return 0
+
+    cdef int _build_token_rank(self, list tokens, Py_ssize_t total) except -1:
+        """TOKEN_RANK over raw texts (rank files): the token texts and their map are all
+        the model needs, so they are written directly (no symbol table)."""
+        cdef Py_ssize_t n = self.n_pieces, i, j, count, cap = 64, at = 0, length
+        cdef object token
+        cdef uint64_t keys[MERGE_BATCH]
+        cdef uint64_t slot
+        cdef unsigned char one
+        self.texts = <unsigned char*>malloc(max(total, 1))
+        self.text_offsets = <int64_t*>malloc((n + 1) * sizeof(int64_t))
+        while cap < 2 * n:
+            cap *= 2
+        self.text_slots = <TokenSlot*>calloc(cap, sizeof(TokenSlot))
+        self.output_ids = <int32_t*>malloc(max(n, 1) * sizeof(int32_t))
+        self.pairs = <PairSlot*>calloc(64, sizeof(PairSlot))
+        if self.texts == NULL or self.text_offsets == NULL or self.text_slots == NULL \
+                or self.output_ids == NULL or self.pairs == NULL:
+            raise MemoryError()
+        self.text_mask = <uint64_t>(cap - 1)
+        self.pair_mask = 63
+        self.max_token_length = 0
+        for i in range(n):
+            token = tokens[i]
+            self.text_offsets[i] = at
+            length = 0
+            if token is not None:
+                length = PyBytes_GET_SIZE(token)
+                memcpy(self.texts + at, PyBytes_AS_STRING(token), length)
+                at += length
+            self.output_ids[i] = <int32_t>i if length > 0 else -1
+            if length > self.max_token_length:
+                self.max_token_length = length
+        self.text_offsets[n] = at
+        # The map text -> id, a batch at a time with its slots prefetched; a text given
+        # twice keeps its first id.
+        for i in range(0, n, MERGE_BATCH):
+            count = min(MERGE_BATCH, n - i)
+            for j in range(count):
+                length = self.text_offsets[i + j + 1] - self.text_offsets[i + j]
+                keys[j] = _token_key(self.texts + self.text_offsets[i + j], length) if length else 0
+                _prefetch(&self.text_slots[_mix(keys[j]) & self.text_mask])
+            for j in range(count):
+                length = self.text_offsets[i + j + 1] - self.text_offsets[i + j]
+                if length == 0 or self._token_of(self.texts + self.text_offsets[i + j], length) >= 0:
+                    continue
+                slot = _mix(keys[j]) & self.text_mask
+                while self.text_slots[slot].length != 0:
+                    slot = (slot + 1) & self.text_mask
+                self.text_slots[slot].key = keys[j]
+                self.text_slots[slot].id = <int32_t>(i + j)
+                self.text_slots[slot].length = <int32_t>length
+        for i in range(256):
+            one = <unsigned char>i
+            self.byte_symbol[i] = self._token_of(&one, 1)
+        self.n_symbols = n
+        return 0
+
+    cdef int _add_merges(self, SymbolTexts* t, list merges, bint byte_unicode) except -1:
+        """Pairs of the merges list (MERGE_LIST), in batches: the hash slots of a batch are
+        prefetched before they are probed, so the memory latency of one lookup overlaps
+        the others' (load time is dominated by these random reads)."""
+        cdef Py_ssize_t m = len(merges), first, i, j, count, length, split, k, total, at, guess
+        cdef Py_ssize_t n = self.n_pieces
+        cdef const unsigned char* p
+        cdef object merge
+        cdef unsigned char* buf = NULL
+        cdef Py_ssize_t buf_cap = 0
+        cdef Py_ssize_t starts[MERGE_BATCH]
+        cdef Py_ssize_t left_len[MERGE_BATCH]
+        cdef Py_ssize_t lengths[MERGE_BATCH]
+        cdef uint64_t left_hash[MERGE_BATCH]
+        cdef uint64_t right_hash[MERGE_BATCH]
+        cdef int32_t lefts[MERGE_BATCH]
+        cdef int32_t rights[MERGE_BATCH]
+        cdef int32_t mergeds[MERGE_BATCH]
+        cdef int32_t last_merged = -1, symbol
+        cdef unsigned char* q
+        try:
+            for first in range(0, m, MERGE_BATCH):
+                count = min(MERGE_BATCH, m - first)
+                at = 0
+                for j in range(count):
+                    merge = merges[first + j]
+                    length = PyBytes_GET_SIZE(merge)
+                    p = <const unsigned char*>PyBytes_AS_STRING(merge)
+                    lengths[j] = -1
+                    # Parity: llama.cpp llama_vocab::impl::load: word.find(' ', 1)
+                    split = -1
+                    for k in range(1, length):
+                        if p[k] == 32:
+                            split = k
+                            break
+                    if split < 0 or split + 1 >= length:
+                        continue   # ("", "") or an empty right side: never matches a symbol
+                    if at + length > buf_cap:
+                        buf_cap = 2 * (at + length) + 4096
+                        q = <unsigned char*>realloc(buf, buf_cap)
+                        if q == NULL:
+                            raise MemoryError()
+                        buf = q
+                    q = buf + at
+                    if byte_unicode:
+                        k = _unmap_byte_unicode(p, split, q)
+                        if k < 0:
+                            continue   # a text outside the map: no pre-token has it
+                        total = _unmap_byte_unicode(p + split + 1, length - split - 1, q + k)
+                        if total < 0:
+                            continue
+                        total += k
+                    else:
+                        memcpy(q, p, split)
+                        memcpy(q + split, p + split + 1, length - split - 1)
+                        k = split
+                        total = length - 1
+                    starts[j] = at
+                    left_len[j] = k
+                    lengths[j] = total
+                    left_hash[j] = _text_hash(q, k)
+                    right_hash[j] = _text_hash(q + k, total - k)
+                    _prefetch(&t.slots[left_hash[j] & t.mask])
+                    _prefetch(&t.slots[right_hash[j] & t.mask])
+                    at += total
+                for j in range(count):
+                    if lengths[j] < 0:
+                        continue
+                    q = buf + starts[j]
+                    lefts[j] = _texts_find(t, q, left_len[j], left_hash[j])
+                    if lefts[j] < 0:
+                        lefts[j] = _texts_add(t, q, left_len[j], left_hash[j], True)
+                    rights[j] = _texts_find(t, q + left_len[j], lengths[j] - left_len[j], right_hash[j])
+                    if rights[j] < 0:
+                        rights[j] = _texts_add(t, q + left_len[j], lengths[j] - left_len[j],
+                                               right_hash[j], True)
+                    # Merges usually form the tokens in id order: try the ids after the
+                    # last one formed (sequential reads) before hashing.
+                    symbol = -1
+                    for guess in range(last_merged + 1, min(last_merged + 4, n)):
+                        if _texts_equal(t, <int32_t>guess, q, lengths[j]):
+                            symbol = <int32_t>guess
+                            break
+                    if symbol < 0:
+                        symbol = _texts_symbol(t, q, lengths[j])
+                    if 0 <= symbol < n:
+                        last_merged = symbol
+                    mergeds[j] = symbol
+                    if lefts[j] < 0 or rights[j] < 0 or symbol < 0:
+                        raise MemoryError()
+                    _prefetch(&self.pairs[_mix(_pair_key(lefts[j], rights[j])) & self.pair_mask])
+                for j in range(count):
+                    if lengths[j] >= 0:
+                        # Parity: bpe_ranks.emplace: the first rank of a pair stays.
+                        self._add_pair(lefts[j], rights[j], <int32_t>(first + j), mergeds[j])
+        finally:
+            free(buf)
+        return 0
+
+    cdef int _keep_char_symbols(self, SymbolTexts* t) except -1:
+        """Map each symbol of at most 4 bytes (a character, or a truncated one) to itself:
+        the first symbols of a pre-token with utf8_symbols."""
+        cdef Py_ssize_t i, cap = 64, count = 0
+        cdef uint64_t key, slot
+        for i in range(t.n):
+            if 0 < t.refs[i].length <= 4:
+                count += 1
+        while cap < 2 * count:
+            cap *= 2
+        self.char_slots = <TokenSlot*>calloc(cap, sizeof(TokenSlot))
+        if self.char_slots == NULL:
+            raise MemoryError()
+        self.char_mask = <uint64_t>(cap - 1)
+        for i in range(t.n):
+            if 0 < t.refs[i].length <= 4:
+                key = _token_key(<const unsigned char*>t.blob.data + t.refs[i].start, t.refs[i].length)
+                slot = _mix(key) & self.char_mask
+                while self.char_slots[slot].length != 0:
+                    slot = (slot + 1) & self.char_mask
+                self.char_slots[slot].key = key
+                self.char_slots[slot].id = <int32_t>i
+                self.char_slots[slot].length = <int32_t>t.refs[i].length
+        return 0
+
+    cdef int32_t _first_symbol(self, const unsigned char* s, Py_ssize_t n, Py_ssize_t* length) noexcept nogil:
+        """The symbol a pre-token's next character or byte s[0] starts as, and its length."""
+        cdef Py_ssize_t clen
+        cdef uint64_t key, slot
+        if not self.utf8_symbols or s[0] < 0x80:
+            length[0] = 1
+            return self.byte_symbol[s[0]]
+        # Parity: llama.cpp unicode_len_utf8 (a truncated last character stays one symbol)
+        clen = min(one_char_len(s[0]), n)
+        length[0] = clen
+        key = _token_key(s, clen)
+        slot = _mix(key) & self.char_mask
+        while self.char_slots[slot].length != 0:
+            if self.char_slots[slot].key == key and self.char_slots[slot].length == clen:
+                return self.char_slots[slot].id
+            slot = (slot + 1) & self.char_mask
+        return -1
+
+    cdef int _keep_token_texts(self, SymbolTexts* t) except -1:
+        """Copy the token texts (symbols 0..n_pieces-1) and their hash map into the model."""
+        cdef Py_ssize_t n = self.n_pieces, i, cap = 64, total
+        cdef uint64_t slot, key
+        total = t.refs[n - 1].start + t.refs[n - 1].length if n > 0 else 0
+        self.texts = <unsigned char*>malloc(max(total, 1))
+        self.text_offsets = <int64_t*>malloc((n + 1) * sizeof(int64_t))
+        while cap < 2 * n:
+            cap *= 2
+        self.text_slots = <TokenSlot*>calloc(cap, sizeof(TokenSlot))
+        if self.texts == NULL or self.text_offsets == NULL or self.text_slots == NULL:
+            raise MemoryError()
+        memcpy(self.texts, t.blob.data, total)
+        self.text_mask = <uint64_t>(cap - 1)
+        for i in range(n):
+            self.text_offsets[i] = t.refs[i].start
+            if t.refs[i].length > 0:
+                key = _token_key(self.texts + t.refs[i].start, t.refs[i].length)
+                slot = _mix(key) & self.text_mask
+                while self.text_slots[slot].length != 0:
+                    slot = (slot + 1) & self.text_mask
+                self.text_slots[slot].key = key
+                self.text_slots[slot].id = <int32_t>i
+                self.text_slots[slot].length = <int32_t>t.refs[i].length
+        self.text_offsets[n] = total
+        self.max_token_length = 0
+        for i in range(n):
+            self.max_token_length = max(self.max_token_length, t.refs[i].length)
+        return 0
+
+    cdef int _add_pair(self, int32_t left, int32_t right, int32_t rank, int32_t merged) except -1:
+        cdef uint64_t key = _pair_key(left, right)
+        cdef uint64_t slot = _mix(key) & self.pair_mask
+        cdef PairSlot* grown
+        cdef PairSlot* old
+        cdef Py_ssize_t old_cap, i
+        while self.pairs[slot].key != 0:
+            if self.pairs[slot].key == key:
+                return 0
+            slot = (slot + 1) & self.pair_mask
+        self.pairs[slot].key = key
+        self.pairs[slot].rank = rank
+        self.pairs[slot].merged = merged
+        self.n_pairs += 1
+        if 2 * self.n_pairs > <Py_ssize_t>self.pair_mask + 1:
+            old = self.pairs
+            old_cap = <Py_ssize_t>self.pair_mask + 1
+            grown = <PairSlot*>calloc(2 * old_cap, sizeof(PairSlot))
+            if grown == NULL:
+                raise MemoryError()
+            self.pairs = grown
+            self.pair_mask = <uint64_t>(2 * old_cap - 1)
+            for i in range(old_cap):
+                if old[i].key != 0:
+                    slot = _mix(old[i].key) & self.pair_mask
+                    while self.pairs[slot].key != 0:
+                        slot = (slot + 1) & self.pair_mask
+                    self.pairs[slot] = old[i]
+            free(old)
+        return 0
+
+    # ------------------------------------------------------------------ lookups
+
+    cdef int32_t _token_of(self, const unsigned char* p, Py_ssize_t n) noexcept nogil:
+        """The id of the token whose text is p[:n], or -1. A text of at most 8 bytes is its
+        own key, so most lookups read one slot and never the token texts."""
+        cdef uint64_t key = _token_key(p, n)
+        cdef uint64_t slot = _mix(key) & self.text_mask
+        cdef const TokenSlot* e
+        while True:
+            e = &self.text_slots[slot]
+            if e.length == 0:
+                return -1
+            if e.key == key and e.length == n and (
+                    n <= 8 or memcmp(self.texts + self.text_offsets[e.id], p, n) == 0):
+                return e.id
+            slot = (slot + 1) & self.text_mask
+
+    cdef inline PairSlot* _pair(self, int32_t left, int32_t right) noexcept nogil:
+        """The merge of two adjacent symbols, or NULL."""
+        cdef uint64_t key, slot
+        if left < 0 or right < 0:
+            return NULL
+        key = _pair_key(left, right)
+        slot = _mix(key) & self.pair_mask
+        while self.pairs[slot].key != 0:
+            if self.pairs[slot].key == key:
+                return &self.pairs[slot]
+            slot = (slot + 1) & self.pair_mask
+        return NULL
+
+    cdef int32_t _rank_slow(self, const unsigned char* s, int32_t left, int32_t right,
+                              Py_ssize_t start, Py_ssize_t length, int32_t* merged) noexcept nogil:
+        """Rank of merging adjacent symbols left, right (covering s[start:start+length]) and
+        the symbol they form (in `merged`); INT32_MAX when they do not merge."""
+        cdef PairSlot* pair
+        cdef int32_t token
+        if self.order == MergeOrder.MERGE_LIST:
+            pair = self._pair(left, right)
+            if pair == NULL:
+                return INT32_MAX
+            merged[0] = pair.merged
+            return pair.rank
+        # Parity: tiktoken byte_pair_merge: the rank of the concatenated bytes (id == rank).
+        if length > self.max_token_length:
+            return INT32_MAX
+        token = self._token_of(s + start, length)
+        if token < 0:
+            return INT32_MAX
+        merged[0] = token
+        return token
+
+    cdef inline int32_t _rank(self, const unsigned char* s, int32_t left, int32_t right, Py_ssize_t start,
+                              Py_ssize_t left_length, Py_ssize_t length, int32_t* merged) noexcept nogil:
+        """_rank_slow, through small cache-friendly tables when the two cover 2 to 4 bytes (most
+        lookups): a direct table of byte pairs, and a map keyed by the bytes and the split."""
+        cdef const PairSlot* e
+        cdef uint64_t key, slot
+        cdef uint32_t v = 0
+        if length == 2:
+            e = &self.byte_pairs[s[start] | (<Py_ssize_t>s[start + 1] << 8)]
+            merged[0] = e.merged
+            return e.rank
+        if length <= 4:
+            memcpy(&v, s + start, length)
+            key = _short_key(v, length, left_length if self.order == MergeOrder.MERGE_LIST else 0)
+            slot = _mix(key) & self.short_mask
+            while self.short_pairs[slot].key != 0:
+                if self.short_pairs[slot].key == key:
+                    merged[0] = self.short_pairs[slot].merged
+                    return self.short_pairs[slot].rank
+                slot = (slot + 1) & self.short_mask
+            return INT32_MAX
+        return self._rank_slow(s, left, right, start, length, merged)
+
+    cdef int _fill_short_pairs(self, const SymbolTexts* t) except -1:
+        """The merges forming 3 or 4 bytes, keyed by those bytes and the split (MERGE_LIST,
+        from the pair table and the symbol texts `t`), or the tokens of 3 or 4 bytes
+        (TOKEN_RANK, t NULL)."""
+        cdef Py_ssize_t i, count = 0, cap = 64, ll, rl
+        cdef int32_t left, right
+        cdef uint32_t v
+        cdef uint64_t key, slot
+        cdef unsigned char buf[8]
+        for pass_ in range(2):
+            for i in range(<Py_ssize_t>self.pair_mask + 1 if t != NULL else self.n_pieces):
+                if t != NULL:
+                    if self.pairs[i].key == 0:
+                        continue
+                    left = <int32_t>(self.pairs[i].key >> 32) - 1
+                    right = <int32_t>(self.pairs[i].key & <uint64_t>0xFFFFFFFF) - 1
+                    ll = t.refs[left].length
+                    rl = t.refs[right].length
+                    if not 3 <= ll + rl <= 4:
+                        continue
+                    memcpy(buf, t.blob.data + t.refs[left].start, ll)
+                    memcpy(buf + ll, t.blob.data + t.refs[right].start, rl)
+                else:
+                    ll = 0
+                    rl = self.text_offsets[i + 1] - self.text_offsets[i]
+                    if not 3 <= rl <= 4 or self._token_of(self.texts + self.text_offsets[i], rl) != i:
+                        continue
+                    memcpy(buf, self.texts + self.text_offsets[i], rl)
+                if pass_ == 0:
+                    count += 1
+                    continue
+                v = 0
+                memcpy(&v, buf, ll + rl)
+                key = _short_key(v, ll + rl, ll)
+                slot = _mix(key) & self.short_mask
+                while self.short_pairs[slot].key != 0:
+                    slot = (slot + 1) & self.short_mask
+                self.short_pairs[slot].key = key
+                if t != NULL:
+                    self.short_pairs[slot].rank = self.pairs[i].rank
+                    self.short_pairs[slot].merged = self.pairs[i].merged
+                else:
+                    self.short_pairs[slot].rank = <int32_t>i
+                    self.short_pairs[slot].merged = <int32_t>i
+            if pass_ == 0:
+                while cap < 2 * count:
+                    cap *= 2
+                self.short_pairs = <PairSlot*>calloc(cap, sizeof(PairSlot))
+                if self.short_pairs == NULL:
+                    raise MemoryError()
+                self.short_mask = <uint64_t>(cap - 1)
+        return 0
+
+    def token_bytes(self, Py_ssize_t token_id):
+        """The raw bytes of a token, b"" for one no pre-token forms."""
+        if not 0 <= token_id < self.n_pieces:
+            raise IndexError(token_id)
+        return (<char*>self.texts)[self.text_offsets[token_id]:self.text_offsets[token_id + 1]]
+
+    # ------------------------------------------------------------------ Model contract
+
+    cdef void* new_work(self) noexcept nogil:
+        cdef ByteBpeWork* w = <ByteBpeWork*>calloc(1, sizeof(ByteBpeWork))
+        if w != NULL:
+            w.header.free = _free_work
+            w.header.kind = &_WORK_KIND
+        return w
+
+    cdef void trim_work(self, void* work, Py_ssize_t keep_bytes) noexcept nogil:
+        cdef ByteBpeWork* w = <ByteBpeWork*>work
+        cdef Py_ssize_t held = (_idbuf_bytes(&w.symbols) + _idbuf_bytes(&w.starts)
+                                + _idbuf_bytes(&w.lengths) + _idbuf_bytes(&w.prev)
+                                + _idbuf_bytes(&w.next) + _idbuf_bytes(&w.cand_rank)
+                                + _idbuf_bytes(&w.cand_merged) + _idbuf_bytes(&w.out_ids)
+                                + w.heap_cap * <Py_ssize_t>sizeof(RankedPair))
+        if held <= keep_bytes:
+            return
+        idbuf_free(&w.symbols)
+        idbuf_free(&w.starts)
+        idbuf_free(&w.lengths)
+        idbuf_free(&w.prev)
+        idbuf_free(&w.next)
+        idbuf_free(&w.cand_rank)
+        idbuf_free(&w.cand_merged)
+        idbuf_free(&w.out_ids)
+        free(w.heap)
+        w.heap = NULL
+        w.heap_size = 0
+        w.heap_cap = 0
+
+    cdef int encode(self, const unsigned char* s, Py_ssize_t n, void* work, IdBuf* ids,
+                    IdBuf* spans, Py_ssize_t base) noexcept nogil:
+        cdef ByteBpeWork* w = <ByteBpeWork*>work
+        cdef uint64_t h = 0
+        cdef WordEntry* e = NULL
+        cdef Py_ssize_t k, count
+        cdef const int32_t* triples
+        if n <= 0:
+            return 0
+        if n > INT32_MAX - 1:
+            return ERR_TOO_LONG
+        if n <= WORD_TEXT:
+            h = _hash_bytes(s, n)
+            if w.cache == NULL or w.cache_model != self.serial:
+                if w.cache == NULL:
+                    w.cache = <WordEntry*>calloc(CACHE_SLOTS, sizeof(WordEntry))
+                    if w.cache == NULL:
+                        return ERR_NO_MEMORY
+                else:
+                    memset(w.cache, 0, CACHE_SLOTS * sizeof(WordEntry))
+                w.cache_model = self.serial
+            e = &w.cache[h & <uint64_t>(CACHE_SLOTS - 1)]
+            if e.hash == h and e.text_len == n and memcmp(e.text, s, n) == 0:
+                count = e.n_ids
+                if idbuf_reserve(ids, count) < 0:
+                    return ERR_NO_MEMORY
+                for k in range(count):
+                    ids.data[ids.size + k] = e.ids[k]
+                ids.size += count
+                if spans != NULL:
+                    if idbuf_reserve(spans, 2 * count) < 0:
+                        return ERR_NO_MEMORY
+                    for k in range(count):
+                        spans.data[spans.size + 2 * k] = <int32_t>(base + e.starts[k])
+                        spans.data[spans.size + 2 * k + 1] = <int32_t>(base + e.ends[k])
+                    spans.size += 2 * count
+                return 0
+        elif self.ignore_merges:
+            h = _hash_bytes(s, n)
+        if self._encode_word(s, n, h, w) < 0:
+            return ERR_NO_MEMORY
+        triples = w.out_ids.data
+        count = w.out_ids.size // 3
+        if e != NULL and count <= WORD_IDS:
+            # the word replaces whatever its slot held
+            e.hash = h
+            e.text_len = <unsigned char>n
+            e.n_ids = <unsigned char>count
+            memcpy(e.text, s, n)
+            for k in range(count):
+                e.ids[k] = triples[3 * k]
+                e.starts[k] = <unsigned char>triples[3 * k + 1]
+                e.ends[k] = <unsigned char>triples[3 * k + 2]
+        if idbuf_reserve(ids, count) < 0:
+            return ERR_NO_MEMORY
+        for k in range(count):
+            ids.data[ids.size + k] = triples[3 * k]
+        ids.size += count
+        if spans != NULL:
+            if idbuf_reserve(spans, 2 * count) < 0:
+                return ERR_NO_MEMORY
+            for k in range(count):
+                spans.data[spans.size + 2 * k] = <int32_t>(base + triples[3 * k + 1])
+                spans.data[spans.size + 2 * k + 1] = <int32_t>(base + triples[3 * k + 2])
+            spans.size += 2 * count
+        return 0
+
+    # ------------------------------------------------------------------ merging
+
+    cdef int _encode_word(self, const unsigned char* s, Py_ssize_t n, uint64_t h,
+                          ByteBpeWork* w) noexcept nogil:
+        """(id, start, end) triples of one pre-token into w.out_ids; 0, or -1 (memory)."""
+        cdef int32_t whole
+        w.out_ids.size = 0
+        if self.ignore_merges:
+            # Parity: llama.cpp llm_tokenizer_bpe_session::tokenize (ignore_merges) and
+            # tiktoken encode_ordinary: a pre-token that is a token is emitted whole.
+            whole = self._token_of(s, n)
+            if whole >= 0:
+                return self._emit(s, whole, 0, <int32_t>n, w)
+        if self.whole_newline_runs and memchr_not(s, 10, n) == NULL:
+            # Parity: llama.cpp llm_tokenizer_bpe_session::tokenize (gemma4): a run of
+            # newlines that is a token is emitted whole.
+            whole = self._token_of(s, n)
+            if whole >= 0:
+                return self._emit(s, whole, 0, <int32_t>n, w)
+        if n == 1:
+            return self._emit(s, self.byte_symbol[s[0]], 0, 1, w)
+        if n <= LINEAR_MAX_BYTES:
+            return self._merge_linear(s, n, w)
+        return self._merge_heap(s, n, w)
+
+    cdef int _merge_linear(self, const unsigned char* s, Py_ssize_t n, ByteBpeWork* w) noexcept nogil:
+        """Merge a short pre-token in place by scanning for the best pair."""
+        cdef int32_t* sym
+        cdef int32_t* start
+        cdef int32_t* rank
+        cdef int32_t* merged
+        cdef Py_ssize_t i, best, m = n, clen
+        cdef int32_t best_rank
+        if idbuf_reserve(&w.symbols, n + 1) < 0 or idbuf_reserve(&w.starts, n + 1) < 0 \
+                or idbuf_reserve(&w.cand_rank, n) < 0 or idbuf_reserve(&w.cand_merged, n) < 0:
+            return -1
+        sym = w.symbols.data
+        start = w.starts.data
+        rank = w.cand_rank.data
+        merged = w.cand_merged.data
+        if self.utf8_symbols:
+            m = 0
+            i = 0
+            while i < n:
+                sym[m] = self._first_symbol(s + i, n - i, &clen)
+                start[m] = <int32_t>i
+                m += 1
+                i += clen
+        else:
+            for i in range(n):
+                sym[i] = self.byte_symbol[s[i]]
+                start[i] = <int32_t>i
+        start[m] = <int32_t>n
+        for i in range(m - 1):
+            rank[i] = self._rank(s, sym[i], sym[i + 1], start[i], start[i + 1] - start[i],
+                                 start[i + 2] - start[i], &merged[i])
+        while m > 1:
+            best = -1
+            best_rank = INT32_MAX
+            for i in range(m - 1):
+                if rank[i] < best_rank:
+                    best = i
+                    best_rank = rank[i]
+            if best < 0:
+                break
+            sym[best] = merged[best]
+            for i in range(best + 1, m - 1):
+                sym[i] = sym[i + 1]
+                start[i] = start[i + 1]
+            for i in range(best + 1, m - 2):
+                rank[i] = rank[i + 1]
+                merged[i] = merged[i + 1]
+            start[m - 1] = start[m]
+            m -= 1
+            if best > 0:
+                rank[best - 1] = self._rank(s, sym[best - 1], sym[best], start[best - 1], start[best] - start[best - 1],
+                                            start[best + 1] - start[best - 1], &merged[best - 1])
+            if best < m - 1:
+                rank[best] = self._rank(s, sym[best], sym[best + 1], start[best], start[best + 1] - start[best],
+                                        start[best + 2] - start[best], &merged[best])
+        for i in range(m):
+            if self._emit(s, sym[i], start[i], start[i + 1], w) < 0:
+                return -1
+        return 0
+
+    cdef int _merge_heap(self, const unsigned char* s, Py_ssize_t n, ByteBpeWork* w) noexcept nogil:
+        """Merge a long pre-token with a priority queue: O(n log n), same result as linear."""
+        cdef int32_t* sym
+        cdef int32_t* length
+        cdef int32_t* prev
+        cdef int32_t* nxt
+        cdef Py_ssize_t i, need = 2 * n + 2, clen, last
+        cdef RankedPair e, top
+        cdef int32_t left, right, other
+        cdef RankedPair* grown
+        if idbuf_reserve(&w.symbols, n) < 0 or idbuf_reserve(&w.lengths, n) < 0 \
+                or idbuf_reserve(&w.prev, n) < 0 or idbuf_reserve(&w.next, n) < 0:
+            return -1
+        if w.heap_cap < need:
+            grown = <RankedPair*>realloc(w.heap, need * sizeof(RankedPair))
+            if grown == NULL:
+                return -1
+            w.heap = grown
+            w.heap_cap = need
+        w.heap_size = 0
+        sym = w.symbols.data
+        length = w.lengths.data
+        prev = w.prev.data
+        nxt = w.next.data
+        i = 0
+        last = -1
+        while i < n:
+            sym[i] = self._first_symbol(s + i, n - i, &clen)
+            length[i] = <int32_t>clen
+            prev[i] = <int32_t>last
+            if last >= 0:
+                nxt[last] = <int32_t>i
+            last = i
+            i += clen
+        nxt[last] = -1
+        i = 0
+        while nxt[i] >= 0:
+            e.rank = self._rank(s, sym[i], sym[nxt[i]], i, length[i], length[i] + length[nxt[i]], &e.merged)
+            if e.rank != INT32_MAX:
+                e.left = <int32_t>i
+                e.right = nxt[i]
+                e.size = length[i] + length[nxt[i]]
+                _heap_push(w, e)
+            i = nxt[i]
+        while w.heap_size > 0:
+            top = _heap_pop(w)
+            left = top.left
+            right = top.right
+            # Parity: llama.cpp skips a bigram whose text changed ("outdated"); tiktoken
+            # one whose rank changed. Symbols only grow, so the size tells.
+            if length[left] == 0 or length[right] == 0 or length[left] + length[right] != top.size:
+                continue
+            sym[left] = top.merged
+            length[left] += length[right]
+            length[right] = 0
+            nxt[left] = nxt[right]
+            if nxt[right] >= 0:
+                prev[nxt[right]] = left
+            # Each merge pushes at most two entries: n - 1 initial + 2 per merge < need.
+            other = prev[left]
+            if other >= 0:
+                e.rank = self._rank(s, sym[other], sym[left], other, length[other], length[other] + length[left],
+                                    &e.merged)
+                if e.rank != INT32_MAX:
+                    e.left = other
+                    e.right = left
+                    e.size = length[other] + length[left]
+                    _heap_push(w, e)
+            other = nxt[left]
+            if other >= 0:
+                e.rank = self._rank(s, sym[left], sym[other], left, length[left], length[left] + length[other],
+                                    &e.merged)
+                if e.rank != INT32_MAX:
+                    e.left = left
+                    e.right = other
+                    e.size = length[left] + length[other]
+                    _heap_push(w, e)
+        i = 0
+        while i >= 0:
+            if self._emit(s, sym[i], <int32_t>i, <int32_t>(i + length[i]), w) < 0:
+                return -1
+            i = nxt[i]
+        return 0
+
+    cdef int _emit(self, const unsigned char* s, int32_t symbol, int32_t start, int32_t end,
+                   ByteBpeWork* w) noexcept nogil:
+        """Append the ids of one final symbol covering s[start:end] to w.out_ids."""
+        cdef int32_t token = self.output_ids[symbol] if symbol >= 0 else -1
+        cdef int32_t k, j, f
+        if token >= 0:
+            if idbuf_reserve(&w.out_ids, 3) < 0:
+                return -1
+            w.out_ids.data[w.out_ids.size] = token
+            w.out_ids.data[w.out_ids.size + 1] = start
+            w.out_ids.data[w.out_ids.size + 2] = end
+            w.out_ids.size += 3
+            return 0
+        # Parity: llama.cpp llm_tokenizer_bpe_session::tokenize: a symbol that is no
+        # token becomes the tokens of its bytes; a byte with none is dropped.
+        for k in range(start, end):
+            for j in range(2):
+                f = self.fallback[s[k]][j]
+                if f >= 0:
+                    if idbuf_reserve(&w.out_ids, 3) < 0:
+                        return -1
+                    w.out_ids.data[w.out_ids.size] = f
+                    w.out_ids.data[w.out_ids.size + 1] = k
+                    w.out_ids.data[w.out_ids.size + 2] = k + 1
+                    w.out_ids.size += 3
+        return 0
+
+    # ------------------------------------------------------------------ Python helpers
+
+    def encode_piece(self, piece):
+        """The ids of one pre-token (bytes), as the engine's model stage gives them.
+
+        >>> ByteLevelBpe.build([b"a", b"b", b"ab"], order=MergeOrder.TOKEN_RANK).encode_piece(b"aab")
+        [0, 2]
+        """
+        cdef bytes data = bytes(piece)
+        cdef IdBuf ids
+        cdef void* work = self.new_work()
+        cdef int rc
+        cdef const unsigned char* s = <const unsigned char*>PyBytes_AS_STRING(data)
+        cdef Py_ssize_t n = len(data)
+        if work == NULL:
+            raise MemoryError()
+        ids.data = NULL
+        ids.size = 0
+        ids.cap = 0
+        try:
+            with nogil:
+                rc = self.encode(s, n, work, &ids, NULL, 0)
+            if rc < 0:
+                raise MemoryError() if rc == ERR_NO_MEMORY else ValueError(f"pre-token of {n} bytes is too long")
+            return [ids.data[k] for k in range(ids.size)]
+        finally:
+            idbuf_free(&ids)
+            _free_work(work)
+
+    def encode_split(self, data, ends):
+        """The ids of data cut at `ends` (pre-token end offsets), in one nogil loop
+        through one work: what the engine does with a pre-tokenizer's output.
+
+        >>> ByteLevelBpe.build([b"a", b"b", b"ab"], order=MergeOrder.TOKEN_RANK).encode_split(b"abab", [2, 4])
+        [2, 2]
+        """
+        cdef bytes text = bytes(data)
+        cdef const unsigned char* s = <const unsigned char*>PyBytes_AS_STRING(text)
+        cdef Py_ssize_t count = len(ends), k, at = 0, end
+        cdef int64_t* cut = <int64_t*>malloc(max(count, 1) * sizeof(int64_t))
+        cdef IdBuf ids
+        cdef void* work = self.new_work()
+        cdef int rc = 0
+        ids.data = NULL
+        ids.size = 0
+        ids.cap = 0
+        try:
+            if cut == NULL or work == NULL:
+                raise MemoryError()
+            for k in range(count):
+                end = ends[k]
+                if not at <= end <= len(text):
+                    raise ValueError(f"ends[{k}] = {end} is not in [{at}, {len(text)}]")
+                cut[k] = end
+                at = end
+            at = 0
+            with nogil:
+                for k in range(count):
+                    rc = self.encode(s + at, cut[k] - at, work, &ids, NULL, at)
+                    if rc < 0:
+                        break
+                    at = cut[k]
+            if rc < 0:
+                raise MemoryError()
+            return [ids.data[k] for k in range(ids.size)]
+        finally:
+            free(cut)
+            idbuf_free(&ids)
+            _free_work(work)
+
+    def encode_pieces(self, pieces, bint with_spans=False):
+        """The ids of each pre-token in `pieces` through one work (the word cache stays warm);
+        with `with_spans`, (ids, spans) where spans are (start, end) per id in each piece."""
+        cdef IdBuf ids, spans
+        cdef void* work = self.new_work()
+        cdef bytes data
+        cdef int rc
+        cdef list out = []
+        if work == NULL:
+            raise MemoryError()
+        ids.data = NULL
+        ids.size = 0
+        ids.cap = 0
+        spans.data = NULL
+        spans.size = 0
+        spans.cap = 0
+        try:
+            for piece in pieces:
+                data = bytes(piece)
+                ids.size = 0
+                spans.size = 0
+                rc = self.encode(<const unsigned char*>PyBytes_AS_STRING(data), len(data), work,
+                                 &ids, &spans if with_spans else NULL, 0)
+                if rc < 0:
+                    raise MemoryError()
+                if with_spans:
+                    out.append(([ids.data[k] for k in range(ids.size)],
+                                [(spans.data[2 * k], spans.data[2 * k + 1]) for k in range(ids.size)]))
+                else:
+                    out.append([ids.data[k] for k in range(ids.size)])
+            return out
+        finally:
+            idbuf_free(&ids)
+            idbuf_free(&spans)
+            _free_work(work)
+
+
+# ---------------------------------------------------------------------- decoding texts (llama.cpp)
+
+cdef Py_ssize_t _llama_decode_text(const unsigned char* p, Py_ssize_t n, unsigned char* out) noexcept nogil:
+    """Parity: llama.cpp llama_decode_text on the common path: every code point of the text
+    (unicode_cpt_from_utf8, which takes overlong forms) is in the byte<->unicode map. The
+    decoded length, or -1 when some code point is not (the caller renders that case)."""
+    cdef Py_ssize_t i = 0, k = 0
+    cdef uint32_t c
+    while i < n:
+        if p[i] < 0x80:
+            c = p[i]
+            i += 1
+        elif (p[i] & 0xE0) == 0xC0 and i + 1 < n and (p[i + 1] & 0xC0) == 0x80:
+            c = ((p[i] & 0x1F) << 6) | (p[i + 1] & 0x3F)
+            i += 2
+        else:
+            return -1
+        if c >= 324 or _byte_of_cpt[c] < 0:
+            return -1
+        out[k] = <unsigned char>_byte_of_cpt[c]
+        k += 1
+    return k
+
+
+def llama_decode_texts(list texts):
+    """llama.cpp's llama_decode_text of each text (bytes): the raw bytes a NORMAL token of a
+    byte-level vocabulary prints as.
+
+    >>> llama_decode_texts(["Ġhi".encode(), "中".encode()])
+    [b' hi', b'[UNK_BYTE_0xe4b8ad\\xe4\\xb8\\xad]']
+    """
+    cdef list out = []
+    cdef bytes text
+    cdef bytearray buf = bytearray(256)
+    cdef Py_ssize_t k
+    for text in texts:
+        if len(text) > len(buf):
+            buf = bytearray(2 * len(text))
+        k = _llama_decode_text(<const unsigned char*>PyBytes_AS_STRING(text), len(text),
+                               <unsigned char*>(<char*>buf))
+        out.append(bytes(buf[:k]) if k >= 0 else _llama_decode_text_slow(text))
+    return out
+
+
+def _llama_decode_text_slow(bytes text):
+    """Parity: llama.cpp llama_decode_text, code point by code point: an invalid sequence is
+    U+FFFD (unicode_cpts_from_utf8), a code point outside the map is rendered as
+    "[UNK_BYTE_0x<its UTF-8 in hex><the whole text>]"."""
+    out = bytearray()
+    i, n = 0, len(text)
+    while i < n:
+        c, size = _llama_cpt_from_utf8(text, i)
+        i += size
+        if c < 324 and _byte_of_cpt[c] >= 0:
+            out.append(_byte_of_cpt[c])
+        else:
+            utf8 = _llama_cpt_to_utf8(c)
+            out += b"[UNK_BYTE_0x" + utf8.hex().encode() + text + b"]"
+    return bytes(out)
+
+
+def _llama_cpt_from_utf8(bytes s, Py_ssize_t i):
+    """Parity: llama.cpp unicode.cpp unicode_cpt_from_utf8 (no overlong or surrogate checks);
+    (code point, length), or (0xFFFD, 1) where it throws."""
+    cdef Py_ssize_t n = len(s)
+    b0 = s[i]
+    if not b0 & 0x80:
+        return b0, 1
+    if not b0 & 0x40:
+        return 0xFFFD, 1
+    if not b0 & 0x20:
+        if i + 1 >= n or (s[i + 1] & 0xC0) != 0x80:
+            return 0xFFFD, 1
+        return ((b0 & 0x1F) << 6) | (s[i + 1] & 0x3F), 2
+    if not b0 & 0x10:
+        if i + 2 >= n or (s[i + 1] & 0xC0) != 0x80 or (s[i + 2] & 0xC0) != 0x80:
+            return 0xFFFD, 1
+        return ((b0 & 0x0F) << 12) | ((s[i + 1] & 0x3F) << 6) | (s[i + 2] & 0x3F), 3
+    if not b0 & 0x08:
+        if i + 3 >= n or (s[i + 1] & 0xC0) != 0x80 or (s[i + 2] & 0xC0) != 0x80 or (s[i + 3] & 0xC0) != 0x80:
+            return 0xFFFD, 1
+        return (((b0 & 0x07) << 18) | ((s[i + 1] & 0x3F) << 12) | ((s[i + 2] & 0x3F) << 6)
+                | (s[i + 3] & 0x3F)), 4
+    return 0xFFFD, 1
+
+
+def _llama_cpt_to_utf8(c):
+    """Parity: llama.cpp unicode_cpt_to_utf8 (any value up to 0x10FFFF, surrogates included)."""
+    if c <= 0x7F:
+        return bytes([c])
+    if c <= 0x7FF:
+        return bytes([0xC0 | (c >> 6), 0x80 | (c & 0x3F)])
+    if c <= 0xFFFF:
+        return bytes([0xE0 | (c >> 12), 0x80 | ((c >> 6) & 0x3F), 0x80 | (c & 0x3F)])
+    # (above 0x10FFFF llama.cpp throws an exception llama_decode_text does not catch)
+    return bytes([0xF0 | ((c >> 18) & 0x07), 0x80 | ((c >> 12) & 0x3F), 0x80 | ((c >> 6) & 0x3F),
+                  0x80 | (c & 0x3F)])

@@ -1,0 +1,147 @@
+"""Byte-level BPE model stage vs llama.cpp, one pre-token at a time.
+
+The real pre-tokenizers come with the pipeline; here each candidate piece (a corpus
+line split by the GPT-2 and Llama 3 regexes with the `regex` module) is kept for a
+vocabulary only when that vocabulary's own llama.cpp regexes (llama-vocab.cpp
+llm_tokenizer_bpe) leave it whole, and when it holds no user-defined token text
+(llama.cpp splits those out before BPE). llama.cpp then tokenizes the piece alone:
+its result is the BPE of that one pre-token.
+"""
+from __future__ import annotations
+
+import random
+from array import array
+
+import pytest
+import regex
+
+from tests import llama_cpp_reference
+from tests.conftest import fixture_file, report
+from tests.parity.model_mutations import KV, T, write_gguf_bytes
+from toksmith._core.wire import parse_gguf_metadata
+from toksmith.formats.gguf import llama_cpp_token_pieces, read_byte_level_gguf
+from toksmith.vocab import TokenType
+
+# Parity: llama-vocab.cpp llm_tokenizer_bpe::llm_tokenizer_bpe regex_exprs, per pre type.
+LLAMA3 = [r"(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"]
+GPT2 = [r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)"]
+QWEN2 = [r"(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"]
+FALCON = [r"[\p{P}\$\+<=>\^~\|`]+", r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)",
+          r"[0-9][0-9][0-9]"]
+STARCODER = [r"\p{N}", r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)"]
+DEEPSEEK_CODER = ["[\r\n]", r"\s?\p{L}+", r"\s?\p{P}+", "[一-龥ࠀ-一가-퟿]+", r"\p{N}"]
+
+VOCABS = {"gpt-2": GPT2, "llama-bpe": LLAMA3, "qwen2": QWEN2, "falcon": FALCON, "starcoder": STARCODER,
+          "refact": STARCODER, "mpt": GPT2, "deepseek-coder": DEEPSEEK_CODER}
+LINES_PER_CORPUS = 400
+
+
+def whole_under(piece: str, exprs: list[str]) -> bool:
+    """llama.cpp's unicode_regex_split keeps a piece whole when each regex matches all of it or nothing."""
+    for expr in exprs:
+        spans = [m.span() for m in regex.finditer(expr, piece)]
+        if spans and spans != [(0, len(piece))]:
+            return False
+    return True
+
+
+@pytest.fixture(scope="module")
+def candidate_pieces(corpus_lines) -> list[str]:
+    lines = []
+    for name, corpus in corpus_lines.items():
+        lines += corpus if name == "tricky_strings.txt" else random.Random(name).sample(
+            corpus, min(LINES_PER_CORPUS, len(corpus)))
+    pieces = {}
+    for expr in (LLAMA3[0], GPT2[0]):
+        for line in lines:
+            pieces.update(dict.fromkeys(regex.findall(expr, line)))
+    return list(pieces)
+
+
+@pytest.mark.parametrize("name", list(VOCABS))
+def test_pieces_match_llama_cpp(fixtures, candidate_pieces, name):
+    path = fixture_file(fixtures, f"gguf/ggml-vocab-{name}.gguf")
+    spec = read_byte_level_gguf(path)
+    model = spec.vocab.build_model()
+    ref = llama_cpp_reference.load_vocab(path)
+    user_defined = [spec.vocab.texts[i].decode("utf-8", "replace")
+                    for i, kind in enumerate(spec.vocab.types) if kind == TokenType.USER_DEFINED]
+    pieces = [p for p in candidate_pieces
+              if whole_under(p, VOCABS[name]) and not any(u in p for u in user_defined)]
+    assert len(pieces) > 5000
+    got = model.encode_pieces([p.encode() for p in pieces])
+    bad = [(p, g, w) for p, g, w in zip(pieces, got, (ref.tokenize(p.encode(), add_special=False,
+                                                                     parse_special=False) for p in pieces))
+           if g != w]
+    report(f"byte-level BPE model vs llama.cpp, {name}: {len(pieces)} pieces, {len(bad)} mismatches")
+    assert not bad, bad[:5]
+
+
+def gguf_copy(src, out, **replace) -> None:
+    """A copy of a GGUF file's metadata with some values replaced (struct writer of model_mutations)."""
+    data = open(src, "rb").read()
+    _version, _tensors, values, types, _end = parse_gguf_metadata(data)
+    kvs = []
+    for key, value in {**values, **replace}.items():
+        vtype = T(types.get(key, T.ARRAY))
+        sub = None
+        if isinstance(value, list):
+            vtype, sub = T.ARRAY, T.STRING
+        elif isinstance(value, array):
+            vtype, sub = T.ARRAY, {"i": T.INT32, "f": T.FLOAT32}[value.typecode]
+            value = value.tolist()
+        kvs.append(KV(key, value, vtype, sub))
+    write_gguf_bytes(kvs, out)
+
+
+def test_merges_naming_unknown_tokens_are_kept_as_llama_cpp_keeps_them(fixtures, tmp_path):
+    # llama.cpp neither refuses nor skips a merge whose parts or result are no tokens:
+    # the pair merges by its rank and a result that is no token falls back to bytes.
+    src = fixture_file(fixtures, "gguf/ggml-vocab-gpt-2.gguf")
+    meta = parse_gguf_metadata(open(src, "rb").read())[2]
+    merges = [b"\xc4\xa0 t", b"h e", b"q \xc3\xa6", b"Z Z", b"\xc4\xa0t he", b"zz z"] + meta["tokenizer.ggml.merges"]
+    out = tmp_path / "odd-merges.gguf"
+    gguf_copy(src, out, **{"tokenizer.ggml.merges": merges})
+    spec = read_byte_level_gguf(out)
+    model = spec.vocab.build_model()
+    ref = llama_cpp_reference.load_vocab(out)
+    for piece in [" the", " theZZ", "ZZ", "zzz", "qæ", " Theqæ", " t", "he"]:
+        want = ref.tokenize(piece.encode(), add_special=False, parse_special=False)
+        assert model.encode_piece(piece.encode()) == want, piece
+
+
+@pytest.mark.parametrize("name", list(VOCABS))
+def test_token_pieces_match_llama_cpp(fixtures, name):
+    path = fixture_file(fixtures, f"gguf/ggml-vocab-{name}.gguf")
+    spec = read_byte_level_gguf(path)
+    ref = llama_cpp_reference.load_vocab(path)
+    for special in (False, True):
+        got = llama_cpp_token_pieces(spec, special=special)
+        bad = [(i, g) for i, g in enumerate(got) if g != ref.token_to_piece(i, lstrip=0, special=special)]
+        assert not bad, bad[:5]
+    report(f"byte-level token pieces vs llama_token_to_piece, {name}: {len(got)} tokens x 2, 0 mismatches")
+
+
+def test_token_pieces_of_odd_texts_match_llama_cpp(fixtures, tmp_path):
+    # NORMAL texts outside the byte map, invalid UTF-8, an overlong form; BYTE, UNUSED and
+    # USER_DEFINED types: what llama.cpp prints for each.
+    src = fixture_file(fixtures, "gguf/ggml-vocab-gpt-2.gguf")
+    meta = parse_gguf_metadata(open(src, "rb").read())[2]
+    tokens = list(meta["tokenizer.ggml.tokens"])
+    types = meta["tokenizer.ggml.token_type"]
+    odd = {1000: ("中".encode(), TokenType.NORMAL), 1001: (b"a b", TokenType.NORMAL),
+           1002: (b"\xc1\x81x", TokenType.NORMAL), 1003: (b"q\xff", TokenType.NORMAL),
+           1004: (b"<0x41>", TokenType.BYTE), 1005: (b"<0xzz>", TokenType.BYTE),
+           1006: (b"hi  there", TokenType.USER_DEFINED), 1007: (b"<|gone|>", TokenType.UNUSED),
+           1008: (b"\xf0\x9f\x98\x80", TokenType.NORMAL), 1009: (b"\xed\xa0\x80", TokenType.NORMAL)}
+    for i, (text, kind) in odd.items():
+        tokens[i] = text
+        types[i] = kind
+    out = tmp_path / "odd-texts.gguf"
+    gguf_copy(src, out, **{"tokenizer.ggml.tokens": tokens, "tokenizer.ggml.token_type": types})
+    spec = read_byte_level_gguf(out)
+    ref = llama_cpp_reference.load_vocab(out)
+    for special in (False, True):
+        got = llama_cpp_token_pieces(spec, special=special)
+        for i in list(odd) + [0, 50256]:
+            assert got[i] == ref.token_to_piece(i, lstrip=0, special=special), (i, special)
