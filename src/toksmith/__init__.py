@@ -1,7 +1,7 @@
 """toksmith: exact, fast tokenizers for language models.
 
 >>> import toksmith
->>> tok = toksmith.load_embedded()           # or toksmith.load("spiece.model")
+>>> tok = toksmith.load("o200k_base")       # GPT-4o's encoding, shipped; or a .gguf/.model/.tiktoken path
 >>> ids = tok.encode("Hello, world")
 >>> tok.decode(ids)
 'Hello, world'
@@ -9,42 +9,51 @@
 from __future__ import annotations
 
 import os
-from importlib import resources
 
 from toksmith.errors import (ModelFormatError, TokenIdError, ToksmithError, UnsupportedFeatureError,
                              UnsupportedModelError)
-from toksmith.spec import ReferenceRules
+from toksmith import embedded
+from toksmith.spec import ReferenceRules, SplitPattern
 from toksmith.tokenizer import Tokenizer
 from toksmith.vocab import SpecialIds, TokenType, Vocab
 
 __version__ = "0.1.0"
 
-EMBEDDED_MODEL = "embedded.model"
+def load(path: str | os.PathLike[str], *, rules: ReferenceRules | str | None = None,
+         pre: str | None = None, encoding: str | None = None, pattern: SplitPattern | str | None = None,
+         special_tokens: dict[str, int] | None = None) -> Tokenizer:
+    """Load a tokenizer: a GGUF file, a SentencePiece .model, a tiktoken rank file, a folder
+    holding one, or the name of an embedded tokenizer ("o200k_base", "cl100k_base").
 
-
-def load(path: str | os.PathLike[str], *, rules: ReferenceRules | str | None = None) -> Tokenizer:
-    """Load a tokenizer from a SentencePiece .model, a GGUF file, or a folder holding one.
-
-    `rules` picks whose behaviour to reproduce where references differ: a
-    `ReferenceRules` member or its value ("sentencepiece", "llama.cpp"); by
-    default the format's own reference (sentencepiece for .model, llama.cpp
-    for GGUF). Example: ``toksmith.load("t5.gguf", rules=ReferenceRules.SENTENCEPIECE)``.
+    - `rules`: whose behaviour to reproduce where references differ (a `ReferenceRules`
+      member or its value); by default the format's own reference.
+    - `pre`: a GGUF BPE vocabulary's pre-tokenizer, instead of its tokenizer.ggml.pre
+      (``toksmith.load("ggml-vocab-qwen2.gguf", pre="qwen35")``).
+    - `encoding`, `pattern`, `special_tokens`: what a rank file holds. Files of OpenAI's
+      encodings are recognised by content or name; give ``encoding="p50k_edit"`` to pick one,
+      or ``pattern=SplitPattern.CL100K, special_tokens={"<|end|>": 100257}`` for another file.
     """
-    return Tokenizer.from_file(path, rules=rules)
+    if isinstance(path, str) and path in embedded.FILES and not os.path.exists(path):
+        if (rules, pre, encoding, pattern, special_tokens) != (None,) * 5:
+            raise ValueError(f"{path!r} is an embedded tokenizer: load options do not apply")
+        return embedded.load_embedded(path)
+    return Tokenizer.from_file(path, rules=rules, pre=pre, encoding=encoding, pattern=pattern,
+                               special_tokens=special_tokens)
 
 
-def embedded_model_path() -> str:
-    """Path of the SentencePiece model that ships inside the package."""
-    return str(resources.files("toksmith").joinpath("data", EMBEDDED_MODEL))
+def embedded_model_path(name: str = "sentencepiece-demo") -> str:
+    """Path of the file an embedded tokenizer is read from (default: the SentencePiece demo)."""
+    return embedded.path_of(name)
 
 
-def load_embedded() -> Tokenizer:
-    """The tokenizer embedded in the package (works with no model file)."""
-    return load(embedded_model_path())
+def load_embedded(name: str = embedded.DEFAULT) -> Tokenizer:
+    """An embedded tokenizer: "o200k_base" (GPT-4o, the default), "cl100k_base" (GPT-4) or
+    "sentencepiece-demo" (an 8,000-piece Unigram model). Works with no file and no network."""
+    return embedded.load_embedded(name)
 
 
 __all__ = [
-    "ModelFormatError", "ReferenceRules", "SpecialIds", "TokenIdError", "TokenType", "Tokenizer", "ToksmithError",
+    "ModelFormatError", "ReferenceRules", "SpecialIds", "SplitPattern", "TokenIdError", "TokenType", "Tokenizer", "ToksmithError",
     "UnsupportedFeatureError", "UnsupportedModelError", "Vocab", "embedded_model_path", "load",
     "load_embedded", "__version__",
 ]

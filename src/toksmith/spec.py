@@ -31,6 +31,7 @@ class ReferenceRules(Enum):
 
     SENTENCEPIECE = "sentencepiece"
     LLAMA_CPP = "llama.cpp"
+    TIKTOKEN = "tiktoken"
 
     @classmethod
     def parse(cls, value: object) -> ReferenceRules:
@@ -49,6 +50,55 @@ class ReferenceRules(Enum):
                 raise ValueError(f"rules={value!r} is not one of: {valid}") from None
         raise TypeError(f"rules must be a ReferenceRules member or its value, one of: {valid}; "
                         f"not {type(value).__name__}")
+
+
+@dataclass(frozen=True)
+class LoadOptions:
+    """Options of `toksmith.load` that change how a file is read.
+
+    pre: a GGUF BPE vocabulary's pre-tokenizer name, instead of tokenizer.ggml.pre.
+    encoding: the OpenAI encoding a rank file holds (r50k_base, ..., o200k_harmony).
+    pattern: a rank file's pre-tokenizer (a SplitPattern or its regex text).
+    special_tokens: a rank file's special tokens, (text, id) pairs.
+    """
+
+    pre: str | None = None
+    encoding: str | None = None
+    pattern: SplitPattern | str | None = None
+    special_tokens: tuple[tuple[str, int], ...] | None = None
+
+    @classmethod
+    def of(cls, *, pre: object = None, encoding: object = None, pattern: object = None,
+           special_tokens: object = None) -> LoadOptions:
+        """Options from `toksmith.load`'s arguments, type-checked."""
+        for name, value in (("pre", pre), ("encoding", encoding)):
+            if value is not None and not isinstance(value, str):
+                raise TypeError(f"{name} must be a str or None, not {type(value).__name__}")
+        if pattern is not None and not isinstance(pattern, (str, SplitPattern)):
+            raise TypeError(f"pattern must be a SplitPattern, a regex str or None, not {type(pattern).__name__}")
+        pairs = None
+        if special_tokens is not None:
+            if not isinstance(special_tokens, dict):
+                raise TypeError(f"special_tokens must be a dict {{text: id}}, not {type(special_tokens).__name__}")
+            for text, token_id in special_tokens.items():
+                if not isinstance(text, str) or isinstance(token_id, bool) or not isinstance(token_id, int):
+                    raise TypeError(f"special_tokens must map str texts to int ids, found {text!r}: {token_id!r}")
+            pairs = tuple(sorted(special_tokens.items(), key=lambda kv: kv[1]))
+        return cls(pre=pre, encoding=encoding, pattern=pattern, special_tokens=pairs)
+
+    def special_token_dict(self) -> dict[str, int] | None:
+        return None if self.special_tokens is None else dict(self.special_tokens)
+
+    def check_applies_to(self, file_format: FileFormat, source: str) -> None:
+        """ValueError when an option does not apply to a file of `file_format`."""
+        wrong = []
+        if self.pre is not None and file_format is not FileFormat.GGUF:
+            wrong.append("pre= (GGUF BPE vocabularies only)")
+        if file_format is not FileFormat.TIKTOKEN:
+            wrong += [f"{name}= (tiktoken rank files only)" for name in ("encoding", "pattern", "special_tokens")
+                      if getattr(self, name) is not None]
+        if wrong:
+            raise ValueError(f"{source}: a {file_format.value} file: {', '.join(wrong)} does not apply")
 
 
 @dataclass(frozen=True, eq=False, repr=False)
@@ -72,8 +122,9 @@ class TokenizerSpec:
     algorithm: Algorithm
     rules: ReferenceRules
     vocab: Vocab
-    normalizer: CharsMapNormalizerSpec
-    decoder: SentencePieceDecoderSpec
+    # The SentencePiece family's normalizer and decoder; None for byte-level BPE.
+    normalizer: CharsMapNormalizerSpec | None
+    decoder: SentencePieceDecoderSpec | None
     byte_fallback: bool = False
     add_bos: bool = False
     add_eos: bool = False
@@ -86,6 +137,10 @@ class TokenizerSpec:
     # The file's other fields as its reader found them, for writers; None for a spec
     # built in memory.
     file_fields: FileFields | None = None
+    # Byte-level BPE: what its file says (merges or ranks, pre-tokenizer, BOS rules).
+    byte_level: ByteLevelSpec | None = None
+    # Options the file was loaded with (pre=, encoding=, ...): a pickle reloads it the same way.
+    load_options: LoadOptions = field(default_factory=lambda: LoadOptions())
 
     def __repr__(self) -> str:
         return (f"<TokenizerSpec {self.algorithm.value} from {self.file_format.value} "

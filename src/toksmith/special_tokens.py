@@ -118,8 +118,16 @@ def _sentencepiece_special_tokens(spec: TokenizerSpec) -> list[SpecialToken]:
     return found
 
 
+def _tiktoken_special_tokens(spec: TokenizerSpec) -> list[SpecialToken]:
+    """Parity: tiktoken Encoding.encode(allowed_special="all"): every special token is
+    split out with parse_special, none without (encode_ordinary)."""
+    return [SpecialToken(i, spec.vocab.piece(i), SpecialKind.CONTROL, SplitWhen.PARSE_SPECIAL)
+            for i in spec.vocab.ids_of_type(TokenType.CONTROL)]
+
+
 # Which tokens are special, by each reference's rules.
 SPECIAL_TOKEN_RULES = {
+    ReferenceRules.TIKTOKEN: _tiktoken_special_tokens,
     ReferenceRules.LLAMA_CPP: _llama_cpp_special_tokens,
     ReferenceRules.SENTENCEPIECE: _sentencepiece_special_tokens,
 }

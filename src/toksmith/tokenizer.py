@@ -13,16 +13,18 @@ from collections.abc import Callable
 
 from toksmith._core.detokenizer import checked_id
 from toksmith._core.engine import Engine, TokenizerCore
+from toksmith.models.byte_level import build_byte_level
 from toksmith.models.spm_bpe import build_spm_bpe
 from toksmith.models.unigram import build_unigram
 from toksmith.special_tokens import SpecialToken, special_tokens_of
-from toksmith.spec import Algorithm, FileFormat, ReferenceRules, TokenizerSpec
+from toksmith.spec import Algorithm, FileFormat, LoadOptions, ReferenceRules, TokenizerSpec
 from toksmith.vocab import SpecialIds, TokenType, Vocab
 
 # The builder of each algorithm's compiled pipeline (models/).
 ENGINE_BUILDERS: dict[Algorithm, Callable[[TokenizerSpec], Engine]] = {
     Algorithm.UNIGRAM: build_unigram,
     Algorithm.SPM_BPE: build_spm_bpe,
+    Algorithm.BYTE_BPE: build_byte_level,
 }
 
 
@@ -50,27 +52,32 @@ class Tokenizer(TokenizerCore):
     """
 
     def __init__(self, source: TokenizerSpec | str | os.PathLike[str], *,
-                 rules: ReferenceRules | str | None = None):
-        spec = _spec_of(source, rules)
+                 rules: ReferenceRules | str | None = None, pre: str | None = None,
+                 encoding: str | None = None, pattern: object = None,
+                 special_tokens: dict[str, int] | None = None):
+        options = LoadOptions.of(pre=pre, encoding=encoding, pattern=pattern, special_tokens=special_tokens)
+        spec = _spec_of(source, rules, options)
         self.spec = spec
         self._attach_engine(ENGINE_BUILDERS[spec.algorithm](spec))
         self._piece_ids: dict[str, int] | None = None
         self._special_tokens: tuple[SpecialToken, ...] | None = None
 
     @classmethod
-    def from_file(cls, path: str | os.PathLike[str], *,
-                  rules: ReferenceRules | str | None = None) -> Tokenizer:
+    def from_file(cls, path: str | os.PathLike[str], *, rules: ReferenceRules | str | None = None,
+                  pre: str | None = None, encoding: str | None = None, pattern: object = None,
+                  special_tokens: dict[str, int] | None = None) -> Tokenizer:
         """The tokenizer in `path` (see `toksmith.load`)."""
         if not isinstance(path, (str, os.PathLike)):
             raise TypeError(f"path must be a str or os.PathLike, not {type(path).__name__}")
-        return cls(path, rules=rules)
+        return cls(path, rules=rules, pre=pre, encoding=encoding, pattern=pattern,
+                   special_tokens=special_tokens)
 
     @classmethod
     def _from_source_bytes(cls, data: bytes, file_format: FileFormat, rules: ReferenceRules,
-                           source: str) -> "Tokenizer":
+                           source: str, options: LoadOptions = LoadOptions()) -> "Tokenizer":
         """The tokenizer `__reduce__` describes: `data` read as a `file_format` file."""
         from toksmith.formats import spec_from_bytes
-        spec = spec_from_bytes(data, file_format, source)
+        spec = spec_from_bytes(data, file_format, source, options)
         if rules is not spec.rules:
             spec = dataclasses.replace(spec, rules=rules)
         return cls(spec)
@@ -81,11 +88,15 @@ class Tokenizer(TokenizerCore):
         The same file always gives the same pickle, so `datasets` can hash it.
         """
         spec = self.spec
+        from toksmith.embedded import embedded_name_of
+        name = embedded_name_of(spec)
+        if name is not None:
+            return (_load_embedded, (name,))
         if spec.source_data is None:
             raise TypeError("this tokenizer was built from a TokenizerSpec, not loaded from a file, "
                             "so it has no source bytes to pickle; load it with toksmith.load()")
         return (_unpickle_tokenizer, (type(self), spec.source_data, spec.file_format, spec.rules,
-                                      spec.source))
+                                      spec.source, spec.load_options))
 
     # ---------------------------------------------------------------- vocabulary
 
@@ -147,7 +158,7 @@ class Tokenizer(TokenizerCore):
             "special_tokens": [{"id": t.id, "text": t.text, "kind": t.kind.value,
                                 "split": t.split.value, "lstrip": t.lstrip, "rstrip": t.rstrip}
                                for t in self.special_tokens],
-            "normalizer": spec.normalizer.describe(),
+            "normalizer": spec.normalizer.describe() if spec.normalizer is not None else None,
             "byte_fallback": spec.byte_fallback,
             "add_bos": spec.add_bos,
             "add_eos": spec.add_eos,
@@ -159,13 +170,15 @@ class Tokenizer(TokenizerCore):
                 f"{os.path.basename(spec.source)!r}, {self.vocab_size} pieces>")
 
 
-def _spec_of(source: object, rules: object) -> TokenizerSpec:
-    """The spec `Tokenizer(source, rules=rules)` compiles: `source` itself, or read from a path."""
+def _spec_of(source: object, rules: object, options: LoadOptions) -> TokenizerSpec:
+    """The spec `Tokenizer(source, rules=rules, ...)` compiles: `source` itself, or read from a path."""
     if isinstance(source, TokenizerSpec):
+        if options != LoadOptions():
+            raise ValueError("load options (pre=, encoding=, ...) apply to a file, not to a TokenizerSpec")
         spec = source
     elif isinstance(source, (str, os.PathLike)):
         from toksmith.formats import read_spec
-        spec = read_spec(source)
+        spec = read_spec(source, options)
     else:
         raise TypeError(f"Tokenizer() takes a model path (str or os.PathLike) or a TokenizerSpec, "
                         f"not {type(source).__name__}")
@@ -177,6 +190,13 @@ def _spec_of(source: object, rules: object) -> TokenizerSpec:
 
 
 def _unpickle_tokenizer(cls: type[Tokenizer], data: bytes, file_format: FileFormat,
-                        rules: ReferenceRules, source: str) -> Tokenizer:
+                        rules: ReferenceRules, source: str,
+                        options: LoadOptions = LoadOptions()) -> Tokenizer:
     """Rebuild a pickled tokenizer (see `Tokenizer.__reduce__`)."""
-    return cls._from_source_bytes(data, file_format, rules, source)
+    return cls._from_source_bytes(data, file_format, rules, source, options)
+
+
+def _load_embedded(name: str) -> Tokenizer:
+    """Rebuild a pickled embedded tokenizer by its name (see `Tokenizer.__reduce__`)."""
+    from toksmith.embedded import load_embedded
+    return load_embedded(name)

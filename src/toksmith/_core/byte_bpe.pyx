@@ -31,7 +31,7 @@ from libc.string cimport memcmp, memcpy, memset
 from toksmith._core.buffers cimport (ByteBuf, IdBuf, bytebuf_append, bytebuf_free, bytebuf_reserve,
                                      idbuf_free, idbuf_push, idbuf_reserve)
 from toksmith._core.model cimport Model, WorkHeader
-from toksmith._core.normalizer cimport ERR_NO_MEMORY, ERR_TOO_LONG
+from toksmith._core.errors cimport ERR_NO_MEMORY, ERR_TOO_LONG
 from toksmith._core.utf8 cimport one_char_len
 
 # Pre-tokens of at most this many bytes are merged by a linear scan.

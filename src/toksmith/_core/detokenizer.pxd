@@ -17,6 +17,7 @@ cpdef enum Render:
     RENDER_TEXT = 2          # USER_DEFINED: its text as is
     RENDER_UNESCAPED = 3     # NORMAL: its text with U+2581 turned into spaces
     RENDER_BYTE = 4          # BYTE: the byte it stands for
+    RENDER_INVALID = 5       # an id no token has (a gap in a rank file): decode refuses it
 
 
 cdef struct DecodeState:
@@ -54,6 +55,7 @@ cdef class SentencePieceDecoder(Decoder):
 
 cdef class LlamaCppDecoder(Decoder):
     cdef bint add_space_prefix
+    cdef bint clean_spaces
     cdef bint add_bos
     cdef bint add_eos
     cdef int32_t bos_id

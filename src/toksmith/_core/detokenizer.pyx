@@ -247,12 +247,14 @@ cdef class LlamaCppDecoder(Decoder):
 
     @staticmethod
     def build(list pieces, bytes renders, list byte_values, *, bint add_space_prefix=False,
-              bint add_bos=False, bint add_eos=False, int bos_id=-1, int eos_id=-1):
+              bint add_bos=False, bint add_eos=False, int bos_id=-1, int eos_id=-1,
+              bint clean_spaces=False):
         """`renders`: one `Render` per piece; `byte_values`: the byte of each byte piece,
-        -1 for the others."""
+        -1 for the others; `clean_spaces`: llama_detokenize's clean-up passes (BPE vocabularies)."""
         cdef LlamaCppDecoder self = LlamaCppDecoder()
         self._set_pieces(pieces, renders, byte_values)
         self.add_space_prefix = add_space_prefix
+        self.clean_spaces = clean_spaces
         self.add_bos = add_bos and 0 <= bos_id < self.n_pieces
         self.add_eos = add_eos and 0 <= eos_id < self.n_pieces
         self.bos_id = bos_id
@@ -281,9 +283,16 @@ cdef class LlamaCppDecoder(Decoder):
         st.started = True
         return self._render(st, pid, not skip_special, out)
 
+    @property
+    def streamable(self):
+        """False with clean_spaces: llama_detokenize cleans the whole text at the end."""
+        return not self.clean_spaces
+
     cdef int _finish(self, DecodeState* st, bint skip_special, ByteBuf* out) except -1:
         # a held trailing EOS is dropped (remove_special)
         st.held_eos = -1
+        if self.clean_spaces:
+            out.size = _clean_spaces(out.data, out.size)
         return 0
 
     cdef int _render(self, DecodeState* st, long pid, bint unparse_special,
@@ -296,6 +305,8 @@ cdef class LlamaCppDecoder(Decoder):
         st.remove_space = False
         if kind == RENDER_NOTHING or (kind == RENDER_SPECIAL and not unparse_special):
             return 0
+        if kind == RENDER_INVALID:
+            raise TokenIdError(f"token id {pid} is no token of this vocabulary (a gap in its ids)")
         if kind == RENDER_BYTE:
             if strip and self.byte_values[pid] == 32:
                 return 0
@@ -318,6 +329,51 @@ cdef class LlamaCppDecoder(Decoder):
         if bytebuf_append(out, text, size) < 0:
             raise MemoryError()
         return 0
+
+
+cdef Py_ssize_t _clean_spaces(char* text, Py_ssize_t total) noexcept:
+    """Parity: llama_vocab::impl::detokenize, its three clean_spaces passes, byte for byte
+    (including the second pass writing a NUL over the space after " ' ")."""
+    cdef Py_ssize_t i, n
+    cdef char x, x1, x2
+    # first pass: " ?", " !", " .", " ," lose the space
+    n = total
+    total = 1 if total else 0
+    for i in range(1, n):
+        x = text[i]
+        if text[i - 1] == b' ' and (x == b'?' or x == b'!' or x == b'.' or x == b','):
+            total -= 1
+        text[total] = x
+        total += 1
+    # second pass: a single apostrophe between spaces loses both
+    n = total
+    total = 1 if total else 0
+    i = 1
+    while i < n:
+        x = text[i]
+        if x == b"'" and i + 1 < n and text[i - 1] == b' ' and text[i + 1] == b' ':
+            total -= 1
+            i += 1
+            text[i] = 0
+        text[total] = x
+        total += 1
+        i += 1
+    # third pass: " 's", " 'm", " 're", " 've" lose the space
+    n = total
+    total = 1 if total else 0
+    for i in range(1, n):
+        x = text[i]
+        if text[i - 1] == b' ' and x == b"'" and i + 1 < n:
+            x1 = text[i + 1]
+            if x1 == b's' or x1 == b'm':
+                total -= 1
+            elif x1 != b't' and x1 != b'd' and i + 2 < n:
+                x2 = text[i + 2]
+                if (x1 == b'r' and x2 == b'e') or (x1 == b'v' and x2 == b'e'):
+                    total -= 1
+        text[total] = x
+        total += 1
+    return total
 
 
 cdef class StreamDecoder:

@@ -30,7 +30,7 @@ from toksmith._core.buffers cimport (ByteBuf, IdBuf, bytebuf_append, bytebuf_fre
 from toksmith._core.detokenizer cimport Decoder, StreamDecoder
 from toksmith._core.errors cimport ERR_NO_MEMORY, ERR_TOO_LONG
 from toksmith._core.model cimport Model, WorkHeader
-from toksmith._core.normalizer cimport Normalizer
+from toksmith._core.normalizer cimport TEXT_UNCHANGED, Normalizer
 from toksmith._core.postprocessor cimport PostProcessor
 from toksmith._core.pretokenizer cimport PreTokenizer, PreTokenizerWork, pretok_work_free
 from toksmith._core.specials cimport SpecialSplitter, SplitWork, split_work_free
@@ -270,9 +270,11 @@ cdef class Engine:
             raise RuntimeError("engine is already configured")
         if n_pieces == 0 or len(types) != n_pieces:
             raise ValueError("pieces and types must be non-empty and of equal length")
-        if model.n_pieces != n_pieces or decoder.n_pieces != n_pieces:
+        # The model may know fewer ids than the vocabulary (tiktoken's special tokens come
+        # after the ranks and only the splitter emits them); the decoder must know all.
+        if not (0 < model.n_pieces <= n_pieces) or decoder.n_pieces != n_pieces:
             raise ValueError(f"the model ({model.n_pieces} pieces) and decoder ({decoder.n_pieces}) "
-                             f"must cover the vocabulary of {n_pieces} pieces")
+                             f"must fit the vocabulary of {n_pieces} pieces")
         self.piece_types = <uint8_t*>malloc(n_pieces)
         if self.piece_types == NULL:
             raise MemoryError()
@@ -342,10 +344,14 @@ cdef class Engine:
             rc = self.normalizer.normalize(s, n, &sc.norm)
             if rc < 0:
                 return rc
-            if sc.norm.size > MAX_NORMALIZED_BYTES:
-                return ERR_TOO_LONG
-            norm = <const unsigned char*>sc.norm.data
-            size = sc.norm.size
+            if rc == TEXT_UNCHANGED:
+                norm = s
+                size = n
+            else:
+                if sc.norm.size > MAX_NORMALIZED_BYTES:
+                    return ERR_TOO_LONG
+                norm = <const unsigned char*>sc.norm.data
+                size = sc.norm.size
         else:
             norm = s
             size = n
@@ -537,6 +543,10 @@ cdef class Engine:
         self._check_ready()
         return self.decoder.decode(ids, skip_special=skip_special)
 
+    cdef bytes decode_ids_bytes(self, object ids, bint skip_special):
+        self._check_ready()
+        return self.decoder.decode_bytes(ids, skip_special=skip_special)
+
     cdef StreamDecoder new_stream_decoder(self, bint skip_special):
         self._check_ready()
         return StreamDecoder(self.decoder, skip_special=skip_special)
@@ -560,6 +570,10 @@ cdef class Engine:
     def decode(self, ids, *, bint skip_special=False):
         """Text of `ids`: see `toksmith.Tokenizer.decode`."""
         return self.decode_ids(ids, skip_special)
+
+    def decode_bytes(self, ids, *, bint skip_special=False):
+        """Bytes of `ids`: see `toksmith.Tokenizer.decode_bytes`."""
+        return self.decode_ids_bytes(ids, skip_special)
 
     def stream_decoder(self, *, bint skip_special=False):
         """A `StreamDecoder`: see `toksmith.Tokenizer.stream_decoder`."""
@@ -631,6 +645,16 @@ cdef class TokenizerCore:
         """
         self._check_engine()
         return self.engine.decode_ids(ids, skip_special)
+
+    def decode_bytes(self, ids, *, bint skip_special=False):
+        """The bytes `decode` reads as UTF-8, before that step: byte-level tokens may end
+        inside a character (llama_detokenize's output, tiktoken's decode_bytes).
+
+        >>> tok.decode_bytes(tok.encode("héllo"))     # doctest: +SKIP
+        b'h\xc3\xa9llo'
+        """
+        self._check_engine()
+        return self.engine.decode_ids_bytes(ids, skip_special)
 
     def stream_decoder(self, *, bint skip_special=False):
         """A `StreamDecoder`: feed ids one at a time, get text as soon as it is complete.

@@ -1,13 +1,18 @@
 # The contract of a normalizer (the stage between the special-token splitter and the
 # pre-tokenizer), and the normalizers of the SentencePiece family.
 #
-# `normalize` replaces out's content with the normalized form of s[:n] and returns 0
+# `normalize` replaces out's content with the normalized form of s[:n] and returns 0,
+# or TEXT_UNCHANGED when the normalized form is s[:n] itself (out is then not written),
 # or a negative error code (errors.pxd). It runs without the GIL and keeps no state
 # between calls, so one normalizer serves every thread.
 from libc.stdint cimport uint32_t
 
 from toksmith._core.buffers cimport ByteBuf
 from toksmith._core.trie cimport DoubleArrayTrie
+
+# normalize() found nothing to change: use the input as it is.
+cdef enum:
+    TEXT_UNCHANGED = 1
 
 cdef enum:
     PASS_NEVER = 0

@@ -10,7 +10,7 @@ import stat
 from pathlib import Path
 
 from toksmith.errors import ModelFormatError, UnsupportedModelError
-from toksmith.spec import FileFormat, TokenizerSpec
+from toksmith.spec import FileFormat, LoadOptions, TokenizerSpec
 
 # Files looked for, in this order, when `load` is given a folder.
 FOLDER_CANDIDATES = ("tokenizer.model", "spiece.model", "sentencepiece.bpe.model", "tokenizer.json")
@@ -99,21 +99,20 @@ def describe_foreign_file(head: bytes) -> str | None:
     return None
 
 
-def read_spec(path: str | os.PathLike) -> TokenizerSpec:
-    """Read any supported tokenizer file into a `TokenizerSpec`."""
+def read_spec(path: str | os.PathLike, options: LoadOptions = LoadOptions()) -> TokenizerSpec:
+    """Read any supported tokenizer file into a `TokenizerSpec` (`options`: see `toksmith.load`)."""
     p = resolve_path(path)
     with open(p, "rb") as f:
         head = f.read(1024)
     if not head:
         raise ModelFormatError(p, "file is empty")
     fmt = detect_format(head, str(p))
+    options.check_applies_to(fmt, str(p))
     if fmt is FileFormat.GGUF:
         from toksmith.formats.gguf import read_gguf
-        return read_gguf(p)
+        return read_gguf(p, pre=options.pre)
     if fmt is FileFormat.TIKTOKEN:
-        # formats.tiktoken.read_tiktoken reads it into a ByteLevelSpec; Tokenizer cannot run one yet.
-        raise UnsupportedModelError(p, "tiktoken rank files are not supported yet "
-                                       "(supported: SentencePiece .model, GGUF)")
+        return _tiktoken_spec(p.read_bytes(), str(p), options)
     from toksmith.formats.sentencepiece import read_sentencepiece
     try:
         return read_sentencepiece(p)
@@ -124,13 +123,25 @@ def read_spec(path: str | os.PathLike) -> TokenizerSpec:
         raise
 
 
-def spec_from_bytes(data: bytes, file_format: FileFormat, source: str = "<bytes>") -> TokenizerSpec:
+def spec_from_bytes(data: bytes, file_format: FileFormat, source: str = "<bytes>",
+                    options: LoadOptions = LoadOptions()) -> TokenizerSpec:
     """Read a tokenizer from the bytes of a file (`source` names it in errors and repr).
 
     >>> spec_from_bytes(open("spiece.model", "rb").read(), FileFormat.SENTENCEPIECE)  # doctest: +SKIP
     """
+    options.check_applies_to(file_format, source)
     if file_format is FileFormat.GGUF:
         from toksmith.formats.gguf import parse_gguf
-        return parse_gguf(data, source)
+        return parse_gguf(data, source, pre=options.pre)
+    if file_format is FileFormat.TIKTOKEN:
+        return _tiktoken_spec(data, source, options)
     from toksmith.formats.sentencepiece import parse_sentencepiece
     return parse_sentencepiece(data, source)
+
+
+def _tiktoken_spec(data: bytes, source: str, options: LoadOptions) -> TokenizerSpec:
+    from toksmith.formats.tiktoken import parse_tiktoken
+    from toksmith.models.byte_level import tokenizer_spec_of_byte_level
+    byte_level = parse_tiktoken(data, source, encoding=options.encoding, pattern=options.pattern,
+                                special_tokens=options.special_token_dict())
+    return tokenizer_spec_of_byte_level(byte_level, options)

@@ -18,7 +18,7 @@ from toksmith.decoders.sentencepiece import SentencePieceDecoderSpec
 from toksmith.errors import ModelFormatError, UnsupportedModelError
 from toksmith.formats.llama_cpp_attributes import token_attributes
 from toksmith.normalizers.charsmap import CharsMapNormalizerSpec
-from toksmith.spec import (Algorithm, ByteLevelSpec, FileFields, FileFormat, GgufBpeModel, ReferenceRules,
+from toksmith.spec import (Algorithm, ByteLevelSpec, FileFields, FileFormat, GgufBpeModel, LoadOptions, ReferenceRules,
                            TokenizerSpec)
 from toksmith.vocab import ByteLevelVocab, MergeOrder, SpecialIds, TokenType, Vocab, first_repeated
 
@@ -26,6 +26,8 @@ from toksmith.vocab import ByteLevelVocab, MergeOrder, SpecialIds, TokenType, Vo
 KNOWN_TOKENIZER_MODELS = ("llama", "gpt2", "gemma4", "whitespace", "hybriddna", "bert", "t5", "rwkv",
                           "plamo2", "none", "no_vocab")
 SUPPORTED_TOKENIZER_MODELS = ("llama", "t5")
+# llama.cpp's BPE vocab type (models/byte_level.py; "whitespace" and "hybriddna" are refused there).
+BYTE_LEVEL_TOKENIZER_MODELS = ("gpt2", "gemma4", "whitespace", "hybriddna")
 
 SPECIAL_ID_KEYS = {
     "bos": "tokenizer.ggml.bos_token_id", "eos": "tokenizer.ggml.eos_token_id",
@@ -86,14 +88,14 @@ def _checked_metadata(data, source: str) -> tuple[dict[str, object], dict[str, i
     return values, types, _without_tensors(data, metadata_end)
 
 
-def read_gguf(path: str | os.PathLike) -> TokenizerSpec:
-    """Read the tokenizer of a GGUF file."""
-    return _spec_of_metadata(*_read_metadata(path), os.fspath(path))
+def read_gguf(path: str | os.PathLike, *, pre: str | None = None) -> TokenizerSpec:
+    """Read the tokenizer of a GGUF file; `pre` overrides a BPE vocabulary's tokenizer.ggml.pre."""
+    return _spec_of_metadata(*_read_metadata(path), os.fspath(path), pre=pre)
 
 
-def parse_gguf(data: bytes, source: str = "<bytes>") -> TokenizerSpec:
+def parse_gguf(data: bytes, source: str = "<bytes>", *, pre: str | None = None) -> TokenizerSpec:
     """Read the tokenizer of a GGUF file's bytes (all of them, or `_without_tensors`' part)."""
-    return _spec_of_metadata(*_checked_metadata(data, source), source)
+    return _spec_of_metadata(*_checked_metadata(data, source), source, pre=pre)
 
 
 def _without_tensors(data, metadata_end: int) -> bytes:
@@ -109,7 +111,7 @@ def _without_tensors(data, metadata_end: int) -> bytes:
 
 
 def _spec_of_metadata(meta: dict[str, object], types: dict[str, int], payload: bytes,
-                      source: str) -> TokenizerSpec:
+                      source: str, *, pre: str | None = None) -> TokenizerSpec:
     """The tokenizer described by GGUF metadata (values and their GGUF types by key);
     `payload` is what a pickle of it carries (`_without_tensors`)."""
     # Parity: llama_model_loader reads general.architecture (a STRING) and
@@ -130,9 +132,16 @@ def _spec_of_metadata(meta: dict[str, object], types: dict[str, int], payload: b
     if model not in KNOWN_TOKENIZER_MODELS:
         raise ModelFormatError(source, f"tokenizer.ggml.model is {model!r}, expected one of "
                                        f"{list(KNOWN_TOKENIZER_MODELS)}")
+    if model in BYTE_LEVEL_TOKENIZER_MODELS:
+        from toksmith.models.byte_level import tokenizer_spec_of_byte_level
+        byte_level = byte_level_spec_of_metadata(meta, types, payload, source, pre=pre)
+        return tokenizer_spec_of_byte_level(byte_level, LoadOptions(pre=pre))
+    if pre is not None:
+        raise UnsupportedModelError(source, f"pre={pre!r} applies to BPE vocabularies only; this GGUF's "
+                                            f"tokenizer.ggml.model is {model!r}")
     if model not in SUPPORTED_TOKENIZER_MODELS:
         raise UnsupportedModelError(source, f"GGUF tokenizer model {model!r} is not supported yet "
-                                            f"(supported: {list(SUPPORTED_TOKENIZER_MODELS)})")
+                                            f"(supported: {list(SUPPORTED_TOKENIZER_MODELS + BYTE_LEVEL_TOKENIZER_MODELS)})")
     return _read_sentencepiece_family(meta, types, source, model, payload)
 
 

@@ -1,0 +1,199 @@
+"""Invalid UTF-8 becomes U+FFFD before a byte-level pre-tokenizer sees the text.
+
+Both normalizers return `TEXT_UNCHANGED` (1) without copying when the text is
+well-formed UTF-8, which is every str input and almost every bytes input.
+
+- `LlamaCppUtf8Repair`: llama.cpp's rules (unicode_cpts_from_utf8 + unicode_cpt_to_utf8,
+  what every llama.cpp BPE session tokenizes): a sequence is read by its lead/trail bit
+  patterns only, so an overlong form comes back in its shortest form and an encoded
+  surrogate is kept; a byte that starts no complete sequence becomes one U+FFFD.
+- `PythonUtf8Repair`: ``bytes.decode("utf-8", "replace")`` (CPython's maximal-subpart
+  rule): what a str-only reference such as tiktoken sees when bytes are decoded first.
+
+>>> LlamaCppUtf8Repair().normalize_text(b"a\\xffb\\xc0\\x80")    # doctest: +SKIP
+b'a\\xef\\xbf\\xbdb\\x00'
+"""
+from libc.stdint cimport uint32_t
+from libc.string cimport memchr
+
+from toksmith._core.buffers cimport ByteBuf, bytebuf_append, bytebuf_free, bytebuf_reserve
+from toksmith._core.errors cimport ERR_NO_MEMORY
+from toksmith._core.normalizer cimport TEXT_UNCHANGED
+from toksmith._core.utf8 cimport REPLACEMENT_CHAR, SPACE_SYMBOL, valid_char_len
+
+
+cdef inline Py_ssize_t _valid_prefix(const unsigned char* s, Py_ssize_t n) noexcept nogil:
+    """Length of the longest well-formed UTF-8 prefix of s[:n]."""
+    cdef Py_ssize_t i = 0
+    cdef int m
+    while i < n:
+        if s[i] < 0x80:
+            i += 1
+            continue
+        m = valid_char_len(s + i, n - i)
+        if m == 0:
+            return i
+        i += m
+    return n
+
+
+cdef inline int _put_codepoint(ByteBuf* out, uint32_t cp) noexcept nogil:
+    cdef char b[4]
+    cdef int k
+    if cp < 0x80:
+        b[0] = <char>cp
+        k = 1
+    elif cp < 0x800:
+        b[0] = <char>(0xC0 | (cp >> 6))
+        b[1] = <char>(0x80 | (cp & 0x3F))
+        k = 2
+    elif cp < 0x10000:
+        b[0] = <char>(0xE0 | (cp >> 12))
+        b[1] = <char>(0x80 | ((cp >> 6) & 0x3F))
+        b[2] = <char>(0x80 | (cp & 0x3F))
+        k = 3
+    else:
+        b[0] = <char>(0xF0 | (cp >> 18))
+        b[1] = <char>(0x80 | ((cp >> 12) & 0x3F))
+        b[2] = <char>(0x80 | ((cp >> 6) & 0x3F))
+        b[3] = <char>(0x80 | (cp & 0x3F))
+        k = 4
+    return bytebuf_append(out, b, k)
+
+
+cdef class LlamaCppUtf8Repair(Normalizer):
+    """Parity: llama.cpp unicode_cpts_from_utf8 (U+FFFD per byte that starts no sequence)
+    followed by unicode_cpt_to_utf8. A code point past U+10FFFF (leads F4-F7) makes
+    llama.cpp's unicode_cpt_to_utf8 throw; here its lead byte becomes U+FFFD.
+
+    `escape_spaces`: every ' ' becomes U+2581 too (llama_escape_whitespace, which
+    llama.cpp runs first for gemma4-style vocabularies; U+2581 starts with a lead byte and
+    ends a sequence, so it never changes how the bytes around it decode).
+    """
+
+    def __init__(self, *, bint escape_spaces=False):
+        self.escape_spaces = escape_spaces
+
+    cdef int normalize(self, const unsigned char* s, Py_ssize_t n, ByteBuf* out) noexcept nogil:
+        cdef Py_ssize_t i = _valid_prefix(s, n), k
+        cdef unsigned char b0
+        cdef int need
+        cdef uint32_t cp
+        if i == n and not (self.escape_spaces and memchr(s, 32, n) != NULL):
+            return TEXT_UNCHANGED
+        if self.escape_spaces:
+            i = 0
+        out.size = 0
+        if bytebuf_reserve(out, n + n // 2 + 8) < 0 or bytebuf_append(out, <const char*>s, i) < 0:
+            return ERR_NO_MEMORY
+        while i < n:
+            b0 = s[i]
+            if b0 < 0x80:
+                if b0 == 32 and self.escape_spaces:
+                    if bytebuf_append(out, SPACE_SYMBOL, 3) < 0:
+                        return ERR_NO_MEMORY
+                elif bytebuf_append(out, <const char*>s + i, 1) < 0:
+                    return ERR_NO_MEMORY
+                i += 1
+                continue
+            need = 0 if b0 < 0xC0 else 1 if b0 < 0xE0 else 2 if b0 < 0xF0 else 3 if b0 < 0xF8 else 0
+            cp = 0
+            if need and i + need < n:
+                cp = b0 & (0x1F if need == 1 else 0x0F if need == 2 else 0x07)
+                for k in range(1, need + 1):
+                    if (s[i + k] & 0xC0) != 0x80:
+                        need = 0
+                        break
+                    cp = (cp << 6) | (s[i + k] & 0x3F)
+            else:
+                need = 0
+            if need == 0 or cp > 0x10FFFF:
+                if bytebuf_append(out, REPLACEMENT_CHAR, 3) < 0:
+                    return ERR_NO_MEMORY
+                i += 1
+                continue
+            if _put_codepoint(out, cp) < 0:
+                return ERR_NO_MEMORY
+            i += need + 1
+        return 0
+
+    def normalize_text(self, bytes text):
+        """The repaired bytes of `text` (tests)."""
+        return _run(self, text)
+
+
+cdef inline int _maximal_subpart(const unsigned char* s, Py_ssize_t n) noexcept nogil:
+    """Bytes of the invalid sequence at `s` that CPython replaces by one U+FFFD.
+
+    Parity: CPython's UTF-8 decoder with errors="replace": the maximal prefix of a
+    well-formed sequence (Unicode's "maximal subpart"), at least one byte.
+    """
+    cdef unsigned char b0 = s[0]
+    cdef unsigned char lo = 0x80, hi = 0xBF
+    cdef int need, k
+    if 0xC2 <= b0 <= 0xDF:
+        need = 1
+    elif 0xE0 <= b0 <= 0xEF:
+        need = 2
+        if b0 == 0xE0:
+            lo = 0xA0
+        elif b0 == 0xED:
+            hi = 0x9F
+    elif 0xF0 <= b0 <= 0xF4:
+        need = 3
+        if b0 == 0xF0:
+            lo = 0x90
+        elif b0 == 0xF4:
+            hi = 0x8F
+    else:
+        return 1
+    for k in range(1, need + 1):
+        if k >= n:
+            return k
+        if k == 1:
+            if not (lo <= s[1] <= hi):
+                return 1
+        elif (s[k] & 0xC0) != 0x80:
+            return k
+    return need + 1   # not reached for an invalid sequence
+
+
+cdef class PythonUtf8Repair(Normalizer):
+    """``bytes.decode("utf-8", "replace").encode()`` without leaving the core."""
+
+    cdef int normalize(self, const unsigned char* s, Py_ssize_t n, ByteBuf* out) noexcept nogil:
+        cdef Py_ssize_t i = _valid_prefix(s, n), good
+        if i == n:
+            return TEXT_UNCHANGED
+        out.size = 0
+        if bytebuf_reserve(out, n + n // 2 + 8) < 0 or bytebuf_append(out, <const char*>s, i) < 0:
+            return ERR_NO_MEMORY
+        while i < n:
+            if bytebuf_append(out, REPLACEMENT_CHAR, 3) < 0:
+                return ERR_NO_MEMORY
+            i += _maximal_subpart(s + i, n - i)
+            good = _valid_prefix(s + i, n - i)
+            if bytebuf_append(out, <const char*>s + i, good) < 0:
+                return ERR_NO_MEMORY
+            i += good
+        return 0
+
+    def normalize_text(self, bytes text):
+        """The repaired bytes of `text` (tests)."""
+        return _run(self, text)
+
+
+cdef bytes _run(Normalizer normalizer, bytes text):
+    cdef ByteBuf out
+    out.data = NULL
+    out.size = 0
+    out.cap = 0
+    try:
+        rc = normalizer.normalize(<const unsigned char*>text, len(text), &out)
+        if rc == TEXT_UNCHANGED:
+            return text
+        if rc < 0:
+            raise MemoryError()
+        return out.data[:out.size]
+    finally:
+        bytebuf_free(&out)
