@@ -67,6 +67,9 @@ class SpecialToken:
     split: SplitWhen
     lstrip: bool = False
     rstrip: bool = False
+    # The text matched in the input when it is not the vocabulary's piece of `id` (tiktoken
+    # lets two texts share an id); empty: the piece.
+    alias: bytes = b""
 
     def __repr__(self) -> str:
         text = self.text if len(self.text) <= 40 else self.text[:37] + "..."
@@ -121,8 +124,10 @@ def _sentencepiece_special_tokens(spec: TokenizerSpec) -> list[SpecialToken]:
 def _tiktoken_special_tokens(spec: TokenizerSpec) -> list[SpecialToken]:
     """Parity: tiktoken Encoding.encode(allowed_special="all"): every special token is
     split out with parse_special, none without (encode_ordinary)."""
-    return [SpecialToken(i, spec.vocab.piece(i), SpecialKind.CONTROL, SplitWhen.PARSE_SPECIAL)
-            for i in spec.vocab.ids_of_type(TokenType.CONTROL)]
+    specials = spec.byte_level.vocab.special_tokens if spec.byte_level is not None else {}
+    return sorted((SpecialToken(i, text.decode("utf-8"), SpecialKind.CONTROL, SplitWhen.PARSE_SPECIAL,
+                                alias=b"" if text == spec.vocab.pieces[i] else text)
+                   for text, i in specials.items()), key=lambda t: (t.id, t.text))
 
 
 # Which tokens are special, by each reference's rules.
@@ -144,13 +149,14 @@ def build_splitter(spec: TokenizerSpec, tokens: tuple[SpecialToken, ...]) -> Spe
     Rank order is llama.cpp's: longest text first (its sort is not stable;
     equal lengths go by id here, which only matters for overlapping texts).
     """
-    splittable = [t for t in tokens if t.split is not SplitWhen.NEVER and spec.vocab.pieces[t.id]]
+    pieces = spec.vocab.pieces
+    splittable = [t for t in tokens if t.split is not SplitWhen.NEVER and (t.alias or pieces[t.id])]
     if not splittable:
         return None
-    pieces = spec.vocab.pieces
-    splittable.sort(key=lambda t: (-len(pieces[t.id]), t.id))
+    texts = {id(t): t.alias or pieces[t.id] for t in splittable}
+    splittable.sort(key=lambda t: (-len(texts[id(t)]), t.id))
     flags = bytes((_SPLIT_ALWAYS if t.split is SplitWhen.ALWAYS else 0)
                   | (_STRIP_LEFT if t.lstrip else 0) | (_STRIP_RIGHT if t.rstrip else 0)
                   for t in splittable)
-    return SpecialSplitter.build([pieces[t.id] for t in splittable],
+    return SpecialSplitter.build([texts[id(t)] for t in splittable],
                                  [t.id for t in splittable], flags)

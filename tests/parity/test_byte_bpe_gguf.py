@@ -21,6 +21,7 @@ import pytest
 import toksmith
 from tests import llama_cpp_reference   # llama-cpp-python
 from tests.conftest import fixture_file, report
+from tests.gguf_copy import copy_gguf
 from tests.gguf_reference import read_metadata
 from tests.parity.test_spm_bpe_gguf import fail_on, golden_cases, reference_decode
 
@@ -49,7 +50,7 @@ def test_llama_cpp_golden_files(fixtures, name):
     fail_on(mismatches)
 
 
-def test_qwen35_golden_file_with_forced_pre(fixtures):
+def test_qwen35_golden_file_with_forced_pre(fixtures, tmp_path):
     """The qwen35 pair goes with the qwen2 vocabulary read with pre="qwen35"."""
     inputs = fixture_file(fixtures, "gguf/ggml-vocab-qwen35.gguf.inp").read_bytes().decode("utf-8")
     texts = inputs.split("\n__ggml_vocab_test__\n")[:-1]
@@ -57,14 +58,27 @@ def test_qwen35_golden_file_with_forced_pre(fixtures):
     cases = [(t, [int(x) for x in o.split()]) for t, o in zip(texts, outputs[:len(texts)], strict=True)]
     assert len(cases) == 50
     tok = toksmith.load(gguf_path(fixtures, "qwen2"), pre="qwen35")
-    plain = toksmith.load(gguf_path(fixtures, "qwen2"))
     mismatches = [f"{text!r}: ours {tok.encode(text, add_special=False)}, llama.cpp {want}"
                   for text, want in cases if tok.encode(text, add_special=False) != want]
-    differs = sum(plain.encode(text, add_special=False) != want for text, want in cases)
     report(f"ggml-vocab-qwen35.gguf golden .inp/.out (qwen2 vocabulary, pre=qwen35): "
-           f"{len(cases) - len(mismatches)} of {len(cases)} match; without pre= {differs} differ")
+           f"{len(cases) - len(mismatches)} of {len(cases)} match")
     fail_on(mismatches)
-    assert differs > 0, "the forced pre-tokenizer changed nothing: the test would not see it ignored"
+    # pre= is really applied: on combining marks qwen35 (letters with \p{M}) and qwen2 differ,
+    # and each matches llama.cpp reading a copy of the file with that pre name.
+    copy = copy_gguf(gguf_path(fixtures, "qwen2"), tmp_path / "qwen35.gguf", {"tokenizer.ggml.pre": "qwen35"})
+    qwen35_ref = llama_cpp_reference.LlamaCppVocab(copy)
+    qwen2_ref = llama_cpp_reference.load_vocab(gguf_path(fixtures, "qwen2"))
+    plain = toksmith.load(gguf_path(fixtures, "qwen2"))
+    differ = 0
+    try:
+        for text in ("नमस्ते दुनिया", "cafe\u0301 de\u0301ja\u0300", "ก้อง", "x\u0308y\u0308z\u0308"):
+            forced, default = tok.encode(text, add_special=False), plain.encode(text, add_special=False)
+            assert forced == qwen35_ref.tokenize(text.encode(), False, False)
+            assert default == qwen2_ref.tokenize(text.encode(), False, False)
+            differ += forced != default
+    finally:
+        qwen35_ref.close()
+    assert differ, "no text told qwen35 from qwen2: the test would not see pre= ignored"
 
 
 def special_texts_of(path) -> list[str]:

@@ -34,8 +34,15 @@ def test_corpora_match_tiktoken(fixtures, corpus_lines, invalid_utf8_lines, name
     enc = encoding(name, fixtures)
     assert tok.vocab_size == enc.n_vocab
     specials = sorted(enc.special_tokens_set)
+    # o200k_harmony gives 200018 two texts (<|endofprompt|>, <|reserved_200018|>): tiktoken
+    # decodes it through a Rust HashMap built from its specials, so which text comes back
+    # changes from process to process. Lines holding such an id skip the decode checks.
+    texts_of_id: dict[int, int] = {}
+    for token_id in enc._special_tokens.values():
+        texts_of_id[token_id] = texts_of_id.get(token_id, 0) + 1
+    ambiguous = {token_id for token_id, count in texts_of_id.items() if count > 1}
     mismatches = []
-    compared = 0
+    compared = ambiguous_lines = 0
     for corpus, lines in corpus_lines.items():
         texts = spliced(lines, specials, seed=len(corpus) + 1)
         expected_ordinary = enc.encode_ordinary_batch(texts, num_threads=1)
@@ -51,6 +58,9 @@ def test_corpora_match_tiktoken(fixtures, corpus_lines, invalid_utf8_lines, name
                 mismatches.append(f"{corpus}:{i + 1} allowed_special=all {text[:60]!r}\n  ours "
                                   f"{got_special[i]}\n  tiktoken {want_special}")
                 continue
+            if ambiguous.intersection(want_special):
+                ambiguous_lines += 1
+                continue
             if tok.decode(want_special) != enc.decode(want_special):
                 mismatches.append(f"{corpus}:{i + 1} decode {text[:60]!r}")
             if tok.decode_bytes(want_special) != enc.decode_bytes(want_special):
@@ -63,7 +73,8 @@ def test_corpora_match_tiktoken(fixtures, corpus_lines, invalid_utf8_lines, name
             mismatches.append(f"invalid UTF-8 {raw!r} (replaced): ours {tok.encode(text)}, "
                               f"tiktoken {enc.encode_ordinary(text)}")
     report(f"{name} vs tiktoken: {compared} lines x (encode_ordinary, allowed_special='all', "
-           f"decode, decode_bytes), {len(mismatches)} mismatches")
+           f"decode, decode_bytes), {len(mismatches)} mismatches"
+           + (f" ({ambiguous_lines} lines with an id of two texts: no decode check)" if ambiguous else ""))
     fail_on(mismatches)
 
 
