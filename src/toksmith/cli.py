@@ -1,6 +1,6 @@
 """The `toksmith` command: encode, decode and inspect from the shell.
 
-    toksmith encode "Hello, world"                 # ids, embedded demo model (notice on stderr)
+    toksmith encode "Hello, world"                 # GPT-4o's ids (embedded o200k_base; notice on stderr)
     toksmith encode -m spiece.model -f in.txt      # one line of ids per input line
     echo "Hello" | toksmith encode --pieces
     toksmith decode 259 2372 261
@@ -24,10 +24,10 @@ def _build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     def with_model(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
-        p.add_argument("-m", "--model", help="tokenizer file or folder (default: the embedded "
-                                              "8,000-piece demo model, not a real model's tokenizer)")
+        p.add_argument("-m", "--model", help="tokenizer file or folder, or an embedded name (o200k_base, "
+                                              "cl100k_base; default: o200k_base, OpenAI's GPT-4o encoding)")
         p.add_argument("-q", "--quiet", action="store_true",
-                       help="no notice on stderr when the embedded demo model is used")
+                       help="no notice on stderr when the default tokenizer is used")
         return p
 
     encode = with_model(commands.add_parser("encode", help="text -> token ids"))
@@ -49,8 +49,8 @@ def _build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-EMBEDDED_NOTICE = ("toksmith: no -m given: using the embedded 8,000-piece demo model (SentencePiece "
-                   "Unigram trained on toksmith's test corpora), not a real model's tokenizer")
+EMBEDDED_NOTICE = ("toksmith: no -m given: using the embedded o200k_base (OpenAI's GPT-4o encoding); "
+                   "-q hides this notice")
 
 
 def _load(model: str | None, quiet: bool) -> toksmith.Tokenizer:

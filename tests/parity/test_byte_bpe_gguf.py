@@ -81,6 +81,19 @@ def test_qwen35_golden_file_with_forced_pre(fixtures, tmp_path):
     assert differ, "no text told qwen35 from qwen2: the test would not see pre= ignored"
 
 
+def aborts_llama_cpp(raw: bytes) -> bool:
+    """True when llama.cpp's BPE session aborts the process on `raw`: a lead byte F4-F7 with
+    three continuation bytes decodes to a code point past U+10FFFF, and unicode_cpt_to_utf8
+    throws an exception nothing catches. toksmith makes such a lead byte U+FFFD (see
+    tests/unit/test_utf8_repair.py); these cases are left out of the comparison."""
+    for i in range(len(raw) - 3):
+        if 0xF4 <= raw[i] <= 0xF7 and all(raw[i + k] & 0xC0 == 0x80 for k in (1, 2, 3)):
+            cp = ((raw[i] & 7) << 18) | ((raw[i + 1] & 0x3F) << 12) | ((raw[i + 2] & 0x3F) << 6) | (raw[i + 3] & 0x3F)
+            if cp > 0x10FFFF:
+                return True
+    return False
+
+
 def special_texts_of(path) -> list[str]:
     meta = read_metadata(path)
     tokens, types = meta["tokenizer.ggml.tokens"], meta["tokenizer.ggml.token_type"]
@@ -133,6 +146,8 @@ def test_corpora_match_llama_cpp(fixtures, corpus_lines, invalid_utf8_lines, nam
                     mismatches.append(f"{corpus}:{i + 1} decode_bytes {text[:60]!r}")
         compared += len(lines)
     for raw in invalid_utf8_lines:
+        if aborts_llama_cpp(raw):
+            continue
         compared += 1
         for add_special, parse_special in ((False, False), (True, True)):
             want = ref.tokenize(raw, add_special, parse_special)

@@ -71,7 +71,7 @@ def _model(name: str, path: str) -> Model:
 @pytest.fixture(scope="module", params=MODELS)
 def model(request):
     if request.param == "embedded":
-        path = toksmith.embedded_model_path()
+        path = toksmith.embedded_model_path("sentencepiece-demo")
     else:
         path = str(fixture_file(request.getfixturevalue("fixtures"), request.param))
     return _model(request.param, path)

@@ -50,7 +50,7 @@ TEXT = st.one_of(st.text(alphabet=st.characters(codec="utf-8"), max_size=40),
 def pair(request):
     """(toksmith tokenizer, sentencepiece processor) for one model file."""
     if request.param == "embedded":
-        path = toksmith.embedded_model_path()
+        path = toksmith.embedded_model_path("sentencepiece-demo")
     else:
         path = str(fixture_file(request.getfixturevalue("fixtures"), request.param))
     return toksmith.load(path), spm.SentencePieceProcessor(model_file=path)

@@ -9,9 +9,9 @@ import toksmith
 
 @pytest.fixture(scope="module")
 def tok():
-    return toksmith.load_embedded()
+    return toksmith.load_embedded("sentencepiece-demo")
 
 
 @pytest.fixture(scope="module")
 def sp():
-    return spm.SentencePieceProcessor(model_file=toksmith.embedded_model_path())
+    return spm.SentencePieceProcessor(model_file=toksmith.embedded_model_path("sentencepiece-demo"))

@@ -37,9 +37,9 @@ def test_encode_text_pair_is_not_taken_as_a_flag(tok):
     lambda t: t.tokenize("a", True),
     lambda t: t.decode([5], True),
     lambda t: t.stream_decoder(True),
-    lambda t: toksmith.load(toksmith.embedded_model_path(), "sentencepiece"),
-    lambda t: toksmith.Tokenizer.from_file(toksmith.embedded_model_path(), "sentencepiece"),
-    lambda t: toksmith.Tokenizer(toksmith.embedded_model_path(), "sentencepiece"),
+    lambda t: toksmith.load(toksmith.embedded_model_path("sentencepiece-demo"), "sentencepiece"),
+    lambda t: toksmith.Tokenizer.from_file(toksmith.embedded_model_path("sentencepiece-demo"), "sentencepiece"),
+    lambda t: toksmith.Tokenizer(toksmith.embedded_model_path("sentencepiece-demo"), "sentencepiece"),
 ], ids=["encode_batch", "encode_batch-all", "tokenize", "decode", "stream_decoder", "load", "from_file",
         "Tokenizer"])
 def test_flags_are_keyword_only(tok, call):
@@ -80,7 +80,7 @@ def test_encode_batch_refuses_one_text(tok, texts):
 
 
 def test_tokenizer_takes_a_path_like_load(tok, sp):
-    path = toksmith.embedded_model_path()
+    path = toksmith.embedded_model_path("sentencepiece-demo")
     from pathlib import Path
     for source in (path, Path(path)):
         other = toksmith.Tokenizer(source)
@@ -97,7 +97,7 @@ def test_tokenizer_refuses_other_sources(bad):
 
 @pytest.mark.parametrize("rules", ["sentencepiece", "llama.cpp", toksmith.ReferenceRules.LLAMA_CPP])
 def test_rules_as_member_or_value(rules):
-    path = toksmith.embedded_model_path()
+    path = toksmith.embedded_model_path("sentencepiece-demo")
     want = toksmith.ReferenceRules(rules) if isinstance(rules, str) else rules
     for tok in (toksmith.load(path, rules=rules), toksmith.Tokenizer(path, rules=rules),
                 toksmith.Tokenizer.from_file(path, rules=rules)):
@@ -108,7 +108,7 @@ def test_rules_as_member_or_value(rules):
                                         (1, TypeError), (b"sentencepiece", TypeError)], ids=repr)
 def test_unknown_rules_list_the_valid_values(bad, error):
     with pytest.raises(error) as info:
-        toksmith.load(toksmith.embedded_model_path(), rules=bad)
+        toksmith.load(toksmith.embedded_model_path("sentencepiece-demo"), rules=bad)
     assert not isinstance(info.value, KeyError)
     message = str(info.value)
     assert "'sentencepiece'" in message and "'llama.cpp'" in message, message

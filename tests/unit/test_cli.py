@@ -1,8 +1,9 @@
 """The `toksmith` command line, run as ``python -m toksmith.cli`` in a subprocess.
 
-Expected ids and pieces come from sentencepiece on the same model file (by
-default the embedded model). Errors must exit with status 1 and print one
-line, "toksmith: error: ...", on stderr, never a traceback.
+Expected ids and pieces come from sentencepiece on the same model file (the
+embedded SentencePiece demo model, given with -m unless a test asks for the
+command's default, o200k_base, which is checked against tiktoken). Errors must exit
+with status 1 and print one line, "toksmith: error: ...", on stderr, never a traceback.
 """
 from __future__ import annotations
 
@@ -27,7 +28,20 @@ def sp():
     return spm.SentencePieceProcessor(model_file=toksmith.embedded_model_path())
 
 
-def cli(*args: str, stdin: bytes | None = None, env: dict | None = None) -> subprocess.CompletedProcess:
+def with_demo_model(args: tuple[str, ...]) -> tuple[str, ...]:
+    """`args` with ``-m <SentencePiece demo model>`` after the command when no model is named."""
+    if not args or args[0] not in ("encode", "decode", "inspect") or "-m" in args or "--model" in args:
+        return args
+    if args[0] == "inspect" and any(not a.startswith("-") for a in args[1:]):
+        return args
+    return (args[0], "-m", toksmith.embedded_model_path(), *args[1:])
+
+
+def cli(*args: str, stdin: bytes | None = None, env: dict | None = None,
+        default_model: bool = False) -> subprocess.CompletedProcess:
+    """Run the command; without `default_model`, on the SentencePiece demo model."""
+    if not default_model:
+        args = with_demo_model(args)
     full_env = dict(os.environ)
     full_env.pop("PYTHONIOENCODING", None)
     full_env.update(env or {})
@@ -302,32 +316,46 @@ def test_reader_gone_before_the_first_write(args):
 # ----------------------------------------------------------------- the embedded default
 
 
-EMBEDDED_NOTICE = ("toksmith: no -m given: using the embedded 8,000-piece demo model (SentencePiece Unigram "
-                   "trained on toksmith's test corpora), not a real model's tokenizer")
+EMBEDDED_NOTICE = ("toksmith: no -m given: using the embedded o200k_base (OpenAI's GPT-4o encoding); "
+                   "-q hides this notice")
+
+
+@pytest.fixture(scope="module")
+def o200k(fixtures):
+    from tests.tiktoken_reference import encoding
+    return encoding("o200k_base", fixtures)
+
+
+def test_default_model_is_o200k(o200k):
+    """`toksmith encode "Hello, world"` prints GPT-4o's ids (tiktoken's, no file, no network)."""
+    texts = ["Hello, world", *TEXTS[1:-1]]
+    for text in texts:
+        assert out_lines(cli("encode", "-q", text, default_model=True)) == [ids_line(o200k.encode_ordinary(text))]
+    ids = o200k.encode_ordinary("Hello, world")
+    assert out_lines(cli("decode", "-q", *map(str, ids), default_model=True)) == ["Hello, world"]
 
 
 @pytest.mark.parametrize("args", [["encode", "Hello, world"], ["encode", "--pieces", "Hello"],
-                                  ["decode", "259", "2372"], ["inspect"]], ids=" ".join)
+                                  ["decode", "13225", "11"], ["inspect"]], ids=" ".join)
 def test_embedded_model_notice_on_stderr(args):
-    result = cli(*args)
+    result = cli(*args, default_model=True)
     assert result.returncode == 0
     assert result.stdout   # the output itself is unchanged and on stdout
     assert result.stderr.decode("utf-8").splitlines() == [EMBEDDED_NOTICE]
 
 
-def test_embedded_model_notice_once_for_many_lines(sp):
-    result = cli("encode", stdin=b"one\ntwo\nthree\n")
-    assert result.stdout.decode().splitlines() == [ids_line(sp.encode(t)) for t in ("one", "two", "three")]
+def test_embedded_model_notice_once_for_many_lines(o200k):
+    result = cli("encode", stdin=b"one\ntwo\nthree\n", default_model=True)
+    assert result.stdout.decode().splitlines() == [ids_line(o200k.encode_ordinary(t)) for t in ("one", "two", "three")]
     assert result.stderr.decode("utf-8").splitlines() == [EMBEDDED_NOTICE]
 
 
 @pytest.mark.parametrize("quiet", ["-q", "--quiet"])
-def test_embedded_model_notice_silenced_by_quiet(sp, quiet):
-    for args in (["encode", quiet, "Hello, world"], ["decode", quiet, "259", "2372"], ["inspect", quiet]):
-        result = cli(*args)
+def test_embedded_model_notice_silenced_by_quiet(quiet):
+    for args in (["encode", quiet, "Hello, world"], ["decode", quiet, "13225", "11"], ["inspect", quiet]):
+        result = cli(*args, default_model=True)
         assert result.returncode == 0 and result.stdout
         assert result.stderr == b"", args
-    assert out_lines(cli("encode", quiet, "Hello, world")) == [ids_line(sp.encode("Hello, world"))]
 
 
 def test_no_notice_with_an_explicit_model():

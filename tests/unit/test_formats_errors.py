@@ -321,7 +321,7 @@ def check_truncations(data: bytes, tmp_path: Path) -> int:
 
 
 def test_truncated_embedded_model(tmp_path):
-    data = Path(toksmith.embedded_model_path()).read_bytes()
+    data = Path(toksmith.embedded_model_path("sentencepiece-demo")).read_bytes()
     check_truncations(data, tmp_path)
 
 
@@ -332,7 +332,7 @@ def test_truncated_sentencepiece_test_model(fixtures, tmp_path):
 
 def test_mutated_embedded_model(tmp_path):
     """Random byte changes: load fails cleanly, or the model works like sentencepiece's."""
-    data = Path(toksmith.embedded_model_path()).read_bytes()
+    data = Path(toksmith.embedded_model_path("sentencepiece-demo")).read_bytes()
     rng = random.Random(99)
     for round_ in range(120):
         mutated = bytearray(data)

@@ -105,7 +105,7 @@ def test_pickle_needs_no_file(fixtures, lines, tmp_path, relative):
 
 
 def test_embedded_tokenizer_pickles():
-    tok = toksmith.load_embedded()
+    tok = toksmith.load_embedded("sentencepiece-demo")
     twin = pickle.loads(pickle.dumps(tok))
     texts = ["Hello, world", "日本語のテキスト", "naïve café " * 30]
     assert twin.encode_batch(texts) == tok.encode_batch(texts)
@@ -114,7 +114,7 @@ def test_embedded_tokenizer_pickles():
 
 def test_tokenizer_without_source_bytes_says_why_it_cannot_pickle():
     # A spec built in memory carries no file bytes (a loaded one does, and pickles).
-    spec = dataclasses.replace(toksmith.load_embedded().spec, source_data=None)
+    spec = dataclasses.replace(toksmith.load_embedded("sentencepiece-demo").spec, source_data=None)
     with pytest.raises(TypeError, match="toksmith.load"):
         pickle.dumps(toksmith.Tokenizer(spec))
 

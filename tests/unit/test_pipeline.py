@@ -35,7 +35,7 @@ def test_engine_with_a_pretokenizer_encodes_each_pre_token(tok, sp):
 def test_tokenizers_of_different_models_share_a_thread(fixtures):
     """Each model kind keeps its own work in the thread's scratch; alternating calls agree
     with fresh tokenizers and with sentencepiece."""
-    paths = [fixture_file(fixtures, "spm/llama2_tokenizer.model"), toksmith.embedded_model_path(),
+    paths = [fixture_file(fixtures, "spm/llama2_tokenizer.model"), toksmith.embedded_model_path("sentencepiece-demo"),
              fixture_file(fixtures, "spm/t5_base_japanese_spiece.model")]
     toks = [toksmith.load(p) for p in paths]
     sps = [spm.SentencePieceProcessor(model_file=str(p)) for p in paths]
@@ -49,7 +49,7 @@ def test_bad_vocabulary_data_names_the_file(tmp_path):
     """A duplicate user-defined piece is bad data found while compiling: ModelFormatError."""
     from sentencepiece import sentencepiece_model_pb2 as pb
     proto = pb.ModelProto()
-    proto.ParseFromString(open(toksmith.embedded_model_path(), "rb").read())
+    proto.ParseFromString(open(toksmith.embedded_model_path("sentencepiece-demo"), "rb").read())
     for text in ("<dup>", "<dup>"):
         piece = proto.pieces.add()
         piece.piece = text
@@ -71,5 +71,5 @@ def test_a_bug_raising_value_error_is_not_reported_as_a_bad_file(monkeypatch):
 
     monkeypatch.setitem(unigram.UNIGRAM_MODELS, ReferenceRules.SENTENCEPIECE, broken_model)
     with pytest.raises(ValueError, match="a bug") as info:
-        toksmith.load_embedded()
+        toksmith.load_embedded("sentencepiece-demo")
     assert not isinstance(info.value, ModelFormatError)

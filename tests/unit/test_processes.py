@@ -75,14 +75,14 @@ def test_pool_workers_get_the_parents_ids(method, llama2, man_en_lines):
 
 
 def test_embedded_tokenizer_in_a_spawn_pool():
-    tok = toksmith.load_embedded()
+    tok = toksmith.load_embedded("sentencepiece-demo")
     texts = [["Hello, world", "日本語のテキスト"], ["naïve café " * 50]]
     assert _run_pool("spawn", _batch_with, [(tok, t) for t in texts]) == [tok.encode_batch(t) for t in texts]
 
 
 def test_os_fork_child_batches():
     """A bare os.fork (no multiprocessing) after a parallel batch in the parent."""
-    tok = toksmith.load_embedded()
+    tok = toksmith.load_embedded("sentencepiece-demo")
     texts = ["The quick brown fox jumps over the lazy dog. " * 40] * 64
     expected = tok.encode_batch(texts, num_threads=2)
     pid = os.fork()
@@ -136,25 +136,25 @@ def test_batches_from_several_python_threads_share_the_pool(fixtures, llama2, ma
 
 @pytest.mark.parametrize("value", [1, 2, 3, 64, 2**31, 2**64])
 def test_num_threads_any_positive_int(value):
-    tok = toksmith.load_embedded()
+    tok = toksmith.load_embedded("sentencepiece-demo")
     texts = ["Hello, world", "日本語", "a b c " * 100] * 5
     assert tok.encode_batch(texts, num_threads=value) == [tok.encode(t) for t in texts]
 
 
 @pytest.mark.parametrize("value", [0, -1, -(2**63)])
 def test_num_threads_below_one_is_a_value_error(value):
-    tok = toksmith.load_embedded()
+    tok = toksmith.load_embedded("sentencepiece-demo")
     with pytest.raises(ValueError, match="num_threads"):
         tok.encode_batch(["a"], num_threads=value)
 
 
 @pytest.mark.parametrize("value", [True, False, 2.0, "2", [2]])
 def test_num_threads_not_an_int_is_a_type_error(value):
-    tok = toksmith.load_embedded()
+    tok = toksmith.load_embedded("sentencepiece-demo")
     with pytest.raises(TypeError, match="num_threads"):
         tok.encode_batch(["a"], num_threads=value)
 
 
 def test_num_threads_is_checked_for_an_empty_batch_too():
     with pytest.raises(ValueError, match="num_threads"):
-        toksmith.load_embedded().encode_batch([], num_threads=0)
+        toksmith.load_embedded("sentencepiece-demo").encode_batch([], num_threads=0)

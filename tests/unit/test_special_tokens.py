@@ -43,7 +43,7 @@ ATTR_UNKNOWN, ATTR_CONTROL, ATTR_USER_DEFINED, ATTR_LSTRIP, ATTR_RSTRIP = 1, 8, 
 
 
 def model_path(fixtures, name: str) -> str:
-    return toksmith.embedded_model_path() if name == EMBEDDED else str(fixture_file(fixtures, name))
+    return toksmith.embedded_model_path("sentencepiece-demo") if name == EMBEDDED else str(fixture_file(fixtures, name))
 
 
 @functools.lru_cache(maxsize=None)

@@ -45,7 +45,7 @@ def _load(path: str, rules: toksmith.ReferenceRules | None = None) -> toksmith.T
 
 
 def model_path(fixtures, name: str) -> str:
-    return toksmith.embedded_model_path() if name == EMBEDDED else str(fixture_file(fixtures, name))
+    return toksmith.embedded_model_path("sentencepiece-demo") if name == EMBEDDED else str(fixture_file(fixtures, name))
 
 
 def requested_path(request, name: str) -> str:

@@ -34,7 +34,7 @@ INVALID_UTF8 = [b"\xff", b"\xfe\xff", b"abc\x80def", b"\xc3", b"\xe3\x81", b"\xf
 
 def embedded_proto() -> pb.ModelProto:
     proto = pb.ModelProto()
-    proto.ParseFromString(Path(toksmith.embedded_model_path()).read_bytes())
+    proto.ParseFromString(Path(toksmith.embedded_model_path("sentencepiece-demo")).read_bytes())
     return proto
 
 
