@@ -9,11 +9,13 @@ is merged, again and again, until no pair merges. Two orders exist:
 * ``TOKEN_RANK`` (tiktoken's ``byte_pair_merge``): the rank of the token the
   pair's concatenation is.
 
-Ties go to the leftmost pair in both. Every (left symbol, right symbol) pair
-that can merge is found once at load time, so encoding hashes integers, never
-strings. Short pre-tokens are merged by a linear scan, long ones with a heap
-(O(n log n) on 16 MB of one letter), and a per-thread cache remembers the ids
-of recent short pre-tokens.
+Ties go to the leftmost pair in both. MERGE_LIST finds every (left symbol,
+right symbol) pair that merges once at load time; TOKEN_RANK looks a pair's
+bytes up in the token map, as tiktoken does (so a rank file loads with no pair
+table). Pairs covering 2 to 4 bytes, most lookups, come from small tables that
+stay in cache. Short pre-tokens are merged by a linear scan, long ones with a
+heap (O(n log n) on 16 MB of one letter), and a per-thread cache remembers the
+ids of recent short pre-tokens.
 
 Token texts are raw bytes; GGUF and tokenizer.json store them through GPT-2's
 byte<->unicode map, which ``build(..., byte_unicode=True)`` undoes at load::
@@ -29,7 +31,7 @@ from libc.stdlib cimport calloc, free, malloc, realloc
 from libc.string cimport memcmp, memcpy, memset
 
 from toksmith._core.buffers cimport (ByteBuf, IdBuf, bytebuf_append, bytebuf_free, bytebuf_reserve,
-                                     idbuf_free, idbuf_push, idbuf_reserve)
+                                     idbuf_free, idbuf_reserve)
 from toksmith._core.model cimport Model, WorkHeader
 from toksmith._core.normalizer cimport ERR_NO_MEMORY, ERR_TOO_LONG
 from toksmith._core.utf8 cimport one_char_len
@@ -40,8 +42,8 @@ cdef Py_ssize_t LINEAR_MAX_BYTES = 32
 # of at most WORD_TEXT bytes that give at most WORD_IDS ids.
 cdef Py_ssize_t CACHE_SLOTS = 1 << 14
 
-# Merges read per batch at load time (see _add_merges).
-DEF MERGE_BATCH = 16
+cdef enum:
+    MERGE_BATCH = 16    # merges (or tokens) read per batch at load time (see _add_merges)
 
 cdef char _WORK_KIND = 0     # its address tells works of this model apart
 
