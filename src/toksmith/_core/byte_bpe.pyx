@@ -942,7 +942,12 @@ cdef class ByteLevelBpe(Model):
                 else:
                     ll = 0
                     rl = self.text_offsets[i + 1] - self.text_offsets[i]
-                    if not 2 <= rl <= 4 or self._token_of(self.texts + self.text_offsets[i], rl) != i:
+                    if not 2 <= rl <= 4:
+                        continue
+                    if pass_ == 0 and rl > 2:
+                        count += 1      # an upper bound (a text given twice keeps its first id)
+                        continue
+                    if self._token_of(self.texts + self.text_offsets[i], rl) != i:
                         continue
                     if rl == 2:
                         if pass_ == 0:
