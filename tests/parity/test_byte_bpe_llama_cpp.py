@@ -145,3 +145,27 @@ def test_token_pieces_of_odd_texts_match_llama_cpp(fixtures, tmp_path):
         got = llama_cpp_token_pieces(spec, special=special)
         for i in list(odd) + [0, 50256]:
             assert got[i] == ref.token_to_piece(i, lstrip=0, special=special), (i, special)
+
+
+def test_gemma4_copy_matches_llama_cpp(fixtures, candidate_pieces, tmp_path):
+    # tokenizer.ggml.model "gemma4": llama.cpp's BPE over raw UTF-8 characters (no byte map),
+    # <0xXX> byte fallback. The gpt-2 vocabulary read that way: its texts are taken literally.
+    src = fixture_file(fixtures, "gguf/ggml-vocab-gpt-2.gguf")
+    meta = parse_gguf_metadata(open(src, "rb").read())[2]
+    tokens = list(meta["tokenizer.ggml.tokens"])
+    for i, b in enumerate(range(0x80, 0x100)):        # some byte tokens to fall back to
+        tokens[40000 + i] = b"<0x%02X>" % b
+    out = tmp_path / "gemma4-copy.gguf"
+    gguf_copy(src, out, **{"tokenizer.ggml.model": "gemma4", "tokenizer.ggml.tokens": tokens})
+    spec = read_byte_level_gguf(out)
+    assert spec.pre == "gemma4" and spec.vocab.utf8_symbols
+    model = spec.vocab.build_model()
+    ref = llama_cpp_reference.load_vocab(out)
+    # gemma4's pre-tokenizer cuts at newlines only and its normalizer turns spaces into U+2581:
+    # pieces without either are one pre-token as they are
+    pieces = [p for p in candidate_pieces if not any(c in p for c in " \n\r\t")] + ["\n\n", "\n"]
+    bad = [(p, g, w) for p, g, w in zip(pieces, model.encode_pieces([p.encode() for p in pieces]),
+                                         (ref.tokenize(p.encode(), add_special=False, parse_special=False)
+                                          for p in pieces)) if g != w]
+    report(f"byte-level BPE model vs llama.cpp, gemma4 copy of gpt-2: {len(pieces)} pieces, {len(bad)} mismatches")
+    assert not bad, bad[:5]

@@ -9,11 +9,13 @@ is merged, again and again, until no pair merges. Two orders exist:
 * ``TOKEN_RANK`` (tiktoken's ``byte_pair_merge``): the rank of the token the
   pair's concatenation is.
 
-Ties go to the leftmost pair in both. Every (left symbol, right symbol) pair
-that can merge is found once at load time, so encoding hashes integers, never
-strings. Short pre-tokens are merged by a linear scan, long ones with a heap
-(O(n log n) on 16 MB of one letter), and a per-thread cache remembers the ids
-of recent short pre-tokens.
+Ties go to the leftmost pair in both. MERGE_LIST finds every (left symbol,
+right symbol) pair that merges once at load time; TOKEN_RANK looks a pair's
+bytes up in the token map, as tiktoken does (so a rank file loads with no pair
+table). Pairs covering 2 to 4 bytes, most lookups, come from small tables that
+stay in cache. Short pre-tokens are merged by a linear scan, long ones with a
+heap (O(n log n) on 16 MB of one letter), and a per-thread cache remembers the
+ids of recent short pre-tokens.
 
 Token texts are raw bytes; GGUF and tokenizer.json store them through GPT-2's
 byte<->unicode map, which ``build(..., byte_unicode=True)`` undoes at load::
@@ -29,7 +31,7 @@ from libc.stdlib cimport calloc, free, malloc, realloc
 from libc.string cimport memcmp, memcpy, memset
 
 from toksmith._core.buffers cimport (ByteBuf, IdBuf, bytebuf_append, bytebuf_free, bytebuf_reserve,
-                                     idbuf_free, idbuf_push, idbuf_reserve)
+                                     idbuf_free, idbuf_reserve)
 from toksmith._core.model cimport Model, WorkHeader
 from toksmith._core.errors cimport ERR_NO_MEMORY, ERR_TOO_LONG
 from toksmith._core.utf8 cimport one_char_len
@@ -40,8 +42,8 @@ cdef Py_ssize_t LINEAR_MAX_BYTES = 32
 # of at most WORD_TEXT bytes that give at most WORD_IDS ids.
 cdef Py_ssize_t CACHE_SLOTS = 1 << 14
 
-# Merges read per batch at load time (see _add_merges).
-DEF MERGE_BATCH = 16
+cdef enum:
+    MERGE_BATCH = 16    # merges (or tokens) read per batch at load time (see _add_merges)
 
 cdef char _WORK_KIND = 0     # its address tells works of this model apart
 
@@ -463,8 +465,8 @@ cdef class ByteLevelBpe(Model):
         self.whole_newline_runs = whole_newline_runs
         if order == MergeOrder.TOKEN_RANK and not byte_unicode and not llama_byte_fallback:
             self._build_token_rank(tokens, total)
-            self._fill_short_pairs(NULL)
             self._fill_byte_pairs()
+            self._fill_short_pairs(NULL)
             return self
         if _texts_init(&t, n + 512) < 0:
             _texts_free(&t)
@@ -533,6 +535,7 @@ cdef class ByteLevelBpe(Model):
                 self.output_ids[i] = <int32_t>i if i < n and t.refs[i].length > 0 else -1
             if utf8_symbols:
                 self._keep_char_symbols(&t)
+            self._fill_byte_pairs()
             if order == MergeOrder.MERGE_LIST:
                 self._fill_short_pairs(&t)
             else:
@@ -555,23 +558,20 @@ cdef class ByteLevelBpe(Model):
         finally:
             _texts_free(&t)
             free(scratch)
-        self._fill_byte_pairs()
         return self
 
     cdef int _fill_byte_pairs(self) except -1:
-        """The merge of every two adjacent one-byte symbols, in a direct table (512 KB):
-        the first lookups of every pre-token then stay in cache."""
+        """The direct table of byte pairs (512 KB), every entry "no merge" until
+        _fill_short_pairs writes the pairs that merge: the first lookups of every
+        pre-token then stay in cache."""
         cdef Py_ssize_t i
-        cdef unsigned char two[2]
         self.byte_pairs = <PairSlot*>malloc(65536 * sizeof(PairSlot))
         if self.byte_pairs == NULL:
             raise MemoryError()
         for i in range(65536):
-            two[0] = <unsigned char>(i & 0xFF)
-            two[1] = <unsigned char>(i >> 8)
+            self.byte_pairs[i].key = 0
+            self.byte_pairs[i].rank = INT32_MAX
             self.byte_pairs[i].merged = -1
-            self.byte_pairs[i].rank = self._rank_slow(two, self.byte_symbol[two[0]], self.byte_symbol[two[1]],
-                                                      0, 2, &self.byte_pairs[i].merged)
         return 0
 
     cdef int _build_token_rank(self, list tokens, Py_ssize_t total) except -1:
@@ -911,12 +911,13 @@ cdef class ByteLevelBpe(Model):
     cdef int _fill_short_pairs(self, const SymbolTexts* t) except -1:
         """The merges forming 3 or 4 bytes, keyed by those bytes and the split (MERGE_LIST,
         from the pair table and the symbol texts `t`), or the tokens of 3 or 4 bytes
-        (TOKEN_RANK, t NULL)."""
+        (TOKEN_RANK, t NULL); those forming 2 bytes go to the byte-pair table."""
         cdef Py_ssize_t i, count = 0, cap = 64, ll, rl
         cdef int32_t left, right
         cdef uint32_t v
         cdef uint64_t key, slot
         cdef unsigned char buf[8]
+        cdef PairSlot* e
         for pass_ in range(2):
             for i in range(<Py_ssize_t>self.pair_mask + 1 if t != NULL else self.n_pieces):
                 if t != NULL:
@@ -926,6 +927,14 @@ cdef class ByteLevelBpe(Model):
                     right = <int32_t>(self.pairs[i].key & <uint64_t>0xFFFFFFFF) - 1
                     ll = t.refs[left].length
                     rl = t.refs[right].length
+                    if ll + rl == 2:
+                        if pass_ == 0:
+                            e = &self.byte_pairs[(<const unsigned char*>t.blob.data)[t.refs[left].start]
+                                                 | (<Py_ssize_t>(<const unsigned char*>t.blob.data)[
+                                                     t.refs[right].start] << 8)]
+                            e.rank = self.pairs[i].rank
+                            e.merged = self.pairs[i].merged
+                        continue
                     if not 3 <= ll + rl <= 4:
                         continue
                     memcpy(buf, t.blob.data + t.refs[left].start, ll)
@@ -933,7 +942,19 @@ cdef class ByteLevelBpe(Model):
                 else:
                     ll = 0
                     rl = self.text_offsets[i + 1] - self.text_offsets[i]
-                    if not 3 <= rl <= 4 or self._token_of(self.texts + self.text_offsets[i], rl) != i:
+                    if not 2 <= rl <= 4:
+                        continue
+                    if pass_ == 0 and rl > 2:
+                        count += 1      # an upper bound (a text given twice keeps its first id)
+                        continue
+                    if self._token_of(self.texts + self.text_offsets[i], rl) != i:
+                        continue
+                    if rl == 2:
+                        if pass_ == 0:
+                            e = &self.byte_pairs[self.texts[self.text_offsets[i]]
+                                                 | (<Py_ssize_t>self.texts[self.text_offsets[i] + 1] << 8)]
+                            e.rank = <int32_t>i
+                            e.merged = <int32_t>i
                         continue
                     memcpy(buf, self.texts + self.text_offsets[i], rl)
                 if pass_ == 0:

@@ -353,6 +353,8 @@ cdef class Engine:
                 norm = <const unsigned char*>sc.norm.data
                 size = sc.norm.size
         else:
+            if n > MAX_NORMALIZED_BYTES:
+                return ERR_TOO_LONG   # offsets are int32
             norm = s
             size = n
         if size == 0:

@@ -1,4 +1,5 @@
-"""Text normalization of SentencePiece-family tokenizers.
+"""Normalizers: the `Normalizer` base (normalizer.pxd is the contract) and those of the
+SentencePiece family, one class per reference's rules.
 
 A precompiled charsmap (the XOR-compressed double array of darts-clone plus
 NUL-terminated replacement strings, as sentencepiece serializes it) is applied
@@ -8,7 +9,7 @@ collapsing of extra whitespace, escaping of spaces to U+2581.
 Example::
 
     >>> n = SentencePieceNormalizer(b"", add_dummy_prefix=True, remove_extra_whitespaces=True,
-    ...                escape_whitespaces=True)
+    ...                             escape_whitespaces=True)
     >>> n.normalize_text("  Hello   world ")
     '▁Hello▁world'
 """
@@ -20,7 +21,6 @@ from toksmith._core.buffers cimport ByteBuf, bytebuf_append, bytebuf_free, byteb
 from toksmith._core.errors cimport ERR_CORRUPT_CHARSMAP, ERR_NO_MEMORY
 from toksmith._core.trie cimport DoubleArrayTrie, da_child
 from toksmith._core.utf8 cimport REPLACEMENT_CHAR, SPACE_SYMBOL, structural_char_len, valid_char_len
-
 
 from toksmith._core.errors import CharsMapError, raise_for_status
 

@@ -20,8 +20,8 @@ Two speed-ups keep the result identical to the references:
     ...                      merge_unknown_runs=True, byte_ids=byte_ids)   # doctest: +SKIP
 """
 cimport cython
-from libc.stdint cimport int32_t, uint32_t, uint64_t
-from libc.stdlib cimport calloc, free, malloc, realloc
+from libc.stdint cimport int32_t, uint64_t
+from libc.stdlib cimport calloc, free, malloc
 from libc.string cimport memcmp, memset
 
 from toksmith._core.buffers cimport (ByteBuf, IdBuf, bytebuf_append, bytebuf_free, idbuf_free,

@@ -173,21 +173,7 @@ def _read_sentencepiece_family(meta: dict[str, object], value_types: dict[str, i
         twice = first_repeated(tokens)
         raise ModelFormatError(source, f"tokenizer.ggml.tokens[{twice}] {tokens[twice]!r} is a text "
                                        f"already defined (llama.cpp refuses such a vocabulary)")
-    special = {}
-    for role, key in SPECIAL_ID_KEYS.items():
-        # Parity: llama_vocab::impl::load: a default outside the vocabulary is dropped;
-        # an id from the file must be a UINT32 (llama_model_loader::get_key) and one
-        # outside the vocabulary leaves the default in place.
-        value = DEFAULT_SPECIAL[model][role]
-        if value is not None and value >= n:
-            value = None
-        if key in meta:
-            if value_types[key] != GGUFType.UINT32:
-                raise ModelFormatError(source, f"{key} has GGUF type {value_types[key]}, "
-                                               f"expected UINT32 ({GGUFType.UINT32})")
-            if meta[key] < n:
-                value = meta[key]
-        special[role] = value
+    special = _special_ids(meta, value_types, n, DEFAULT_SPECIAL[model], source)
     _check_key_types(meta, value_types, source)
     if special["unk"] is None:
         raise ModelFormatError(source, "the vocabulary has no unknown token")

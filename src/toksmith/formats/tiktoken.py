@@ -7,7 +7,7 @@ file name, or named with ``encoding=``; any other rank file takes ``pattern=`` a
 ``special_tokens=``::
 
     >>> spec = read_tiktoken("cl100k_base.tiktoken")        # doctest: +SKIP
-    >>> spec.encoding, spec.pattern
+    >>> spec.encoding, spec.pattern                            # doctest: +SKIP
     ('cl100k_base', <SplitPattern.CL100K: 'cl100k'>)
     >>> read_tiktoken("mine.tiktoken", pattern=SplitPattern.O200K,
     ...               special_tokens={"<|end|>": 1000})     # doctest: +SKIP
