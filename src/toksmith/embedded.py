@@ -32,17 +32,17 @@ def load_embedded(name: str = DEFAULT):
     """The embedded tokenizer `name` (see the module docstring for the names)."""
     from toksmith.formats import spec_from_bytes
     from toksmith.tokenizer import Tokenizer
-    data = resources.files("toksmith").joinpath("data", FILES[_checked(name)]).read_bytes()
-    source = f"{_SOURCE_PREFIX}{name}>"
-    if FILES[name].endswith(".tiktoken.gz"):
-        spec = spec_from_bytes(gzip.decompress(data), FileFormat.TIKTOKEN, source, LoadOptions(encoding=name))
-    else:
-        spec = spec_from_bytes(data, FileFormat.SENTENCEPIECE, source)
+    if not FILES[_checked(name)].endswith(".tiktoken.gz"):
+        return Tokenizer(path_of(name))   # a plain file: loaded (and pickled) as any other
+    data = resources.files("toksmith").joinpath("data", FILES[name]).read_bytes()
+    spec = spec_from_bytes(gzip.decompress(data), FileFormat.TIKTOKEN, f"{_SOURCE_PREFIX}{name}>",
+                           LoadOptions(encoding=name))
     return Tokenizer(spec)
 
 
 def embedded_name_of(spec: TokenizerSpec) -> str | None:
-    """The name of the embedded tokenizer `spec` was loaded from, else None."""
+    """The name of the compressed embedded tokenizer `spec` was read from (it pickles by
+    that name, not by megabytes of ranks), else None."""
     source = spec.source
     if source.startswith(_SOURCE_PREFIX) and source.endswith(">"):
         name = source[len(_SOURCE_PREFIX):-1]

@@ -263,11 +263,11 @@ def test_usage_error_has_no_traceback():
 
 def test_main_in_process(capsys, sp):
     from toksmith.cli import main
-    assert main(["encode", "--json", "Hello, world"]) == 0
+    assert main(["encode", "-m", toksmith.embedded_model_path(), "--json", "Hello, world"]) == 0
     assert json.loads(capsys.readouterr().out) == sp.encode("Hello, world")
-    assert main(["decode", "-q", "259", "99999"]) == 1
+    assert main(["decode", "-q", "259", "999999"]) == 1
     captured = capsys.readouterr()
-    assert captured.err.startswith("toksmith: error:") and "99999" in captured.err
+    assert captured.err.startswith("toksmith: error:") and "999999" in captured.err
 
 
 # ----------------------------------------------------------------- id words

@@ -89,7 +89,7 @@ def test_special_tokens_is_a_tuple_of_frozen_records(fixtures):
     with pytest.raises(dataclasses.FrozenInstanceError):
         tokens[0].text = "x"
     assert [f.name for f in dataclasses.fields(SpecialToken)] == ["id", "text", "kind", "split", "lstrip",
-                                                                  "rstrip"]
+                                                                  "rstrip", "alias"]
 
 
 # ----------------------------------------------------------------- .model: the ModelProto's piece types

@@ -6,6 +6,8 @@ import base64
 
 import pytest
 import tiktoken.load
+
+import toksmith
 from tiktoken_ext import openai_public
 
 from tests.conftest import fixture_file
@@ -49,9 +51,11 @@ def test_recognised_by_content_not_name(fixtures, tmp_path):
     renamed.write_bytes(data)
     assert detect_format(data[:1024], str(renamed)) is FileFormat.TIKTOKEN
     assert read_tiktoken(renamed).encoding == "cl100k_base"
-    # the pipeline does not run byte-level models yet: a clear error, not a protobuf error
-    with pytest.raises(UnsupportedModelError, match="tiktoken"):
-        read_spec(renamed)
+    # loaded as the rank file it is, not as a protobuf
+    assert read_spec(renamed).file_format is FileFormat.TIKTOKEN
+    original = toksmith.load(fixture_file(fixtures, "tiktoken/cl100k_base.tiktoken"))
+    assert toksmith.load(renamed).encode("Hello, world <|endoftext|>", parse_special=True) == \
+        original.encode("Hello, world <|endoftext|>", parse_special=True)
 
 
 def test_llama3_tokenizer_model_is_recognised(fixtures, tmp_path):
