@@ -71,7 +71,7 @@ def test_qwen35_golden_file_with_forced_pre(fixtures, tmp_path):
     plain = toksmith.load(gguf_path(fixtures, "qwen2"))
     differ = 0
     try:
-        for text in ("नमस्ते दुनिया", "cafe\u0301 de\u0301ja\u0300", "ก้อง", "x\u0308y\u0308z\u0308"):
+        for text in ("ภาษาไทย สวัสดีครับ", "مَرْحَبًا", "नमस्ते दुनिया", "cafe\u0301 de\u0301ja\u0300"):
             forced, default = tok.encode(text, add_special=False), plain.encode(text, add_special=False)
             assert forced == qwen35_ref.tokenize(text.encode(), False, False)
             assert default == qwen2_ref.tokenize(text.encode(), False, False)
@@ -157,6 +157,23 @@ def test_corpora_match_llama_cpp(fixtures, corpus_lines, invalid_utf8_lines, nam
     report(f"ggml-vocab-{name}.gguf vs llama.cpp: {compared} lines ({spliced_count} with a special "
            f"text spliced in) x 2 flag combinations (ids, batch ids; decode x2 and decode_bytes "
            f"for parse_special), {len(mismatches)} mismatches")
+    fail_on(mismatches)
+
+
+@pytest.mark.parametrize("name", ["gpt-2", "llama-bpe"])
+def test_random_invalid_utf8_matches_llama_cpp(fixtures, name):
+    """Seeded random byte strings heavy in broken sequences (llama.cpp decodes each
+    structurally and makes every byte that starts no sequence U+FFFD)."""
+    from tests.unit.test_utf8_repair import random_bytes
+    path = gguf_path(fixtures, name)
+    tok = toksmith.load(path)
+    ref = llama_cpp_reference.load_vocab(path)
+    texts = [raw for raw in random_bytes(3, 6000) if not aborts_llama_cpp(raw)]
+    mismatches = [f"{raw!r}: ours {ids}, llama.cpp {ref.tokenize(raw, False, False)}"
+                  for raw, ids in zip(texts, tok.encode_batch(texts, add_special=False))
+                  if ids != ref.tokenize(raw, False, False)]
+    report(f"ggml-vocab-{name}.gguf random invalid UTF-8 vs llama.cpp: {len(texts)} byte strings, "
+           f"{len(mismatches)} mismatches")
     fail_on(mismatches)
 
 
