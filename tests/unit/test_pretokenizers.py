@@ -158,13 +158,24 @@ def test_vm_matches_backtracking_regex_on_collapsed_text(regex_text, corpus_line
         assert vm.split_text(text.encode()) == want, repr(text[:80])
 
 
-def test_jais2_hand_written_splitter_matches_its_regex():
-    # JAIS2's whitespace cascade is worked out by hand (the VM would be quadratic on it).
-    (jais2,) = regexes_for(PreType.JAIS2)
-    native, vm = LlamaSplitter([jais2]), LlamaSplitter([jais2], force_vm=True)
+HAND_WRITTEN = [(PreType.JAIS2, 0), (PreType.GPT4O, 0), (PreType.GRANITE_EMB_MULTI, 0), (PreType.TEKKEN, 0),
+                (PreType.TINY_AYA, 1), (PreType.YOUTU, 1)]
+
+
+@pytest.mark.parametrize("pre_type,index", HAND_WRITTEN, ids=lambda x: getattr(x, "name", str(x)))
+def test_hand_written_splitter_matches_its_regex(pre_type, index, corpus_lines):
+    # llama.cpp runs these regexes on std::regex; toksmith's hand-written splitters (JAIS2's
+    # whitespace cascade would make the VM quadratic; the o200k-shaped ones are hot) must
+    # give what the VM gives on the same regex.
+    regex_text = regexes_for(pre_type)[index]
+    native, vm = LlamaSplitter([regex_text]), LlamaSplitter([regex_text], force_vm=True)
     rng = random.Random(11)
+    alphabet = list("aAzZ'sStTlLvVeErRdDmM  \t\n\r/1,.!$") + [
+        "\u0663", "\u4e2d", "\u01c5", "\u02b0", "\u0301", "\u0915", "\u093f", "\u00a0", "\u3000",
+        "\u017f", "\U0001f600", "\x85", "\u00e9", "\u00c9"]
     texts = [" " * n + tail for n in range(0, 1100, 7) for tail in ("", "x", "\n", " x", "\t\n  y")]
-    texts += ["".join(rng.choice("ab  \t\n\u3000'sS1,") for _ in range(rng.randint(1, 30))) for _ in range(5000)]
+    texts += ["".join(rng.choice(alphabet) for _ in range(rng.randint(1, 14))) for _ in range(8000)]
+    texts += [line for lines in corpus_lines.values() for line in lines[:150]]
     for text in texts:
         assert native.split_text(text.encode()) == vm.split_text(text.encode()), repr(text[:60])
 

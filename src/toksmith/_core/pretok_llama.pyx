@@ -44,6 +44,7 @@ cdef enum StageKind:
     STAGE_DIGIT_TRIPLES = 7 # superbpe's (?=(\d{3})+(?!\d))
     STAGE_REGEX = 8
     STAGE_JAIS2 = 9         # llama3 with the cascading whitespace tail
+    STAGE_CASED_WORDS = 10  # the o200k-shaped regexes (GPT4O, TEKKEN, ...); param: CW_* bits
 
 # Parity: llama.cpp unicode_regex_split_custom (the exact strings it dispatches on).
 GPT2_REGEX = "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)"
@@ -300,6 +301,122 @@ cdef int split_llama3(Span* v, int max_digits, bint marks, bint jais2) noexcept 
                 return -1
             continue
         if split_whitespace_tail(v, &pos, &run_end if jais2 else NULL) < 0:
+            return -1
+    return 0
+
+
+# Parameters of split_cased_words (Stage.param bits).
+DEF CW_CASE_SPLIT = 1     # upper = letters but a-z, lower = letters but A-Z (else both = all letters)
+DEF CW_MARKS = 2          # \p{M} counts as a letter in the word classes
+DEF CW_CONTRACTIONS = 4   # (?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])? after a word
+DEF CW_THREE_DIGITS = 8   # \p{N}{1,3} (else \p{N})
+
+
+cdef inline bint cw_class(Span* v, Py_ssize_t pos, int param, bint upper) noexcept nogil:
+    cdef unsigned char f = span_fl(v, pos)
+    cdef uint32_t c
+    if not (f & (F_LETTER | (F_MARK if param & CW_MARKS else 0))):
+        return False
+    if param & CW_CASE_SPLIT:
+        c = span_cpt(v, pos)
+        if upper:
+            return not (0x61 <= c <= 0x7A)
+        return not (0x41 <= c <= 0x5A)
+    return True
+
+
+cdef inline Py_ssize_t cw_run(Span* v, Py_ssize_t pos, int param, bint upper) noexcept nogil:
+    while pos < v.end and cw_class(v, pos, param, upper):
+        pos += 1
+    return pos
+
+
+cdef inline Py_ssize_t cw_word(Span* v, Py_ssize_t p, int param, bint upper_first) noexcept nogil:
+    """End of UP*LO+ (or UP+LO*, upper_first) from p plus the optional contraction, or -1.
+
+    The backtracking worked out (see pretok_tiktoken.o200k_word, same shape): UP* takes
+    the longest UP run [p, j); if the char at j is LO, LO+ runs from there; otherwise UP*
+    gives back down to the last LO char t in [p, j) and LO+ is [t, t+1).
+    """
+    cdef Py_ssize_t j = cw_run(v, p, param, True), t, k
+    if upper_first:
+        if j == p:
+            return -1
+        t = cw_run(v, j, param, False)
+    elif j < v.end and cw_class(v, j, param, False):
+        t = cw_run(v, j, param, False)
+    else:
+        t = j - 1
+        while t >= p and not cw_class(v, t, param, False):
+            t -= 1
+        if t < p:
+            return -1
+        t += 1
+    if (param & CW_CONTRACTIONS) and contraction_at(v, t, &k, True):
+        t += k
+    return t
+
+
+cdef int split_cased_words(Span* v, int param) noexcept nogil:
+    # The std::regex (collapsed text) semantics of
+    #   [^\r\n\p{L}\p{N}]?UP*LO+C?|[^\r\n\p{L}\p{N}]?UP+LO*C?|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*
+    #   |\s*[\r\n]+|\s+(?!\S)|\s+
+    # as llama.cpp's GPT4O/MINIMAX_M2 ((?=[\p{L}])([^a-z]) ...), GRANITE_EMB_MULTI (with \p{M}),
+    # TEKKEN (no contractions, \p{N}), TINY_AYA and YOUTU ([\p{Lu}..\p{M}] collapse to letters
+    # and marks, so UP = LO) write it. Checked against the VM running those regexes.
+    cdef Py_ssize_t p = v.ini, r, q, last_nl, e
+    cdef uint32_t c0
+    cdef unsigned char f0
+    cdef bint prefix
+    while p < v.end:
+        c0 = span_cpt(v, p)
+        f0 = span_fl(v, p)
+        prefix = not (c0 == 0x0D or c0 == 0x0A) and not (f0 & (F_LETTER | F_NUMBER))
+        r = -1
+        if prefix:
+            r = cw_word(v, p + 1, param, False)
+        if r < 0:
+            r = cw_word(v, p, param, False)
+        if r < 0 and prefix:
+            r = cw_word(v, p + 1, param, True)
+        if r < 0:
+            r = cw_word(v, p, param, True)
+        if r >= 0:
+            p = r
+        elif f0 & F_NUMBER:
+            q = p + 1
+            if param & CW_THREE_DIGITS:
+                while q < v.end and q < p + 3 and (span_fl(v, q) & F_NUMBER):
+                    q += 1
+            p = q
+        else:
+            q = p + 1 if (c0 == 0x20 and p + 1 < v.end and not (span_fl(v, p + 1) & (F_SPACE | F_LETTER | F_NUMBER))) else p
+            if not (span_fl(v, q) & (F_SPACE | F_LETTER | F_NUMBER)):
+                p = q
+                while p < v.end and not (span_fl(v, p) & (F_SPACE | F_LETTER | F_NUMBER)):
+                    p += 1
+                while p < v.end:
+                    c0 = span_cpt(v, p)
+                    if not (c0 == 0x0D or c0 == 0x0A or c0 == 0x2F):
+                        break
+                    p += 1
+            else:
+                r = p
+                last_nl = -1
+                while r < v.end and (span_fl(v, r) & F_SPACE):
+                    c0 = span_cpt(v, r)
+                    if c0 == 0x0D or c0 == 0x0A:
+                        last_nl = r
+                    r += 1
+                if last_nl >= 0:
+                    p = last_nl + 1
+                elif r == v.end:
+                    p = r
+                elif r - p >= 2:
+                    p = r - 1
+                else:
+                    p = r
+        if add_token(v, p) < 0:
             return -1
     return 0
 
@@ -650,6 +767,22 @@ cdef class RegexProgram:
         free(self.prog.ranges)
 
 
+_CASED = {}
+
+
+def _cased_word_regexes():
+    """{regex: CW_* bits} for the o200k-shaped regexes of llama.cpp's table."""
+    if not _CASED:
+        from toksmith.pretokenizers.llama_cpp import PreType, regexes_for
+        _CASED[regexes_for(PreType.GPT4O)[0]] = CW_CASE_SPLIT | CW_CONTRACTIONS | CW_THREE_DIGITS
+        _CASED[regexes_for(PreType.GRANITE_EMB_MULTI)[0]] = (
+            CW_CASE_SPLIT | CW_MARKS | CW_CONTRACTIONS | CW_THREE_DIGITS)
+        _CASED[regexes_for(PreType.TEKKEN)[0]] = CW_CASE_SPLIT
+        _CASED[regexes_for(PreType.TINY_AYA)[1]] = CW_MARKS | CW_CONTRACTIONS | CW_THREE_DIGITS
+        _CASED[regexes_for(PreType.YOUTU)[1]] = CW_MARKS | CW_CONTRACTIONS
+    return _CASED
+
+
 def _stage_for(str regex, bint force_vm=False):
     """(kind, param, program or None) for one regex, as llama.cpp dispatches it."""
     if force_vm:
@@ -668,6 +801,9 @@ def _stage_for(str regex, bint force_vm=False):
         return STAGE_DIGIT_GROUPS, 0, None
     if regex == NEWLINES_REGEX:
         return STAGE_NEWLINES, 0, None
+    cased = _cased_word_regexes().get(regex)
+    if cased is not None:
+        return STAGE_CASED_WORDS, cased, None
     if regex == JAIS2_REGEX:
         return STAGE_JAIS2, 0, None
     if regex == SUPERBPE_DIGITS_REGEX:
@@ -787,6 +923,8 @@ cdef class LlamaSplitter(PreTokenizer):
                     rc = split_llama3(&v, self.stages[si].param, False, False)
                 elif kind == STAGE_QWEN35:
                     rc = split_llama3(&v, 1, True, False)
+                elif kind == STAGE_CASED_WORDS:
+                    rc = split_cased_words(&v, self.stages[si].param)
                 elif kind == STAGE_JAIS2:
                     rc = split_llama3(&v, 3, False, True)
                 elif kind == STAGE_KIMI_K2:
