@@ -182,10 +182,16 @@ def test_hand_written_splitter_matches_its_regex(pre_type, index, corpus_lines):
 
 def test_llama_clean_utf8_matches_llama_cpp(fixtures, invalid_utf8_lines):
     vocab = llama_cpp_reference.load_vocab(fixture_file(fixtures, "gguf/ggml-vocab-gpt-2.gguf"))
-    cases = [line for line in invalid_utf8_lines
-             if not any(0xF5 <= b <= 0xF7 or (b == 0xF4 and i + 1 < len(line) and line[i + 1] >= 0x90)
-                        for i, b in enumerate(line))]  # codepoints past U+10FFFF: llama.cpp throws
+    def past_max_codepoint(raw: bytes) -> bool:  # llama.cpp throws (aborts) on those
+        return any(0xF5 <= b <= 0xF7 or (b == 0xF4 and i + 1 < len(raw) and raw[i + 1] >= 0x90)
+                   for i, b in enumerate(raw))
+
+    cases = [line for line in invalid_utf8_lines if not past_max_codepoint(line)]
     assert len(cases) >= 15
+    rng = random.Random(3)
+    pool = [0x61, 0x20, 0x80, 0xBF, 0xC0, 0xC1, 0xC3, 0xA9, 0xE0, 0xE2, 0x82, 0xED, 0xA0, 0xF0, 0x9F, 0xF4, 0x8F, 0xF8, 0xFF]
+    randoms = [bytes(rng.choice(pool) for _ in range(rng.randint(1, 10))) for _ in range(600)]
+    cases += [raw for raw in randoms if not past_max_codepoint(raw)]
     for raw in cases:
         cleaned = llama_clean_utf8(raw)
         cleaned.decode("utf-8", "surrogatepass")  # well-formed from here on

@@ -16,10 +16,10 @@ from libc.stdint cimport int32_t, uint32_t
 from libc.stdlib cimport free, malloc, realloc
 from libc.string cimport memcpy
 
-from toksmith._core.buffers cimport IdBuf, idbuf_free, idbuf_push, idbuf_reserve
+from toksmith._core.buffers cimport ByteBuf, IdBuf, bytebuf_free, idbuf_free, idbuf_push, idbuf_reserve
 from toksmith._core.pretok_common cimport (
     F_LETTER, F_MARK, F_NUMBER, F_SPACE, LF_DEFINED, LF_PUNCT, LF_SYMBOL, cut_to_bytes, decode_utf8,
-    packed_cpt, packed_flags, table_flags,
+    llama_clean_utf8_into, packed_cpt, packed_flags, table_flags,
 )
 from toksmith._core.pretokenizer cimport PreTokenizer, PreTokenizerWork, pretok_work_free
 
@@ -964,3 +964,26 @@ def codepoint_symbols(int cp):
     """
     cdef unsigned char f = lflags(<uint32_t>cp)
     return collapsed_symbol(<uint32_t>cp, f), wide_symbol(<uint32_t>cp, f)
+
+
+def clean_utf8(bytes text):
+    """`text` as llama.cpp's tokenizer sees it (see pretok_common.llama_clean_utf8_into).
+
+        >>> clean_utf8(b"a\\xffb\\xc0\\x80")
+        b'a\\xef\\xbf\\xbdb\\x00'
+    """
+    cdef ByteBuf out
+    cdef int rc
+    cdef const unsigned char* s = text
+    cdef Py_ssize_t n = len(text)
+    out.data = NULL
+    out.size = 0
+    out.cap = 0
+    try:
+        with nogil:
+            rc = llama_clean_utf8_into(s, n, &out)
+        if rc < 0:
+            raise MemoryError()
+        return text if rc == 1 else out.data[:out.size]
+    finally:
+        bytebuf_free(&out)
