@@ -3,9 +3,12 @@
 `LlamaSplitter(regexes)` splits text exactly like llama.cpp's unicode_regex_split with
 that list of regexes: each regex cuts the pieces the previous one produced. A regex for
 which llama.cpp has a hand-written splitter (GPT-2, Llama 3, Qwen2, Qwen3.5, Kimi-K2, the
-AFMoE digit groups, newline runs) runs a port of that splitter; any other regex runs on a
-Pike VM (see toksmith.pretokenizers.regex_program) over the same "collapsed" text that
-llama.cpp hands to std::regex, so the result is std::regex's, in linear time.
+AFMoE digit groups, newline runs) runs a port of that splitter (llama_splitters.pxi);
+a few std::regex patterns have hand-written equivalents too (JAIS2, superbpe's digit
+look-ahead, and the o200k-shaped patterns of GPT4O/TEKKEN/GRANITE_EMB_MULTI/TINY_AYA/YOUTU,
+each checked against the VM); any other regex runs on a Pike VM (llama_regex_vm.pxi, program
+from toksmith.pretokenizers.regex_program) over the same "collapsed" text that llama.cpp
+hands to std::regex, so the result is std::regex's, in linear time.
 
 Codepoint categories come from llama.cpp's own tables (unicode_llama.pxi).
 
@@ -60,8 +63,8 @@ NEWLINES_REGEX = "[^\\n]+|[\\n]+"
 TINY_AYA_DIGITS_REGEX = "\\d{1,3}(?=(?:\\d{3})*\\b)"
 # Not special-cased by llama.cpp (std::regex runs these), but worked out by hand here:
 # JAIS2's cascade of \s{512}(?!\S)|...|\s{4}(?!\S) would make the VM rescan long
-# whitespace runs for every piece (quadratic), and superbpe's look-ahead is longer than
-# one character. Its matches are empty, so it only cuts.
+# whitespace runs for every piece (quadratic); superbpe's look-ahead is longer than one
+# character (the VM's limit) and all its matches are empty, so it only cuts.
 JAIS2_REGEX = "(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s{512}(?!\\S)|\\s{256}(?!\\S)|\\s{128}(?!\\S)|\\s{64}(?!\\S)|\\s{32}(?!\\S)|\\s{16}(?!\\S)|\\s{8}(?!\\S)|\\s{4}(?!\\S)|\\s{1,2}(?!\\S)|\\s{1}"
 SUPERBPE_DIGITS_REGEX = "(?=(\\d{3})+(?!\\d))"
 
