@@ -158,23 +158,40 @@ def test_vm_matches_backtracking_regex_on_collapsed_text(regex_text, corpus_line
         assert vm.split_text(text.encode()) == want, repr(text[:80])
 
 
-def test_jais2_hand_written_splitter_matches_its_regex():
-    # JAIS2's whitespace cascade is worked out by hand (the VM would be quadratic on it).
-    (jais2,) = regexes_for(PreType.JAIS2)
-    native, vm = LlamaSplitter([jais2]), LlamaSplitter([jais2], force_vm=True)
+HAND_WRITTEN = [(PreType.JAIS2, 0), (PreType.GPT4O, 0), (PreType.GRANITE_EMB_MULTI, 0), (PreType.TEKKEN, 0),
+                (PreType.TINY_AYA, 1), (PreType.YOUTU, 1)]
+
+
+@pytest.mark.parametrize("pre_type,index", HAND_WRITTEN, ids=lambda x: getattr(x, "name", str(x)))
+def test_hand_written_splitter_matches_its_regex(pre_type, index, corpus_lines):
+    # llama.cpp runs these regexes on std::regex; toksmith's hand-written splitters (JAIS2's
+    # whitespace cascade would make the VM quadratic; the o200k-shaped ones are hot) must
+    # give what the VM gives on the same regex.
+    regex_text = regexes_for(pre_type)[index]
+    native, vm = LlamaSplitter([regex_text]), LlamaSplitter([regex_text], force_vm=True)
     rng = random.Random(11)
+    alphabet = list("aAzZ'sStTlLvVeErRdDmM  \t\n\r/1,.!$") + [
+        "\u0663", "\u4e2d", "\u01c5", "\u02b0", "\u0301", "\u0915", "\u093f", "\u00a0", "\u3000",
+        "\u017f", "\U0001f600", "\x85", "\u00e9", "\u00c9"]
     texts = [" " * n + tail for n in range(0, 1100, 7) for tail in ("", "x", "\n", " x", "\t\n  y")]
-    texts += ["".join(rng.choice("ab  \t\n\u3000'sS1,") for _ in range(rng.randint(1, 30))) for _ in range(5000)]
+    texts += ["".join(rng.choice(alphabet) for _ in range(rng.randint(1, 14))) for _ in range(8000)]
+    texts += [line for lines in corpus_lines.values() for line in lines[:150]]
     for text in texts:
         assert native.split_text(text.encode()) == vm.split_text(text.encode()), repr(text[:60])
 
 
 def test_llama_clean_utf8_matches_llama_cpp(fixtures, invalid_utf8_lines):
     vocab = llama_cpp_reference.load_vocab(fixture_file(fixtures, "gguf/ggml-vocab-gpt-2.gguf"))
-    cases = [line for line in invalid_utf8_lines
-             if not any(0xF5 <= b <= 0xF7 or (b == 0xF4 and i + 1 < len(line) and line[i + 1] >= 0x90)
-                        for i, b in enumerate(line))]  # codepoints past U+10FFFF: llama.cpp throws
+    def past_max_codepoint(raw: bytes) -> bool:  # llama.cpp throws (aborts) on those
+        return any(0xF5 <= b <= 0xF7 or (b == 0xF4 and i + 1 < len(raw) and raw[i + 1] >= 0x90)
+                   for i, b in enumerate(raw))
+
+    cases = [line for line in invalid_utf8_lines if not past_max_codepoint(line)]
     assert len(cases) >= 15
+    rng = random.Random(3)
+    pool = [0x61, 0x20, 0x80, 0xBF, 0xC0, 0xC1, 0xC3, 0xA9, 0xE0, 0xE2, 0x82, 0xED, 0xA0, 0xF0, 0x9F, 0xF4, 0x8F, 0xF8, 0xFF]
+    randoms = [bytes(rng.choice(pool) for _ in range(rng.randint(1, 10))) for _ in range(600)]
+    cases += [raw for raw in randoms if not past_max_codepoint(raw)]
     for raw in cases:
         cleaned = llama_clean_utf8(raw)
         cleaned.decode("utf-8", "surrogatepass")  # well-formed from here on

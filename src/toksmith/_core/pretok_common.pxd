@@ -2,7 +2,7 @@
 # the per-codepoint flag bits of the generated tables (tools/gen_unicode_tables.py),
 # the two-level table lookup and one UTF-8 decoding pass.
 from libc.stdint cimport int32_t, uint32_t
-from toksmith._core.buffers cimport IdBuf, idbuf_reserve
+from toksmith._core.buffers cimport ByteBuf, IdBuf, bytebuf_append, idbuf_reserve
 
 # Flag bits, one byte per codepoint (low four bits have the same meaning in both tables).
 cdef enum:
@@ -81,4 +81,88 @@ cdef inline int cut_to_bytes(IdBuf* ends, Py_ssize_t base, const int32_t* starts
     cdef Py_ssize_t i
     for i in range(base, ends.size):
         ends.data[i] = starts[ends.data[i]]
+    return 0
+
+
+cdef inline int _llama_seq(const unsigned char* s, Py_ssize_t n, Py_ssize_t i, uint32_t* cp) noexcept nogil:
+    """Length of the sequence at s[i] as llama.cpp's unicode_cpt_from_utf8 reads it (lead and
+    trail bit patterns only; codepoints past U+10FFFF rejected since unicode_cpt_to_utf8
+    throws on them), or 0 when the byte becomes U+FFFD."""
+    cdef unsigned char b0 = s[i]
+    cdef int need, k
+    cdef uint32_t c
+    if b0 < 0x80:
+        cp[0] = b0
+        return 1
+    if b0 < 0xC0 or b0 >= 0xF8:
+        return 0
+    need = 1 if b0 < 0xE0 else (2 if b0 < 0xF0 else 3)
+    if i + need >= n:
+        return 0
+    c = b0 & (0x1F if need == 1 else (0x0F if need == 2 else 0x07))
+    for k in range(1, need + 1):
+        if (s[i + k] & 0xC0) != 0x80:
+            return 0
+        c = (c << 6) | (s[i + k] & 0x3F)
+    if c > 0x10FFFF:
+        return 0
+    cp[0] = c
+    return need + 1
+
+
+cdef inline int _utf8_len(uint32_t c) noexcept nogil:
+    return 1 if c < 0x80 else (2 if c < 0x800 else (3 if c < 0x10000 else 4))
+
+
+cdef inline int llama_clean_utf8_into(const unsigned char* s, Py_ssize_t n, ByteBuf* out) noexcept nogil:
+    """Rewrite `s` as llama.cpp's tokenizer sees it: each byte that does not start a sequence
+    becomes U+FFFD, overlong forms their shortest form (Parity: llama.cpp
+    unicode_cpts_from_utf8 + unicode_cpt_to_utf8). Returns 1 when `s` needs no change (out
+    untouched: use s itself), 0 when `out` holds the rewritten text, -1 when memory runs out.
+    """
+    cdef Py_ssize_t i = 0, start
+    cdef uint32_t c = 0
+    cdef int k
+    cdef char enc[4]
+    while i < n:
+        if s[i] < 0x80:
+            i += 1
+            continue
+        k = _llama_seq(s, n, i, &c)
+        if k == 0 or k != _utf8_len(c):
+            break
+        i += k
+    if i >= n:
+        return 1
+    out.size = 0
+    if bytebuf_append(out, <const char*>s, i) < 0:
+        return -1
+    while i < n:
+        k = _llama_seq(s, n, i, &c)
+        if k == 0:
+            if bytebuf_append(out, "\xef\xbf\xbd", 3) < 0:
+                return -1
+            i += 1
+            continue
+        if c < 0x80:
+            enc[0] = <char>c
+            start = 1
+        elif c < 0x800:
+            enc[0] = <char>(0xC0 | (c >> 6))
+            enc[1] = <char>(0x80 | (c & 0x3F))
+            start = 2
+        elif c < 0x10000:
+            enc[0] = <char>(0xE0 | (c >> 12))
+            enc[1] = <char>(0x80 | ((c >> 6) & 0x3F))
+            enc[2] = <char>(0x80 | (c & 0x3F))
+            start = 3
+        else:
+            enc[0] = <char>(0xF0 | (c >> 18))
+            enc[1] = <char>(0x80 | ((c >> 12) & 0x3F))
+            enc[2] = <char>(0x80 | ((c >> 6) & 0x3F))
+            enc[3] = <char>(0x80 | (c & 0x3F))
+            start = 4
+        if bytebuf_append(out, enc, start) < 0:
+            return -1
+        i += k
     return 0

@@ -292,9 +292,6 @@ def regexes_for(pre_type: PreType) -> tuple[str, ...]:
     return REGEXES.get(pre_type, _DEFAULT)
 
 
-REPLACEMENT = "\ufffd".encode()
-
-
 def llama_clean_utf8(text: bytes) -> bytes:
     """Rewrite `text` the way llama.cpp's tokenizer sees it before pre-tokenizing.
 
@@ -303,36 +300,15 @@ def llama_clean_utf8(text: bytes) -> bytes:
     U+FFFD (one per byte); overlong forms come back in their shortest form. A codepoint
     past U+10FFFF (lead F4..F7) makes llama.cpp throw (std::invalid_argument from
     unicode_cpt_to_utf8); here its lead byte becomes U+FFFD and the rest is read again.
+    Native (pretok_common.llama_clean_utf8_into, nogil, no copy when nothing changes): the
+    engine's normalizer stage for llama.cpp BPE models should call that.
 
         >>> llama_clean_utf8(b"a\\xffb\\xc0\\x80")
         b'a\\xef\\xbf\\xbdb\\x00'
     """
-    out = bytearray()
-    i = 0
-    n = len(text)
-    while i < n:
-        b0 = text[i]
-        if b0 < 0x80:
-            out.append(b0)
-            i += 1
-            continue
-        # trail bytes wanted after the lead: C0-DF 1, E0-EF 2, F0-F7 3; 80-BF and F8-FF invalid
-        need = 0 if b0 < 0xC0 else 1 if b0 < 0xE0 else 2 if b0 < 0xF0 else 3 if b0 < 0xF8 else 0
-        if need == 0 or i + need >= n or any(
-                text[i + k] & 0xC0 != 0x80 for k in range(1, need + 1)):
-            out += REPLACEMENT
-            i += 1
-            continue
-        cp = b0 & (0x1F, 0x0F, 0x07)[need - 1]
-        for k in range(1, need + 1):
-            cp = (cp << 6) | (text[i + k] & 0x3F)
-        if cp > 0x10FFFF:
-            out += REPLACEMENT
-            i += 1
-            continue
-        out += chr(cp).encode("utf-8", "surrogatepass")
-        i += need + 1
-    return bytes(out)
+    from toksmith._core.pretok_llama import clean_utf8
+
+    return clean_utf8(text)
 
 
 _LLAMA3 = (
