@@ -13,12 +13,12 @@ well-formed UTF-8, which is every str input and almost every bytes input.
 >>> LlamaCppUtf8Repair().normalize_text(b"a\\xffb\\xc0\\x80")    # doctest: +SKIP
 b'a\\xef\\xbf\\xbdb\\x00'
 """
-from libc.stdint cimport uint32_t
 from libc.string cimport memchr
 
 from toksmith._core.buffers cimport ByteBuf, bytebuf_append, bytebuf_free, bytebuf_reserve
 from toksmith._core.errors cimport ERR_NO_MEMORY
 from toksmith._core.normalizer cimport TEXT_UNCHANGED
+from toksmith._core.pretok_common cimport llama_clean_utf8_into
 from toksmith._core.utf8 cimport REPLACEMENT_CHAR, SPACE_SYMBOL, valid_char_len
 
 
@@ -37,28 +37,29 @@ cdef inline Py_ssize_t _valid_prefix(const unsigned char* s, Py_ssize_t n) noexc
     return n
 
 
-cdef inline int _put_codepoint(ByteBuf* out, uint32_t cp) noexcept nogil:
-    cdef char b[4]
-    cdef int k
-    if cp < 0x80:
-        b[0] = <char>cp
-        k = 1
-    elif cp < 0x800:
-        b[0] = <char>(0xC0 | (cp >> 6))
-        b[1] = <char>(0x80 | (cp & 0x3F))
-        k = 2
-    elif cp < 0x10000:
-        b[0] = <char>(0xE0 | (cp >> 12))
-        b[1] = <char>(0x80 | ((cp >> 6) & 0x3F))
-        b[2] = <char>(0x80 | (cp & 0x3F))
-        k = 3
-    else:
-        b[0] = <char>(0xF0 | (cp >> 18))
-        b[1] = <char>(0x80 | ((cp >> 12) & 0x3F))
-        b[2] = <char>(0x80 | ((cp >> 6) & 0x3F))
-        b[3] = <char>(0x80 | (cp & 0x3F))
-        k = 4
-    return bytebuf_append(out, b, k)
+cdef int _escape_spaces_in_place(ByteBuf* out) noexcept nogil:
+    """Every ' ' in `out` becomes U+2581, filling from the end (no second buffer)."""
+    cdef Py_ssize_t spaces = 0, i, j
+    for i in range(out.size):
+        spaces += out.data[i] == b' '
+    if spaces == 0:
+        return 0
+    if bytebuf_reserve(out, 2 * spaces) < 0:
+        return ERR_NO_MEMORY
+    j = out.size + 2 * spaces
+    i = out.size
+    out.size = j
+    while i > 0:
+        i -= 1
+        if out.data[i] == b' ':
+            j -= 3
+            out.data[j] = SPACE_SYMBOL[0]
+            out.data[j + 1] = SPACE_SYMBOL[1]
+            out.data[j + 2] = SPACE_SYMBOL[2]
+        else:
+            j -= 1
+            out.data[j] = out.data[i]
+    return 0
 
 
 cdef class LlamaCppUtf8Repair(Normalizer):
@@ -75,47 +76,18 @@ cdef class LlamaCppUtf8Repair(Normalizer):
         self.escape_spaces = escape_spaces
 
     cdef int normalize(self, const unsigned char* s, Py_ssize_t n, ByteBuf* out) noexcept nogil:
-        cdef Py_ssize_t i = _valid_prefix(s, n), k
-        cdef unsigned char b0
-        cdef int need
-        cdef uint32_t cp
-        if i == n and not (self.escape_spaces and memchr(s, 32, n) != NULL):
-            return TEXT_UNCHANGED
-        if self.escape_spaces:
-            i = 0
-        out.size = 0
-        if bytebuf_reserve(out, n + n // 2 + 8) < 0 or bytebuf_append(out, <const char*>s, i) < 0:
+        cdef int rc = llama_clean_utf8_into(s, n, out)
+        if rc < 0:
             return ERR_NO_MEMORY
-        while i < n:
-            b0 = s[i]
-            if b0 < 0x80:
-                if b0 == 32 and self.escape_spaces:
-                    if bytebuf_append(out, SPACE_SYMBOL, 3) < 0:
-                        return ERR_NO_MEMORY
-                elif bytebuf_append(out, <const char*>s + i, 1) < 0:
-                    return ERR_NO_MEMORY
-                i += 1
-                continue
-            need = 0 if b0 < 0xC0 else 1 if b0 < 0xE0 else 2 if b0 < 0xF0 else 3 if b0 < 0xF8 else 0
-            cp = 0
-            if need and i + need < n:
-                cp = b0 & (0x1F if need == 1 else 0x0F if need == 2 else 0x07)
-                for k in range(1, need + 1):
-                    if (s[i + k] & 0xC0) != 0x80:
-                        need = 0
-                        break
-                    cp = (cp << 6) | (s[i + k] & 0x3F)
-            else:
-                need = 0
-            if need == 0 or cp > 0x10FFFF:
-                if bytebuf_append(out, REPLACEMENT_CHAR, 3) < 0:
-                    return ERR_NO_MEMORY
-                i += 1
-                continue
-            if _put_codepoint(out, cp) < 0:
+        if not self.escape_spaces:
+            return TEXT_UNCHANGED if rc == 1 else 0
+        if rc == 1:
+            if memchr(s, 32, n) == NULL:
+                return TEXT_UNCHANGED
+            out.size = 0
+            if bytebuf_append(out, <const char*>s, n) < 0:
                 return ERR_NO_MEMORY
-            i += need + 1
-        return 0
+        return _escape_spaces_in_place(out)
 
     def normalize_text(self, bytes text):
         """The repaired bytes of `text` (tests)."""
