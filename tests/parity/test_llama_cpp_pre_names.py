@@ -18,7 +18,7 @@ from tests.parity.test_spm_bpe_gguf import fail_on
 from toksmith.pretokenizers.llama_cpp import PRE_NAMES
 
 BASE = "gguf/ggml-vocab-gpt-2.gguf"
-LINES_PER_CORPUS = 120
+LINES_PER_CORPUS = 60
 
 
 @pytest.fixture(scope="module")
@@ -43,8 +43,14 @@ def compare(tok, ref, lines) -> list[str]:
     return mismatches
 
 
+# "whitespace" belongs to tokenizer.ggml.model "whitespace" (not supported yet); under a gpt2
+# model llama.cpp aborts the process on the first piece with a space, so it is not compared:
+# toksmith refuses that combination (test_whitespace_pre_is_refused).
+COMPARED_PRE_NAMES = sorted(name for name in PRE_NAMES if name != "whitespace")
+
+
 @pytest.mark.filterwarnings("ignore:the text starts with a BOS token")
-@pytest.mark.parametrize("pre", sorted(PRE_NAMES))
+@pytest.mark.parametrize("pre", COMPARED_PRE_NAMES)
 def test_pre_name_matches_llama_cpp(fixtures, tmp_path, sample, pre):
     path = copy_gguf(fixture_file(fixtures, BASE), tmp_path / f"{pre}.gguf", {"tokenizer.ggml.pre": pre})
     ref = llama_cpp_reference.LlamaCppVocab(path)
@@ -72,6 +78,12 @@ def test_gemma4_model_matches_llama_cpp(fixtures, tmp_path, sample):
     report(f"tokenizer.ggml.model='gemma4' on the GPT-2 vocabulary vs llama.cpp: {len(sample)} "
            f"lines x 2, {len(mismatches)} mismatches")
     fail_on(mismatches)
+
+
+def test_whitespace_pre_is_refused(fixtures, tmp_path):
+    path = copy_gguf(fixture_file(fixtures, BASE), tmp_path / "ws.gguf", {"tokenizer.ggml.pre": "whitespace"})
+    with pytest.raises(toksmith.UnsupportedModelError, match="whitespace"):
+        toksmith.load(path)
 
 
 def test_unknown_pre_name_is_refused_like_llama_cpp(fixtures, tmp_path):

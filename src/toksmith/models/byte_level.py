@@ -55,6 +55,12 @@ def _gguf_spec(bl: ByteLevelSpec, load_options) -> TokenizerSpec:
                                                f"(llama.cpp's {model.session.name.lower()} session) is not "
                                                f"supported yet")
     pre = pre_tokenizer_spec(bl.pre, source=bl.source)
+    if pre.pre_type is PreType.WHITESPACE:
+        # llama.cpp's "whitespace" pre-tokenizer goes with its whitespace session; under a
+        # gpt2 model its pieces keep their spaces and llama.cpp aborts (find_bpe_rank asserts).
+        raise UnsupportedModelError(bl.source, "tokenizer.ggml.pre 'whitespace' belongs to tokenizer.ggml.model "
+                                               "'whitespace', which is not supported yet (llama.cpp aborts on "
+                                               f"it under {bl.gguf_model.value!r})")
     vocab = bl.vocab
     special = vocab.special
     if pre.no_bos_token:
