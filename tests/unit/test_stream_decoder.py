@@ -535,3 +535,26 @@ def test_models_without_denormalizer_stream(fixtures):
             proto.ParseFromString(fixture_file(fixtures, name).read_bytes())
             assert not proto.denormalizer_spec.precompiled_charsmap
         _load(model_path(fixtures, name)).stream_decoder()
+
+
+def test_rank_file_streams_like_decode(fixtures):
+    """Byte-level tokens end inside characters: the stream holds them until complete."""
+    tok = toksmith.load(fixture_file(fixtures, "tiktoken/cl100k_base.tiktoken"))
+    rnd = random.Random(3)
+    texts = ["日本語のテキスト 😀 🇯🇵 café", "<|endoftext|> and text", "\u0301\u200b x"]
+    for text in texts:
+        ids = tok.encode(text, parse_special=True)
+        for skip_special in (False, True):
+            stream = tok.stream_decoder(skip_special=skip_special)
+            assert "".join(stream.feed(i) for i in ids) + stream.finish() == \
+                tok.decode(ids, skip_special=skip_special)
+    for _ in range(500):   # partial UTF-8 from random single-byte tokens
+        ids = [rnd.randrange(256) for _ in range(rnd.randint(0, 8))]
+        stream = tok.stream_decoder()
+        assert "".join(stream.feed(i) for i in ids) + stream.finish() == tok.decode(ids)
+
+
+def test_clean_spaces_gguf_refuses_to_stream(fixtures):
+    tok = toksmith.load(fixture_file(fixtures, "gguf/ggml-vocab-llama-bpe.gguf"))
+    with pytest.raises(toksmith.UnsupportedFeatureError, match="clean_spaces"):
+        tok.stream_decoder()

@@ -387,8 +387,9 @@ cdef class StreamDecoder:
     def __cinit__(self, Decoder decoder, *, bint skip_special=False):
         if not decoder.streamable:
             raise UnsupportedFeatureError(
-                "streaming decode is not supported for a model with a denormalizer "
-                "(it rewrites the decoded text as a whole); use decode()")
+                "streaming decode is not supported for this tokenizer: its decoder rewrites the "
+                "decoded text as a whole (a sentencepiece denormalizer, or llama.cpp's clean_spaces "
+                "of a byte-level GGUF); use decode()")
         self.decoder = decoder
         decoder._start(&self.state)
         self.skip_special = skip_special

@@ -403,23 +403,22 @@ def llama_cpp_token_pieces(spec: ByteLevelSpec, *, special: bool,
     texts = list(spec.vocab.texts)
     if spec.gguf_model is GgufBpeModel.HYBRIDDNA:
         texts = _without_kmer_markers(texts)
-    attrs = spec.token_attributes or [TokenAttr.NORMAL] * len(texts)
+    normal, byte = int(TokenAttr.NORMAL), int(TokenAttr.BYTE)
+    attrs = spec.token_attributes or [normal] * len(texts)
     hidden = int(TokenAttr.CONTROL | TokenAttr.UNKNOWN)
     as_stored = hidden | int(TokenAttr.USER_DEFINED)
-    normal, byte = int(TokenAttr.NORMAL), int(TokenAttr.BYTE)
-    normal_ids = [i for i, a in enumerate(attrs) if not a & as_stored and a & normal]
+    # Every text is decoded as a NORMAL token's (one pass in C); the few tokens of other
+    # attributes are fixed up after.
     if escape_whitespaces:
-        decoded = [texts[i].replace("\u2581".encode(), b" ") for i in normal_ids]
+        pieces = [t.replace("\u2581".encode(), b" ") for t in texts]
     else:
-        decoded = llama_decode_texts([texts[i] for i in normal_ids])
-    pieces = [b""] * len(texts)
-    for i, piece in zip(normal_ids, decoded):
-        pieces[i] = piece
-    for i, attr in enumerate(attrs):
+        pieces = llama_decode_texts(texts)
+    for i in [i for i, attr in enumerate(attrs) if attr != normal]:
+        attr = attrs[i]
         if attr & as_stored:
             pieces[i] = texts[i] if special or not attr & hidden else b""
-        elif not attr & normal and attr & byte:
-            pieces[i] = bytes([_strtol_hex(texts[i][3:5])])
+        elif not attr & normal:
+            pieces[i] = bytes([_strtol_hex(texts[i][3:5])]) if attr & byte else b""
     return pieces
 
 

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import dataclasses
 
-from toksmith._core.byte_bpe import byte_unicode_encode
 from toksmith._core.detokenizer import LlamaCppDecoder, Render
 from toksmith._core.engine import Engine
 from toksmith._core.normalizer import Normalizer
@@ -88,13 +87,11 @@ def _gguf_spec(bl: ByteLevelSpec, load_options) -> TokenizerSpec:
 def _rank_file_spec(bl: ByteLevelSpec, load_options) -> TokenizerSpec:
     vocab = bl.vocab
     n = len(vocab)
-    pieces = [b""] * n
-    types = bytearray([TokenType.UNDEFINED]) * n
-    for i, raw in enumerate(vocab.texts):
-        if raw is not None:
-            # shown as GPT-2's byte<->unicode text, as tokenizer.json and GGUF store it
-            pieces[i] = byte_unicode_encode(raw)
-            types[i] = TokenType.NORMAL
+    # pieces are the tokens' raw bytes (id_to_piece shows them as UTF-8 with replacement)
+    pieces = [t or b"" for t in vocab.texts] + [b""] * (n - len(vocab.texts))
+    types = bytearray([TokenType.NORMAL]) * len(vocab.texts) + bytearray([TokenType.UNDEFINED]) * (n - len(vocab.texts))
+    for i in _gaps(vocab.texts):
+        types[i] = TokenType.UNDEFINED
     for text, token_id in vocab.special_tokens.items():
         pieces[token_id] = text
         types[token_id] = TokenType.CONTROL
@@ -103,6 +100,18 @@ def _rank_file_spec(bl: ByteLevelSpec, load_options) -> TokenizerSpec:
                          vocab=Vocab(pieces=pieces, scores=[0.0] * n, types=bytes(types), special=SpecialIds()),
                          normalizer=None, decoder=None, source_data=bl.source_data, byte_level=bl,
                          load_options=load_options)
+
+
+def _gaps(texts: list[bytes | None]) -> list[int]:
+    """Ids a rank file gives no token (few: p50k's 50256, none in most files)."""
+    gaps, start = [], 0
+    while True:
+        try:
+            start = texts.index(None, start)
+        except ValueError:
+            return gaps
+        gaps.append(start)
+        start += 1
 
 
 def build_byte_level(spec: TokenizerSpec) -> Engine:
@@ -153,9 +162,10 @@ def _llama_cpp_decoder(spec: TokenizerSpec, pre: PreTokenizerSpec) -> LlamaCppDe
     from toksmith.formats.gguf import llama_cpp_token_pieces
     bl = spec.byte_level
     pieces = llama_cpp_token_pieces(bl, special=True, escape_whitespaces=pre.escape_whitespaces)
-    attrs = spec.token_attributes or [TokenAttr.NORMAL] * len(pieces)
+    attrs = spec.token_attributes or [int(TokenAttr.NORMAL)] * len(pieces)
     hidden = int(TokenAttr.CONTROL | TokenAttr.UNKNOWN)
-    renders = bytes(Render.RENDER_SPECIAL if a & hidden else Render.RENDER_TEXT for a in attrs)
+    special_render, text_render = int(Render.RENDER_SPECIAL), int(Render.RENDER_TEXT)
+    renders = bytes([special_render if a & hidden else text_render for a in attrs])
     special = spec.vocab.special
     return LlamaCppDecoder.build(pieces, renders, [-1] * len(pieces), add_space_prefix=False,
                                  add_bos=spec.add_bos, add_eos=spec.add_eos,
@@ -168,13 +178,12 @@ def _tiktoken_decoder(spec: TokenizerSpec) -> LlamaCppDecoder:
     """Parity: tiktoken Encoding.decode_bytes: every token's bytes, special tokens' texts
     included; skip_special drops the special tokens; an id no token has is refused."""
     bl = spec.byte_level
+    texts = bl.vocab.texts
     n = len(spec.vocab)
-    pieces = [b""] * n
-    renders = bytearray([Render.RENDER_INVALID]) * n
-    for i, raw in enumerate(bl.vocab.texts):
-        if raw is not None:
-            pieces[i] = raw
-            renders[i] = Render.RENDER_TEXT
+    pieces = [t or b"" for t in texts] + [b""] * (n - len(texts))
+    renders = bytearray([Render.RENDER_TEXT]) * len(texts) + bytearray([Render.RENDER_INVALID]) * (n - len(texts))
+    for i in _gaps(texts):
+        renders[i] = Render.RENDER_INVALID
     for text, token_id in bl.vocab.special_tokens.items():
         pieces[token_id] = text
         renders[token_id] = Render.RENDER_SPECIAL
