@@ -91,10 +91,12 @@ def first_and_warm_pass(repeat: int, load: Callable[[], object], encode: Callabl
     return min(first), min(warm)
 
 
-def parse_args(doc: str) -> argparse.Namespace:
+def parse_args(doc: str, extra: Optional[Callable[[argparse.ArgumentParser], object]] = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=doc.splitlines()[0])
     parser.add_argument("fixtures", nargs="?", default="../shared/fixtures")
     parser.add_argument("--repeat", type=int, default=3)
+    if extra is not None:
+        extra(parser)
     return parser.parse_args()
 
 

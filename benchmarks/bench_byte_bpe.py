@@ -109,22 +109,29 @@ def long_documents(root: Path, repeat: int) -> None:
 
 
 def main() -> None:
-    args = parse_args(__doc__)
+    args = parse_args(__doc__, extra=lambda p: p.add_argument(
+        "--only", action="append", help="run only this model (cl100k_base, o200k_base, r50k_base, llama3, "
+                                        "long); repeatable"))
     root = Path(args.fixtures)
+    wanted = set(args.only or ("cl100k_base", "o200k_base", "r50k_base", "llama3", "long"))
     corpora = read_corpora(root, CORPORA)
     print_preamble(args.repeat)
     with tempfile.TemporaryDirectory() as tmp:
         for name, rel in TIKTOKEN_FILES.items():
+            if name not in wanted:
+                continue
             table = tiktoken_peers(name, root / rel)
             if name == "r50k_base":
                 table.update(hf_peers(gpt2_tokenizer_json(root, Path(tmp) / "gpt2.json")))
             bench_model(name, rel, table, corpora, args.repeat, reference="tiktoken")
-        llama3_json = Path(tmp) / "llama3.json"
-        llama3_json.write_bytes(gzip.decompress((root / "hf/llama3/tokenizer.json.gz").read_bytes()))
-        table = {"toksmith": toksmith_peer(root / "gguf/ggml-vocab-llama-bpe.gguf"), **hf_peers(llama3_json)}
-        bench_model("Llama 3 (toksmith: GGUF; peers: tokenizer.json)", "gguf/ggml-vocab-llama-bpe.gguf",
-                    table, corpora, args.repeat, reference="hf-tokenizers")
-    long_documents(root, args.repeat)
+        if "llama3" in wanted:
+            llama3_json = Path(tmp) / "llama3.json"
+            llama3_json.write_bytes(gzip.decompress((root / "hf/llama3/tokenizer.json.gz").read_bytes()))
+            table = {"toksmith": toksmith_peer(root / "gguf/ggml-vocab-llama-bpe.gguf"), **hf_peers(llama3_json)}
+            bench_model("Llama 3 (toksmith: GGUF; peers: tokenizer.json)", "gguf/ggml-vocab-llama-bpe.gguf",
+                        table, corpora, args.repeat, reference="hf-tokenizers")
+    if "long" in wanted:
+        long_documents(root, args.repeat)
 
 
 if __name__ == "__main__":
