@@ -17,6 +17,7 @@ from toksmith._core.wire import GGUFType, WireFormatError, parse_gguf_metadata
 from toksmith.decoders.sentencepiece import SentencePieceDecoderSpec
 from toksmith.errors import ModelFormatError, UnsupportedModelError
 from toksmith.formats.llama_cpp_attributes import token_attributes
+from toksmith.pretokenizers.llama_cpp import PRE_NAMES, PreType
 from toksmith.normalizers.charsmap import CharsMapNormalizerSpec
 from toksmith.spec import (Algorithm, ByteLevelSpec, FileFields, FileFormat, GgufBpeModel, LoadOptions, ReferenceRules,
                            TokenizerSpec)
@@ -253,14 +254,6 @@ def _number_array(meta, key, n, source, default, typecodes):
 
 # ---------------------------------------------------------------------- byte-level BPE vocabularies
 
-# Parity: llama_vocab::impl::load: what a BPE vocabulary's tokenizer.ggml.pre decides about the
-# model stage (the pre-tokenizer table holds the rest: regexes, clean_spaces, BOS rules).
-# Pre types whose llm_tokenizer_bpe sets byte_encode = false (raw UTF-8, no byte<->unicode map):
-RAW_UTF8_PRE_NAMES = frozenset(("gemma4", "granite-embed-multi-311m", "sarvam-moe", "whitespace"))
-GEMMA4_PRE_NAMES = frozenset(("gemma4", "granite-embed-multi-311m"))
-IGNORE_MERGES_PRE_NAMES = frozenset((
-    "minicpm5", "llama3", "llama-v3", "llama-bpe", "falcon3", "falcon-h1", "pixtral", "midm-2.0", "lfm2",
-    "jina-v5-nano", "youtu", "glm4", "glm5", "tekken", "granite-embed-multi-97m"))
 # llama.cpp's default special ids per BPE tokenizer model (overridden by the file's keys).
 BPE_DEFAULT_SPECIAL = {
     GgufBpeModel.GPT2: {"bos": 11, "eos": 11},
@@ -320,12 +313,16 @@ def byte_level_spec_of_metadata(meta: dict[str, object], value_types: dict[str, 
         raise ModelFormatError(source, f"tokenizer.ggml.tokens[{twice}] {texts[twice]!r} is a text "
                                        f"already defined (llama.cpp refuses such a vocabulary)")
     special = _special_ids(meta, value_types, n, BPE_DEFAULT_SPECIAL[model], source)
-    raw_utf8 = pre in RAW_UTF8_PRE_NAMES
+    # Parity: llama_vocab::impl::load: what the pre type decides about the model stage (the
+    # pre-tokenizer table holds it; an unknown name is refused when the pipeline is built).
+    pre_spec = PRE_NAMES.get(pre)
+    raw_utf8 = pre_spec is not None and not pre_spec.byte_encode
     vocab = ByteLevelVocab(
         texts=texts, merges=merges, merge_order=MergeOrder.MERGE_LIST, byte_unicode=not raw_utf8,
-        utf8_symbols=raw_utf8, ignore_merges=pre in IGNORE_MERGES_PRE_NAMES,
-        whole_newline_runs=pre in GEMMA4_PRE_NAMES, llama_byte_fallback=not raw_utf8,
-        hex_byte_fallback=raw_utf8, types=types, special=SpecialIds(**special))
+        utf8_symbols=raw_utf8, ignore_merges=pre_spec is not None and pre_spec.ignore_merges,
+        whole_newline_runs=pre_spec is not None and pre_spec.pre_type is PreType.GEMMA4,
+        llama_byte_fallback=not raw_utf8, hex_byte_fallback=raw_utf8, types=types,
+        special=SpecialIds(**special))
     end_ids = dict(eos=special["eos"])
     for role in ("eot", "eom"):
         value = meta.get(f"tokenizer.ggml.{role}_token_id")

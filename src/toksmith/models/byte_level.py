@@ -74,10 +74,7 @@ def _gguf_spec(bl: ByteLevelSpec, load_options) -> TokenizerSpec:
     pieces = Vocab(pieces=texts, scores=[0.0] * len(texts),
                    types=vocab.types if vocab.types is not None else bytes([TokenType.NORMAL]) * len(texts),
                    special=special)
-    bl = dataclasses.replace(bl, vocab=dataclasses.replace(
-        vocab, ignore_merges=pre.ignore_merges, byte_unicode=pre.byte_encode,
-        utf8_symbols=not pre.byte_encode, llama_byte_fallback=pre.byte_encode,
-        hex_byte_fallback=not pre.byte_encode, special=special))
+    bl = dataclasses.replace(bl, vocab=dataclasses.replace(vocab, special=special))
     return TokenizerSpec(source=bl.source, file_format=FileFormat.GGUF, algorithm=Algorithm.BYTE_BPE,
                          rules=ReferenceRules.LLAMA_CPP, vocab=pieces, normalizer=None, decoder=None,
                          add_bos=add_bos, add_eos=add_eos, token_attributes=bl.token_attributes,
