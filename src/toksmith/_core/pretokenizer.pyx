@@ -26,18 +26,11 @@ cdef class PreTokenizer:
             [b'ab cd']
         """
         cdef Py_ssize_t i, prev = 0
-        cdef int rc
-        cdef const unsigned char* s = text
-        cdef Py_ssize_t n = len(text)
         own = scratch is None
         if own:
             scratch = SplitScratch()
-        scratch.ends.size = 0
         try:
-            with nogil:
-                rc = self.split(s, n, &scratch.work, &scratch.ends)
-            if rc < 0:
-                raise MemoryError()
+            _split_into(self, text, scratch)
             out = []
             for i in range(scratch.ends.size):
                 out.append(text[prev:scratch.ends.data[i]])
@@ -47,21 +40,13 @@ cdef class PreTokenizer:
             if own:
                 scratch.release()
 
-
     def count_pieces(self, bytes text, SplitScratch scratch=None):
         """How many pre-tokens `text` has: split without building Python objects (benchmarks)."""
-        cdef int rc
-        cdef const unsigned char* s = text
-        cdef Py_ssize_t n = len(text)
         own = scratch is None
         if own:
             scratch = SplitScratch()
-        scratch.ends.size = 0
         try:
-            with nogil:
-                rc = self.split(s, n, &scratch.work, &scratch.ends)
-            if rc < 0:
-                raise MemoryError()
+            _split_into(self, text, scratch)
             return scratch.ends.size
         finally:
             if own:
@@ -86,3 +71,15 @@ cdef class SplitScratch:
     def __dealloc__(self):
         pretok_work_free(&self.work)
         idbuf_free(&self.ends)
+
+
+cdef _split_into(PreTokenizer pretokenizer, bytes text, SplitScratch scratch):
+    """Split `text` into scratch.ends with `pretokenizer` (the GIL released)."""
+    cdef int rc
+    cdef const unsigned char* s = text
+    cdef Py_ssize_t n = len(text)
+    scratch.ends.size = 0
+    with nogil:
+        rc = pretokenizer.split(s, n, &scratch.work, &scratch.ends)
+    if rc < 0:
+        raise MemoryError()
