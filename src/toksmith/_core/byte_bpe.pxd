@@ -2,6 +2,7 @@
 cimport cython
 from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
 
+from toksmith._core.tables cimport MergeHeap
 from toksmith._core.buffers cimport ByteBuf, IdBuf
 from toksmith._core.model cimport Model, WorkHeader
 
@@ -24,13 +25,6 @@ cdef struct TokenSlot:
     int32_t id
     int32_t length      # 0 marks an empty slot
 
-
-cdef struct RankedPair:
-    int32_t rank
-    int32_t left        # symbol index in the pre-token (position order)
-    int32_t right
-    int32_t size        # byte length of the merged text, to detect stale entries
-    int32_t merged      # symbol the two form
 
 
 # Load-time map of symbol texts (tokens, then texts only merges name).
@@ -73,9 +67,7 @@ cdef struct ByteBpeWork:
     IdBuf cand_rank
     IdBuf cand_merged
     IdBuf out_ids           # (id, start, end) triples of the pre-token being encoded
-    RankedPair* heap
-    Py_ssize_t heap_size
-    Py_ssize_t heap_cap
+    MergeHeap heap              # long pre-tokens: candidate pairs by (rank, left)
     WordEntry* cache            # direct-mapped: a new word replaces the one in its slot
     uint64_t cache_model
 

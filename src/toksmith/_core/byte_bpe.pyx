@@ -34,6 +34,7 @@ from toksmith._core.buffers cimport (ByteBuf, IdBuf, bytebuf_append, bytebuf_fre
                                      idbuf_free, idbuf_reserve)
 from toksmith._core.model cimport Model, WorkHeader
 from toksmith._core.errors cimport ERR_NO_MEMORY, ERR_TOO_LONG
+from toksmith._core.tables cimport HeapItem, heap_free, heap_pop, heap_push, heap_reserve
 from toksmith._core.utf8 cimport one_char_len
 
 # Pre-tokens of at most this many bytes are merged by a linear scan.
@@ -161,9 +162,12 @@ cdef void _init_byte_unicode() noexcept:
 _init_byte_unicode()
 
 
-cdef Py_ssize_t _unmap_byte_unicode(const unsigned char* p, Py_ssize_t n, unsigned char* out) noexcept nogil:
+cdef Py_ssize_t _unmap_byte_unicode(const unsigned char* p, Py_ssize_t n, unsigned char* out,
+                                    bint take_overlong=False) noexcept nogil:
     """Raw bytes behind a byte<->unicode text, written to `out` (room for n bytes);
-    their count, or -1 when the text has a character outside the map."""
+    their count, or -1 when the text has a character outside the map. An overlong
+    2-byte form is outside the map (no byte-encoded pre-token holds those bytes) unless
+    `take_overlong`: llama.cpp's unicode_cpt_from_utf8 reads it by its bits."""
     cdef Py_ssize_t i = 0, k = 0
     cdef int c
     while i < n:
@@ -173,8 +177,8 @@ cdef Py_ssize_t _unmap_byte_unicode(const unsigned char* p, Py_ssize_t n, unsign
         elif (p[i] & 0xE0) == 0xC0 and i + 1 < n and (p[i + 1] & 0xC0) == 0x80:
             c = ((p[i] & 0x1F) << 6) | (p[i + 1] & 0x3F)
             i += 2
-            if c < 0x80:
-                return -1   # overlong: no byte-encoded pre-token has these bytes
+            if c < 0x80 and not take_overlong:
+                return -1
         else:
             return -1
         if c >= 324 or _byte_of_cpt[c] < 0:
@@ -317,47 +321,10 @@ cdef int32_t _texts_symbol(SymbolTexts* t, const unsigned char* p, Py_ssize_t n)
     return _texts_add(t, p, n, h, True)
 
 
-# ---------------------------------------------------------------------- heap of ranked pairs
-
-cdef inline bint _before(const RankedPair* a, const RankedPair* b) noexcept nogil:
+cdef inline uint64_t _rank_priority(int32_t rank, int32_t left) noexcept nogil:
     """Parity: llama.cpp llm_bigram_bpe::comparator and tiktoken Merge::cmp: the lowest
-    rank first, the leftmost pair on ties."""
-    return a.rank < b.rank or (a.rank == b.rank and a.left < b.left)
-
-
-cdef inline void _heap_push(ByteBpeWork* w, RankedPair e) noexcept nogil:
-    # capacity is reserved by the caller
-    cdef Py_ssize_t i = w.heap_size, parent
-    w.heap_size += 1
-    while i > 0:
-        parent = (i - 1) >> 1
-        if not _before(&e, &w.heap[parent]):
-            break
-        w.heap[i] = w.heap[parent]
-        i = parent
-    w.heap[i] = e
-
-
-cdef inline RankedPair _heap_pop(ByteBpeWork* w) noexcept nogil:
-    cdef RankedPair top = w.heap[0]
-    cdef RankedPair last
-    cdef Py_ssize_t i = 0, child, n
-    w.heap_size -= 1
-    n = w.heap_size
-    if n > 0:
-        last = w.heap[n]
-        while True:
-            child = 2 * i + 1
-            if child >= n:
-                break
-            if child + 1 < n and _before(&w.heap[child + 1], &w.heap[child]):
-                child += 1
-            if not _before(&w.heap[child], &last):
-                break
-            w.heap[i] = w.heap[child]
-            i = child
-        w.heap[i] = last
-    return top
+    rank first, the leftmost pair on ties (both are >= 0)."""
+    return (<uint64_t>rank << 32) | <uint32_t>left
 
 
 # ---------------------------------------------------------------------- per-thread work
@@ -374,7 +341,7 @@ cdef void _free_work(void* work) noexcept nogil:
     idbuf_free(&w.cand_rank)
     idbuf_free(&w.cand_merged)
     idbuf_free(&w.out_ids)
-    free(w.heap)
+    heap_free(&w.heap)
     free(w.cache)
     free(w)
 
@@ -1003,7 +970,7 @@ cdef class ByteLevelBpe(Model):
                                 + _idbuf_bytes(&w.lengths) + _idbuf_bytes(&w.prev)
                                 + _idbuf_bytes(&w.next) + _idbuf_bytes(&w.cand_rank)
                                 + _idbuf_bytes(&w.cand_merged) + _idbuf_bytes(&w.out_ids)
-                                + w.heap_cap * <Py_ssize_t>sizeof(RankedPair))
+                                + w.heap.cap * <Py_ssize_t>sizeof(HeapItem))
         if held <= keep_bytes:
             return
         idbuf_free(&w.symbols)
@@ -1014,10 +981,7 @@ cdef class ByteLevelBpe(Model):
         idbuf_free(&w.cand_rank)
         idbuf_free(&w.cand_merged)
         idbuf_free(&w.out_ids)
-        free(w.heap)
-        w.heap = NULL
-        w.heap_size = 0
-        w.heap_cap = 0
+        heap_free(&w.heap)
 
     cdef int encode(self, const unsigned char* s, Py_ssize_t n, void* work, IdBuf* ids,
                     IdBuf* spans, Py_ssize_t base) noexcept nogil:
@@ -1178,19 +1142,13 @@ cdef class ByteLevelBpe(Model):
         cdef int32_t* prev
         cdef int32_t* nxt
         cdef Py_ssize_t i, need = 2 * n + 2, clen, last
-        cdef RankedPair e, top
-        cdef int32_t left, right, other
-        cdef RankedPair* grown
+        cdef HeapItem e, top
+        cdef int32_t left, right, other, rank
         if idbuf_reserve(&w.symbols, n) < 0 or idbuf_reserve(&w.lengths, n) < 0 \
-                or idbuf_reserve(&w.prev, n) < 0 or idbuf_reserve(&w.next, n) < 0:
+                or idbuf_reserve(&w.prev, n) < 0 or idbuf_reserve(&w.next, n) < 0 \
+                or heap_reserve(&w.heap, need) < 0:
             return -1
-        if w.heap_cap < need:
-            grown = <RankedPair*>realloc(w.heap, need * sizeof(RankedPair))
-            if grown == NULL:
-                return -1
-            w.heap = grown
-            w.heap_cap = need
-        w.heap_size = 0
+        w.heap.size = 0
         sym = w.symbols.data
         length = w.lengths.data
         prev = w.prev.data
@@ -1208,22 +1166,23 @@ cdef class ByteLevelBpe(Model):
         nxt[last] = -1
         i = 0
         while nxt[i] >= 0:
-            e.rank = self._rank(s, sym[i], sym[nxt[i]], i, length[i], length[i] + length[nxt[i]], &e.merged)
-            if e.rank != INT32_MAX:
+            rank = self._rank(s, sym[i], sym[nxt[i]], i, length[i], length[i] + length[nxt[i]], &e.value)
+            if rank != INT32_MAX:
+                e.priority = _rank_priority(rank, <int32_t>i)
                 e.left = <int32_t>i
                 e.right = nxt[i]
                 e.size = length[i] + length[nxt[i]]
-                _heap_push(w, e)
+                heap_push(&w.heap, e)
             i = nxt[i]
-        while w.heap_size > 0:
-            top = _heap_pop(w)
+        while w.heap.size > 0:
+            top = heap_pop(&w.heap)
             left = top.left
             right = top.right
             # Parity: llama.cpp skips a bigram whose text changed ("outdated"); tiktoken
             # one whose rank changed. Symbols only grow, so the size tells.
             if length[left] == 0 or length[right] == 0 or length[left] + length[right] != top.size:
                 continue
-            sym[left] = top.merged
+            sym[left] = top.value
             length[left] += length[right]
             length[right] = 0
             nxt[left] = nxt[right]
@@ -1232,22 +1191,24 @@ cdef class ByteLevelBpe(Model):
             # Each merge pushes at most two entries: n - 1 initial + 2 per merge < need.
             other = prev[left]
             if other >= 0:
-                e.rank = self._rank(s, sym[other], sym[left], other, length[other], length[other] + length[left],
-                                    &e.merged)
-                if e.rank != INT32_MAX:
+                rank = self._rank(s, sym[other], sym[left], other, length[other], length[other] + length[left],
+                                  &e.value)
+                if rank != INT32_MAX:
+                    e.priority = _rank_priority(rank, other)
                     e.left = other
                     e.right = left
                     e.size = length[other] + length[left]
-                    _heap_push(w, e)
+                    heap_push(&w.heap, e)
             other = nxt[left]
             if other >= 0:
-                e.rank = self._rank(s, sym[left], sym[other], left, length[left], length[left] + length[other],
-                                    &e.merged)
-                if e.rank != INT32_MAX:
+                rank = self._rank(s, sym[left], sym[other], left, length[left], length[left] + length[other],
+                                  &e.value)
+                if rank != INT32_MAX:
+                    e.priority = _rank_priority(rank, left)
                     e.left = left
                     e.right = other
                     e.size = length[left] + length[other]
-                    _heap_push(w, e)
+                    heap_push(&w.heap, e)
         i = 0
         while i >= 0:
             if self._emit(s, sym[i], <int32_t>i, <int32_t>(i + length[i]), w) < 0:
@@ -1391,28 +1352,6 @@ cdef class ByteLevelBpe(Model):
 
 # ---------------------------------------------------------------------- decoding texts (llama.cpp)
 
-cdef Py_ssize_t _llama_decode_text(const unsigned char* p, Py_ssize_t n, unsigned char* out) noexcept nogil:
-    """Parity: llama.cpp llama_decode_text on the common path: every code point of the text
-    (unicode_cpt_from_utf8, which takes overlong forms) is in the byte<->unicode map. The
-    decoded length, or -1 when some code point is not (the caller renders that case)."""
-    cdef Py_ssize_t i = 0, k = 0
-    cdef uint32_t c
-    while i < n:
-        if p[i] < 0x80:
-            c = p[i]
-            i += 1
-        elif (p[i] & 0xE0) == 0xC0 and i + 1 < n and (p[i + 1] & 0xC0) == 0x80:
-            c = ((p[i] & 0x1F) << 6) | (p[i + 1] & 0x3F)
-            i += 2
-        else:
-            return -1
-        if c >= 324 or _byte_of_cpt[c] < 0:
-            return -1
-        out[k] = <unsigned char>_byte_of_cpt[c]
-        k += 1
-    return k
-
-
 def llama_decode_texts(list texts):
     """llama.cpp's llama_decode_text of each text (bytes): the raw bytes a NORMAL token of a
     byte-level vocabulary prints as.
@@ -1427,8 +1366,10 @@ def llama_decode_texts(list texts):
     for text in texts:
         if len(text) > len(buf):
             buf = bytearray(2 * len(text))
-        k = _llama_decode_text(<const unsigned char*>PyBytes_AS_STRING(text), len(text),
-                               <unsigned char*>(<char*>buf))
+        # Parity: llama.cpp llama_decode_text on the common path: every code point
+        # (unicode_cpt_from_utf8, which takes overlong forms) is in the map.
+        k = _unmap_byte_unicode(<const unsigned char*>PyBytes_AS_STRING(text), len(text),
+                                <unsigned char*>(<char*>buf), True)
         out.append(bytes(buf[:k]) if k >= 0 else _llama_decode_text_slow(text))
     return out
 

@@ -106,6 +106,7 @@ cdef struct HeapItem:
     int32_t left        # symbol positions of the candidate pair
     int32_t right
     int32_t size        # what the caller checks to tell a stale entry (e.g. merged byte length)
+    int32_t value       # what the caller wants back when it pops (e.g. the merged symbol)
 
 
 cdef struct MergeHeap:
