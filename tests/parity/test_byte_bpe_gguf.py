@@ -52,10 +52,7 @@ def test_llama_cpp_golden_files(fixtures, name):
 
 def test_qwen35_golden_file_with_forced_pre(fixtures, tmp_path):
     """The qwen35 pair goes with the qwen2 vocabulary read with pre="qwen35"."""
-    inputs = fixture_file(fixtures, "gguf/ggml-vocab-qwen35.gguf.inp").read_bytes().decode("utf-8")
-    texts = inputs.split("\n__ggml_vocab_test__\n")[:-1]
-    outputs = fixture_file(fixtures, "gguf/ggml-vocab-qwen35.gguf.out").read_text("utf-8").split("\n")
-    cases = [(t, [int(x) for x in o.split()]) for t, o in zip(texts, outputs[:len(texts)], strict=True)]
+    cases = golden_cases(fixtures, "gguf/ggml-vocab-qwen35.gguf")   # no GGUF of its own: .inp/.out only
     assert len(cases) == 50
     tok = toksmith.load(gguf_path(fixtures, "qwen2"), pre="qwen35")
     mismatches = [f"{text!r}: ours {tok.encode(text, add_special=False)}, llama.cpp {want}"
