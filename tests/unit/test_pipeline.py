@@ -73,3 +73,46 @@ def test_a_bug_raising_value_error_is_not_reported_as_a_bad_file(monkeypatch):
     with pytest.raises(ValueError, match="a bug") as info:
         toksmith.load_embedded("sentencepiece-demo")
     assert not isinstance(info.value, ModelFormatError)
+
+
+def test_byte_level_tokenizers_of_different_vocabularies_share_a_thread(fixtures):
+    """Two byte-level vocabularies reuse one model work on the thread (same kind): the word
+    cache and the memo of long pair lookups must not carry one vocabulary's merges into the
+    other. CJK and long words make pairs of 5+ bytes, the memo's range; tiktoken is the
+    reference, each encoding used alone."""
+    from tests.tiktoken_reference import encoding
+    names = ["cl100k_base", "o200k_base"]
+    toks = [toksmith.load(name) for name in names]
+    refs = [encoding(name, fixtures) for name in names]
+    texts = ["日本語のテキストを分割します", "这是一个测试文本，包含中文字符", "internationalization Verschlüsselungsverfahren",
+             "ｶﾀｶﾅと漢字の混ざった長い文章です" * 3]
+    for _ in range(2):
+        for text in texts:
+            for tok, ref in zip(toks, refs):
+                assert tok.encode(text, add_special=False) == ref.encode_ordinary(text), (tok, text)
+
+
+def _rank_file(path, extra: list[bytes]):
+    """A rank file: the 256 bytes (ranks 0-255), then `extra` in order."""
+    import base64
+    tokens = [bytes([b]) for b in range(256)] + extra
+    path.write_text("".join(f"{base64.b64encode(t).decode()} {rank}\n" for rank, t in enumerate(tokens)))
+    return path
+
+
+def test_pair_memo_is_not_shared_between_vocabularies(tmp_path):
+    """Ids 0-258 mean the same bytes in both files; only the first has "abcde". In " abcde"
+    (one pre-token, no token) the pair (abc, de) covers 5 bytes, so its lookup is remembered
+    in the thread's work: a memo kept across vocabularies would give the second file the
+    first one's merge."""
+    from toksmith.spec import SplitPattern
+    common = [b"ab", b"abc", b"de"]
+    with_word = toksmith.load(_rank_file(tmp_path / "a.tiktoken", common + [b"abcde"]),
+                              pattern=SplitPattern.CL100K, special_tokens={})
+    without = toksmith.load(_rank_file(tmp_path / "b.tiktoken", common + [b"xyz"]),
+                            pattern=SplitPattern.CL100K, special_tokens={})
+    for _ in range(3):
+        # by the rules: "ab" (256) first, then "abc" (257) and "de" (258); "abcde" (259) in a only
+        assert with_word.encode(" abcde", add_special=False) == [32, 259]
+        assert without.encode(" abcde", add_special=False) == [32, 257, 258]
+

@@ -69,7 +69,8 @@ cdef struct ByteBpeWork:
     IdBuf out_ids           # (id, start, end) triples of the pre-token being encoded
     MergeHeap heap              # long pre-tokens: candidate pairs by (rank, left)
     WordEntry* cache            # direct-mapped: a new word replaces the one in its slot
-    uint64_t cache_model
+    PairSlot* pair_memo         # direct-mapped: recent long pair lookups, rank INT32_MAX if none
+    uint64_t cache_model        # serial of the model both caches were filled by
 
 
 @cython.final
@@ -105,10 +106,12 @@ cdef class ByteLevelBpe(Model):
     cdef int _add_pair(self, int32_t left, int32_t right, int32_t rank, int32_t merged) except -1
     cdef int32_t _token_of(self, const unsigned char* p, Py_ssize_t n) noexcept nogil
     cdef inline PairSlot* _pair(self, int32_t left, int32_t right) noexcept nogil
+    cdef int _ready_caches(self, ByteBpeWork* w) noexcept nogil
     cdef int32_t _rank_slow(self, const unsigned char* s, int32_t left, int32_t right,
                             Py_ssize_t start, Py_ssize_t length, int32_t* merged) noexcept nogil
     cdef inline int32_t _rank(self, const unsigned char* s, int32_t left, int32_t right, Py_ssize_t start,
-                              Py_ssize_t left_length, Py_ssize_t length, int32_t* merged) noexcept nogil
+                              Py_ssize_t left_length, Py_ssize_t length, int32_t* merged,
+                              PairSlot* memo) noexcept nogil
     cdef int _fill_byte_pairs(self) except -1
     cdef int _fill_short_pairs(self, const SymbolTexts* t) except -1
     cdef int _merge_linear(self, const unsigned char* s, Py_ssize_t n, ByteBpeWork* w) noexcept nogil

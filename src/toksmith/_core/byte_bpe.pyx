@@ -42,6 +42,9 @@ cdef Py_ssize_t LINEAR_MAX_BYTES = 32
 # Per-thread word cache: direct-mapped slots of one cache line each (1 MB), for pre-tokens
 # of at most WORD_TEXT bytes that give at most WORD_IDS ids.
 cdef Py_ssize_t CACHE_SLOTS = 1 << 14
+# Slots of the per-thread memo of pair lookups covering 5 bytes or more (16 bytes each:
+# 128 KB stays in a core's L2 cache, the token and pair maps do not).
+cdef Py_ssize_t PAIR_MEMO_SLOTS = 1 << 13
 
 cdef enum:
     MERGE_BATCH = 16    # merges (or tokens) read per batch at load time (see _add_merges)
@@ -343,6 +346,7 @@ cdef void _free_work(void* work) noexcept nogil:
     idbuf_free(&w.out_ids)
     heap_free(&w.heap)
     free(w.cache)
+    free(w.pair_memo)
     free(w)
 
 
@@ -853,12 +857,17 @@ cdef class ByteLevelBpe(Model):
         return token
 
     cdef inline int32_t _rank(self, const unsigned char* s, int32_t left, int32_t right, Py_ssize_t start,
-                              Py_ssize_t left_length, Py_ssize_t length, int32_t* merged) noexcept nogil:
+                              Py_ssize_t left_length, Py_ssize_t length, int32_t* merged,
+                              PairSlot* memo) noexcept nogil:
         """_rank_slow, through small cache-friendly tables when the two cover 2 to 4 bytes (most
-        lookups): a direct table of byte pairs, and a map keyed by the bytes and the split."""
+        lookups): a direct table of byte pairs, and a map keyed by the bytes and the split.
+        Longer pairs go through `memo`, a direct-mapped record of recent lookups (the token
+        and pair maps are megabytes, so each lookup there is a cache miss)."""
         cdef const PairSlot* e
+        cdef PairSlot* m
         cdef uint64_t key, slot
         cdef uint32_t v = 0
+        cdef int32_t rank
         if length == 2:
             e = &self.byte_pairs[s[start] | (<Py_ssize_t>s[start + 1] << 8)]
             merged[0] = e.merged
@@ -873,7 +882,19 @@ cdef class ByteLevelBpe(Model):
                     return self.short_pairs[slot].rank
                 slot = (slot + 1) & self.short_mask
             return INT32_MAX
-        return self._rank_slow(s, left, right, start, length, merged)
+        if left < 0 or right < 0:
+            return self._rank_slow(s, left, right, start, length, merged)
+        # left, right and the order name the pair's bytes, so they key the memo.
+        key = _pair_key(left, right)
+        m = &memo[_mix(key) & <uint64_t>(PAIR_MEMO_SLOTS - 1)]
+        if m.key == key:
+            merged[0] = m.merged
+            return m.rank
+        rank = self._rank_slow(s, left, right, start, length, merged)
+        m.key = key
+        m.rank = rank
+        m.merged = merged[0] if rank != INT32_MAX else -1
+        return rank
 
     cdef int _fill_short_pairs(self, const SymbolTexts* t) except -1:
         """The merges forming 3 or 4 bytes, keyed by those bytes and the split (MERGE_LIST,
@@ -994,16 +1015,11 @@ cdef class ByteLevelBpe(Model):
             return 0
         if n > INT32_MAX - 1:
             return ERR_TOO_LONG
+        if w.cache_model != self.serial or w.cache == NULL:
+            if self._ready_caches(w) < 0:
+                return ERR_NO_MEMORY
         if n <= WORD_TEXT:
             h = _hash_bytes(s, n)
-            if w.cache == NULL or w.cache_model != self.serial:
-                if w.cache == NULL:
-                    w.cache = <WordEntry*>calloc(CACHE_SLOTS, sizeof(WordEntry))
-                    if w.cache == NULL:
-                        return ERR_NO_MEMORY
-                else:
-                    memset(w.cache, 0, CACHE_SLOTS * sizeof(WordEntry))
-                w.cache_model = self.serial
             e = &w.cache[h & <uint64_t>(CACHE_SLOTS - 1)]
             if e.hash == h and e.text_len == n and memcmp(e.text, s, n) == 0:
                 count = e.n_ids
@@ -1048,6 +1064,24 @@ cdef class ByteLevelBpe(Model):
                 spans.data[spans.size + 2 * k] = <int32_t>(base + triples[3 * k + 1])
                 spans.data[spans.size + 2 * k + 1] = <int32_t>(base + triples[3 * k + 2])
             spans.size += 2 * count
+        return 0
+
+    cdef int _ready_caches(self, ByteBpeWork* w) noexcept nogil:
+        """Empty the word cache and the pair memo of a work last used by another model
+        (allocating them on first use); 0, or -1 (memory)."""
+        if w.cache == NULL:
+            w.cache = <WordEntry*>calloc(CACHE_SLOTS, sizeof(WordEntry))
+            w.pair_memo = <PairSlot*>calloc(PAIR_MEMO_SLOTS, sizeof(PairSlot))
+            if w.cache == NULL or w.pair_memo == NULL:
+                free(w.cache)
+                free(w.pair_memo)
+                w.cache = NULL
+                w.pair_memo = NULL
+                return -1
+        else:
+            memset(w.cache, 0, CACHE_SLOTS * sizeof(WordEntry))
+            memset(w.pair_memo, 0, PAIR_MEMO_SLOTS * sizeof(PairSlot))
+        w.cache_model = self.serial
         return 0
 
     # ------------------------------------------------------------------ merging
@@ -1105,7 +1139,7 @@ cdef class ByteLevelBpe(Model):
         start[m] = <int32_t>n
         for i in range(m - 1):
             rank[i] = self._rank(s, sym[i], sym[i + 1], start[i], start[i + 1] - start[i],
-                                 start[i + 2] - start[i], &merged[i])
+                                 start[i + 2] - start[i], &merged[i], w.pair_memo)
         while m > 1:
             best = -1
             best_rank = INT32_MAX
@@ -1126,10 +1160,10 @@ cdef class ByteLevelBpe(Model):
             m -= 1
             if best > 0:
                 rank[best - 1] = self._rank(s, sym[best - 1], sym[best], start[best - 1], start[best] - start[best - 1],
-                                            start[best + 1] - start[best - 1], &merged[best - 1])
+                                            start[best + 1] - start[best - 1], &merged[best - 1], w.pair_memo)
             if best < m - 1:
                 rank[best] = self._rank(s, sym[best], sym[best + 1], start[best], start[best + 1] - start[best],
-                                        start[best + 2] - start[best], &merged[best])
+                                        start[best + 2] - start[best], &merged[best], w.pair_memo)
         for i in range(m):
             if self._emit(s, sym[i], start[i], start[i + 1], w) < 0:
                 return -1
@@ -1166,7 +1200,7 @@ cdef class ByteLevelBpe(Model):
         nxt[last] = -1
         i = 0
         while nxt[i] >= 0:
-            rank = self._rank(s, sym[i], sym[nxt[i]], i, length[i], length[i] + length[nxt[i]], &e.value)
+            rank = self._rank(s, sym[i], sym[nxt[i]], i, length[i], length[i] + length[nxt[i]], &e.value, w.pair_memo)
             if rank != INT32_MAX:
                 e.priority = _rank_priority(rank, <int32_t>i)
                 e.left = <int32_t>i
@@ -1192,7 +1226,7 @@ cdef class ByteLevelBpe(Model):
             other = prev[left]
             if other >= 0:
                 rank = self._rank(s, sym[other], sym[left], other, length[other], length[other] + length[left],
-                                  &e.value)
+                                  &e.value, w.pair_memo)
                 if rank != INT32_MAX:
                     e.priority = _rank_priority(rank, other)
                     e.left = other
@@ -1202,7 +1236,7 @@ cdef class ByteLevelBpe(Model):
             other = nxt[left]
             if other >= 0:
                 rank = self._rank(s, sym[left], sym[other], left, length[left], length[left] + length[other],
-                                  &e.value)
+                                  &e.value, w.pair_memo)
                 if rank != INT32_MAX:
                     e.priority = _rank_priority(rank, left)
                     e.left = left
