@@ -148,7 +148,7 @@ class ByteLevelVocab:
             text = self.texts[token_id]
             if not self.byte_unicode:
                 return text
-            from toksmith._core.byte_bpe import byte_unicode_decode
+            from toksmith._core.byte_unicode import byte_unicode_decode
             return byte_unicode_decode(text)
         for text, special_id in self.special_tokens.items():
             if special_id == token_id:

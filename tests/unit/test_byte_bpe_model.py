@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from toksmith._core.byte_bpe import ByteLevelBpe, MergeOrder, byte_unicode_decode, byte_unicode_encode
+from toksmith._core.byte_bpe import ByteLevelBpe, MergeOrder
+from toksmith._core.byte_unicode import byte_unicode_decode, byte_unicode_encode
 
 ABC = [b"a", b"b", b"c", b"ab", b"bc", b"abc"]
 

@@ -61,7 +61,7 @@ def test_recognised_by_content_not_name(fixtures, tmp_path):
 def test_llama3_tokenizer_model_is_recognised(fixtures, tmp_path):
     # Llama 3's original tokenizer.model: the first 128000 tokens of llama.cpp's llama-bpe
     # vocabulary, written as a rank file; its special tokens are the GGUF's 128000..128255.
-    from toksmith._core.byte_bpe import byte_unicode_decode
+    from toksmith._core.byte_unicode import byte_unicode_decode
     from toksmith.formats.gguf import read_gguf_metadata
     meta = read_gguf_metadata(fixture_file(fixtures, "gguf/ggml-vocab-llama-bpe.gguf"))
     texts = meta["tokenizer.ggml.tokens"]

@@ -5,6 +5,7 @@ from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
 from toksmith._core.tables cimport MergeHeap
 from toksmith._core.buffers cimport ByteBuf, IdBuf
 from toksmith._core.model cimport Model, WorkHeader
+from toksmith._core.symbol_texts cimport SymbolTexts
 
 
 # Which pair merges first (chosen at load time).
@@ -25,21 +26,6 @@ cdef struct TokenSlot:
     int32_t id
     int32_t length      # 0 marks an empty slot
 
-
-
-# Load-time map of symbol texts (tokens, then texts only merges name).
-cdef struct TextRef:
-    uint32_t start          # in SymbolTexts.blob
-    uint32_t length
-
-
-cdef struct SymbolTexts:
-    ByteBuf blob
-    TextRef* refs           # per symbol
-    Py_ssize_t n            # symbols
-    Py_ssize_t cap
-    uint64_t* slots         # hash high half << 32 | symbol + 1; 0 for empty
-    uint64_t mask
 
 
 # One remembered pre-token ("word") and its ids, in one cache line (short words only).

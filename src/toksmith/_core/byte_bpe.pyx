@@ -15,7 +15,12 @@ bytes up in the token map, as tiktoken does (so a rank file loads with no pair
 table). Pairs covering 2 to 4 bytes, most lookups, come from small tables that
 stay in cache. Short pre-tokens are merged by a linear scan, long ones with a
 heap (O(n log n) on 16 MB of one letter), and a per-thread cache remembers the
-ids of recent short pre-tokens.
+ids of recent short pre-tokens; a per-thread memo remembers recent lookups of
+longer pairs.
+
+Helpers live beside it: table keys and hashes in ``byte_keys.pxd``, the load-time
+text -> symbol map in ``symbol_texts``, GPT-2's byte<->unicode map and llama.cpp's
+text decoding in ``byte_unicode``.
 
 Token texts are raw bytes; GGUF and tokenizer.json store them through GPT-2's
 byte<->unicode map, which ``build(..., byte_unicode=True)`` undoes at load::
@@ -30,12 +35,16 @@ from libc.stdint cimport INT32_MAX, int32_t, int64_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc, realloc
 from libc.string cimport memcmp, memcpy, memset
 
-from toksmith._core.buffers cimport (ByteBuf, IdBuf, bytebuf_append, bytebuf_free, bytebuf_reserve,
-                                     idbuf_free, idbuf_reserve)
+from toksmith._core.buffers cimport IdBuf, bytebuf_reserve, idbuf_free, idbuf_reserve
 from toksmith._core.model cimport Model, WorkHeader
 from toksmith._core.errors cimport ERR_NO_MEMORY, ERR_TOO_LONG
 from toksmith._core.tables cimport HeapItem, heap_free, heap_pop, heap_push, heap_reserve
 from toksmith._core.utf8 cimport one_char_len
+from toksmith._core.byte_keys cimport (hash_bytes, memchr_not, mix64, pair_key, prefetch, short_key,
+                                       text_hash, token_key)
+from toksmith._core.byte_unicode cimport cpt_of_byte, unmap_byte_unicode
+from toksmith._core.symbol_texts cimport (SymbolTexts, texts_add, texts_equal, texts_find, texts_free,
+                                          texts_init, texts_symbol)
 
 # Pre-tokens of at most this many bytes are merged by a linear scan.
 cdef Py_ssize_t LINEAR_MAX_BYTES = 32
@@ -50,278 +59,6 @@ cdef enum:
     MERGE_BATCH = 16    # merges (or tokens) read per batch at load time (see _add_merges)
 
 cdef char _WORK_KIND = 0     # its address tells works of this model apart
-
-
-# ---------------------------------------------------------------------- hashing
-
-cdef extern from *:
-    """
-    #if defined(__GNUC__) || defined(__clang__)
-    #define TOKSMITH_PREFETCH(p) __builtin_prefetch(p)
-    #else
-    #define TOKSMITH_PREFETCH(p) ((void)(p))
-    #endif
-    """
-    void _prefetch "TOKSMITH_PREFETCH"(const void* p) noexcept nogil
-
-
-cdef inline uint64_t _mix(uint64_t key) noexcept nogil:
-    # splitmix64's finalizer: every input bit reaches the low bits used as the slot
-    key ^= key >> 30
-    key *= <uint64_t>0xBF58476D1CE4E5B9
-    key ^= key >> 27
-    key *= <uint64_t>0x94D049BB133111EB
-    key ^= key >> 31
-    return key
-
-
-cdef inline uint64_t _hash_bytes(const unsigned char* p, Py_ssize_t n) noexcept nogil:
-    """A 64-bit hash of p[:n], eight bytes at a time (never 0 after `| 1`)."""
-    cdef uint64_t h = <uint64_t>0x9E3779B97F4A7C15 ^ (<uint64_t>n * <uint64_t>0xFF51AFD7ED558CCD)
-    cdef uint64_t v
-    while n >= 8:
-        memcpy(&v, p, 8)
-        h = (h ^ v) * <uint64_t>0xBF58476D1CE4E5B9
-        h ^= h >> 29
-        p += 8
-        n -= 8
-    if n > 0:
-        v = 0
-        memcpy(&v, p, n)
-        h = (h ^ v) * <uint64_t>0x94D049BB133111EB
-        h ^= h >> 32
-    return _mix(h) | 1
-
-
-# Texts in the load-time symbol table hash by a polynomial (byte by byte).
-cdef uint64_t POLY_BASE = <uint64_t>0x100000001B3
-
-
-cdef inline uint64_t _poly(const unsigned char* p, Py_ssize_t n) noexcept nogil:
-    cdef uint64_t h = 0
-    cdef Py_ssize_t i
-    for i in range(n):
-        h = h * POLY_BASE + p[i] + 1
-    return h
-
-
-cdef inline uint64_t _poly_key(uint64_t poly, Py_ssize_t n) noexcept nogil:
-    return _mix(poly + (<uint64_t>n << 56)) | 1
-
-
-cdef inline uint64_t _text_hash(const unsigned char* p, Py_ssize_t n) noexcept nogil:
-    """Hash of a text in the load-time symbol table (SymbolTexts)."""
-    return _poly_key(_poly(p, n), n)
-
-
-cdef inline uint64_t _token_key(const unsigned char* p, Py_ssize_t n) noexcept nogil:
-    """Key of a token text in TokenSlot: its bytes when at most 8, else a hash."""
-    cdef uint64_t v = 0
-    if n <= 8:
-        memcpy(&v, p, n)
-        return v ^ (<uint64_t>n << 59)
-    return _hash_bytes(p, n)
-
-
-cdef inline uint64_t _short_key(uint32_t text, Py_ssize_t length, Py_ssize_t split) noexcept nogil:
-    """Key of a 3- or 4-byte text and where its left part ends (never 0)."""
-    return <uint64_t>text | (<uint64_t>length << 32) | (<uint64_t>split << 36)
-
-
-cdef inline const unsigned char* memchr_not(const unsigned char* p, unsigned char c,
-                                            Py_ssize_t n) noexcept nogil:
-    """The first byte of p[:n] other than c, or NULL."""
-    cdef Py_ssize_t i
-    for i in range(n):
-        if p[i] != c:
-            return p + i
-    return NULL
-
-
-cdef inline uint64_t _pair_key(int32_t left, int32_t right) noexcept nogil:
-    return ((<uint64_t>(left + 1)) << 32) | <uint64_t>(right + 1)
-
-
-# ---------------------------------------------------------------------- GPT-2's byte<->unicode map
-
-cdef int _byte_of_cpt[324]      # byte behind each code point < 324 of the map, -1 if none
-cdef int _cpt_of_byte[256]
-
-
-cdef void _init_byte_unicode() noexcept:
-    """Parity: GPT-2 bytes_to_unicode (llama.cpp unicode.cpp unicode_byte_to_utf8_map)."""
-    cdef int b, extra = 0
-    for b in range(324):
-        _byte_of_cpt[b] = -1
-    for b in range(256):
-        if 33 <= b <= 126 or 161 <= b <= 172 or 174 <= b <= 255:
-            _cpt_of_byte[b] = b
-        else:
-            _cpt_of_byte[b] = 256 + extra
-            extra += 1
-        _byte_of_cpt[_cpt_of_byte[b]] = b
-
-
-_init_byte_unicode()
-
-
-cdef Py_ssize_t _unmap_byte_unicode(const unsigned char* p, Py_ssize_t n, unsigned char* out,
-                                    bint take_overlong=False) noexcept nogil:
-    """Raw bytes behind a byte<->unicode text, written to `out` (room for n bytes);
-    their count, or -1 when the text has a character outside the map. An overlong
-    2-byte form is outside the map (no byte-encoded pre-token holds those bytes) unless
-    `take_overlong`: llama.cpp's unicode_cpt_from_utf8 reads it by its bits."""
-    cdef Py_ssize_t i = 0, k = 0
-    cdef int c
-    while i < n:
-        if p[i] < 0x80:
-            c = p[i]
-            i += 1
-        elif (p[i] & 0xE0) == 0xC0 and i + 1 < n and (p[i + 1] & 0xC0) == 0x80:
-            c = ((p[i] & 0x1F) << 6) | (p[i + 1] & 0x3F)
-            i += 2
-            if c < 0x80 and not take_overlong:
-                return -1
-        else:
-            return -1
-        if c >= 324 or _byte_of_cpt[c] < 0:
-            return -1
-        out[k] = <unsigned char>_byte_of_cpt[c]
-        k += 1
-    return k
-
-
-def byte_unicode_decode(bytes text):
-    """The raw bytes a GPT-2 byte<->unicode text stands for, or None if it is not one.
-
-    >>> byte_unicode_decode("Ġhello".encode()), byte_unicode_decode(b"a b")
-    (b' hello', None)
-    """
-    cdef Py_ssize_t n = len(text)
-    cdef bytearray out = bytearray(n)
-    cdef Py_ssize_t k = _unmap_byte_unicode(<const unsigned char*>PyBytes_AS_STRING(text), n,
-                                            <unsigned char*>(<char*>out))
-    return None if k < 0 else bytes(out[:k])
-
-
-def byte_unicode_encode(bytes raw):
-    """The byte<->unicode text (UTF-8) of raw bytes.
-
-    >>> byte_unicode_encode(b" hello\\n")
-    b'\\xc4\\xa0hello\\xc4\\x8a'
-    """
-    return "".join([chr(_cpt_of_byte[b]) for b in raw]).encode()
-
-
-# ---------------------------------------------------------------------- load-time text -> symbol map
-
-cdef int _texts_init(SymbolTexts* t, Py_ssize_t expected) noexcept nogil:
-    cdef Py_ssize_t cap = 64
-    while cap < 2 * expected:
-        cap *= 2
-    t.blob.data = NULL
-    t.blob.size = 0
-    t.blob.cap = 0
-    t.n = 0
-    t.cap = expected + 16
-    t.refs = <TextRef*>malloc(t.cap * sizeof(TextRef))
-    t.slots = <uint64_t*>calloc(cap, sizeof(uint64_t))
-    t.mask = <uint64_t>(cap - 1)
-    if t.refs == NULL or t.slots == NULL:
-        return -1
-    return 0
-
-
-cdef void _texts_free(SymbolTexts* t) noexcept nogil:
-    bytebuf_free(&t.blob)
-    free(t.refs)
-    free(t.slots)
-    t.refs = NULL
-    t.slots = NULL
-
-
-cdef inline bint _texts_equal(const SymbolTexts* t, int32_t i, const unsigned char* p,
-                              Py_ssize_t n) noexcept nogil:
-    return t.refs[i].length == n and memcmp(t.blob.data + t.refs[i].start, p, n) == 0
-
-
-cdef int32_t _texts_find(const SymbolTexts* t, const unsigned char* p, Py_ssize_t n,
-                         uint64_t h) noexcept nogil:
-    """The symbol with text p[:n] (h = _text_hash(p, n)), or -1. A slot holds the hash's
-    high half and symbol + 1, so most other texts are told apart without reading them."""
-    cdef uint64_t slot = h & t.mask, tag = h & <uint64_t>0xFFFFFFFF00000000, v
-    cdef int32_t i
-    while True:
-        v = t.slots[slot]
-        if v == 0:
-            return -1
-        if (v & <uint64_t>0xFFFFFFFF00000000) == tag:
-            i = <int32_t>(v & <uint64_t>0xFFFFFFFF) - 1
-            if _texts_equal(t, i, p, n):
-                return i
-        slot = (slot + 1) & t.mask
-
-
-cdef inline void _texts_index(SymbolTexts* t, int32_t symbol, uint64_t h) noexcept nogil:
-    cdef uint64_t slot = h & t.mask
-    while t.slots[slot] != 0:
-        slot = (slot + 1) & t.mask
-    t.slots[slot] = (h & <uint64_t>0xFFFFFFFF00000000) | <uint64_t>(symbol + 1)
-
-
-cdef int _texts_grow_slots(SymbolTexts* t) noexcept nogil:
-    cdef Py_ssize_t cap = 2 * (<Py_ssize_t>t.mask + 1), i
-    cdef int32_t symbol
-    cdef uint64_t* old = t.slots
-    cdef uint64_t old_cap = t.mask + 1, v
-    t.slots = <uint64_t*>calloc(cap, sizeof(uint64_t))
-    if t.slots == NULL:
-        t.slots = old
-        return -1
-    t.mask = <uint64_t>(cap - 1)
-    for i in range(<Py_ssize_t>old_cap):
-        v = old[i]
-        if v != 0:
-            symbol = <int32_t>(v & <uint64_t>0xFFFFFFFF) - 1
-            _texts_index(t, symbol, _text_hash(<const unsigned char*>t.blob.data + t.refs[symbol].start,
-                                                t.refs[symbol].length))
-    free(old)
-    return 0
-
-
-cdef int32_t _texts_add(SymbolTexts* t, const unsigned char* p, Py_ssize_t n, uint64_t h,
-                        bint index) noexcept nogil:
-    """Append symbol t.n with text p[:n] (indexed under hash h when `index`); its number,
-    or -1 (memory)."""
-    cdef TextRef* refs
-    cdef int32_t symbol = <int32_t>t.n
-    if t.n >= t.cap:
-        refs = <TextRef*>realloc(t.refs, 2 * t.cap * sizeof(TextRef))
-        if refs == NULL:
-            return -1
-        t.refs = refs
-        t.cap *= 2
-    if t.blob.size + n > <Py_ssize_t>0xFFFFFFFF:
-        return -1
-    t.refs[symbol].start = <uint32_t>t.blob.size
-    t.refs[symbol].length = <uint32_t>n
-    if bytebuf_append(&t.blob, <const char*>p, n) < 0:
-        return -1
-    t.n += 1
-    if index and n > 0:
-        if 2 * t.n > <Py_ssize_t>t.mask + 1 and _texts_grow_slots(t) < 0:
-            return -1
-        _texts_index(t, symbol, h)
-    return symbol
-
-
-cdef int32_t _texts_symbol(SymbolTexts* t, const unsigned char* p, Py_ssize_t n) noexcept nogil:
-    """The symbol with text p[:n], added when new; -1 when out of memory."""
-    cdef uint64_t h = _text_hash(p, n)
-    cdef int32_t found = _texts_find(t, p, n, h)
-    if found >= 0:
-        return found
-    return _texts_add(t, p, n, h, True)
 
 
 cdef inline uint64_t _rank_priority(int32_t rank, int32_t left) noexcept nogil:
@@ -439,8 +176,8 @@ cdef class ByteLevelBpe(Model):
             self._fill_byte_pairs()
             self._fill_short_pairs(NULL)
             return self
-        if _texts_init(&t, n + 512) < 0:
-            _texts_free(&t)
+        if texts_init(&t, n + 512) < 0:
+            texts_free(&t)
             raise MemoryError()
         try:
             if bytebuf_reserve(&t.blob, total + 16) < 0:
@@ -468,20 +205,20 @@ cdef class ByteLevelBpe(Model):
                             scratch = <unsigned char*>malloc(scratch_cap)
                             if scratch == NULL:
                                 raise MemoryError()
-                        length = _unmap_byte_unicode(p, length, scratch)
+                        length = unmap_byte_unicode(p, length, scratch)
                         p = scratch
                     if length < 0:
                         length = 0
-                h = _text_hash(p, length)
-                if length > 0 and _texts_find(&t, p, length, h) >= 0:
+                h = text_hash(p, length)
+                if length > 0 and texts_find(&t, p, length, h) >= 0:
                     length = 0
-                if _texts_add(&t, p, length, h, True) < 0:
+                if texts_add(&t, p, length, h, True) < 0:
                     raise MemoryError()
             self._keep_token_texts(&t)
 
             for i in range(256):
                 scratch[0] = <unsigned char>i
-                self.byte_symbol[i] = _texts_symbol(&t, scratch, 1)
+                self.byte_symbol[i] = texts_symbol(&t, scratch, 1)
                 if self.byte_symbol[i] < 0:
                     raise MemoryError()
 
@@ -515,19 +252,19 @@ cdef class ByteLevelBpe(Model):
                 for i in range(256):
                     # Parity: llama.cpp llm_tokenizer_bpe_session::tokenize (byte_encode false)
                     name = f"<0x{i:02X}>".encode()
-                    symbol = _texts_find(&t, name, len(name), _text_hash(name, len(name)))
+                    symbol = texts_find(&t, name, len(name), text_hash(name, len(name)))
                     self.fallback[i][0] = symbol if 0 <= symbol < n else -1
             if llama_byte_fallback:
                 for i in range(256):
                     # Parity: llama.cpp llm_tokenizer_bpe_session::tokenize looks up each byte
                     # of the byte-encoded text (one or two UTF-8 bytes per raw byte) alone.
-                    if _cpt_of_byte[i] < 0x80:
-                        self.fallback[i][0] = one_byte_text[_cpt_of_byte[i]]
+                    if cpt_of_byte(i) < 0x80:
+                        self.fallback[i][0] = one_byte_text[cpt_of_byte(i)]
                     else:
-                        self.fallback[i][0] = one_byte_text[0xC0 | (_cpt_of_byte[i] >> 6)]
-                        self.fallback[i][1] = one_byte_text[0x80 | (_cpt_of_byte[i] & 0x3F)]
+                        self.fallback[i][0] = one_byte_text[0xC0 | (cpt_of_byte(i) >> 6)]
+                        self.fallback[i][1] = one_byte_text[0x80 | (cpt_of_byte(i) & 0x3F)]
         finally:
-            _texts_free(&t)
+            texts_free(&t)
             free(scratch)
         return self
 
@@ -584,13 +321,13 @@ cdef class ByteLevelBpe(Model):
             count = min(MERGE_BATCH, n - i)
             for j in range(count):
                 length = self.text_offsets[i + j + 1] - self.text_offsets[i + j]
-                keys[j] = _token_key(self.texts + self.text_offsets[i + j], length) if length else 0
-                _prefetch(&self.text_slots[_mix(keys[j]) & self.text_mask])
+                keys[j] = token_key(self.texts + self.text_offsets[i + j], length) if length else 0
+                prefetch(&self.text_slots[mix64(keys[j]) & self.text_mask])
             for j in range(count):
                 length = self.text_offsets[i + j + 1] - self.text_offsets[i + j]
                 if length == 0 or self._token_of(self.texts + self.text_offsets[i + j], length) >= 0:
                     continue
-                slot = _mix(keys[j]) & self.text_mask
+                slot = mix64(keys[j]) & self.text_mask
                 while self.text_slots[slot].length != 0:
                     slot = (slot + 1) & self.text_mask
                 self.text_slots[slot].key = keys[j]
@@ -647,10 +384,10 @@ cdef class ByteLevelBpe(Model):
                         buf = q
                     q = buf + at
                     if byte_unicode:
-                        k = _unmap_byte_unicode(p, split, q)
+                        k = unmap_byte_unicode(p, split, q)
                         if k < 0:
                             continue   # a text outside the map: no pre-token has it
-                        total = _unmap_byte_unicode(p + split + 1, length - split - 1, q + k)
+                        total = unmap_byte_unicode(p + split + 1, length - split - 1, q + k)
                         if total < 0:
                             continue
                         total += k
@@ -662,37 +399,37 @@ cdef class ByteLevelBpe(Model):
                     starts[j] = at
                     left_len[j] = k
                     lengths[j] = total
-                    left_hash[j] = _text_hash(q, k)
-                    right_hash[j] = _text_hash(q + k, total - k)
-                    _prefetch(&t.slots[left_hash[j] & t.mask])
-                    _prefetch(&t.slots[right_hash[j] & t.mask])
+                    left_hash[j] = text_hash(q, k)
+                    right_hash[j] = text_hash(q + k, total - k)
+                    prefetch(&t.slots[left_hash[j] & t.mask])
+                    prefetch(&t.slots[right_hash[j] & t.mask])
                     at += total
                 for j in range(count):
                     if lengths[j] < 0:
                         continue
                     q = buf + starts[j]
-                    lefts[j] = _texts_find(t, q, left_len[j], left_hash[j])
+                    lefts[j] = texts_find(t, q, left_len[j], left_hash[j])
                     if lefts[j] < 0:
-                        lefts[j] = _texts_add(t, q, left_len[j], left_hash[j], True)
-                    rights[j] = _texts_find(t, q + left_len[j], lengths[j] - left_len[j], right_hash[j])
+                        lefts[j] = texts_add(t, q, left_len[j], left_hash[j], True)
+                    rights[j] = texts_find(t, q + left_len[j], lengths[j] - left_len[j], right_hash[j])
                     if rights[j] < 0:
-                        rights[j] = _texts_add(t, q + left_len[j], lengths[j] - left_len[j],
+                        rights[j] = texts_add(t, q + left_len[j], lengths[j] - left_len[j],
                                                right_hash[j], True)
                     # Merges usually form the tokens in id order: try the ids after the
                     # last one formed (sequential reads) before hashing.
                     symbol = -1
                     for guess in range(last_merged + 1, min(last_merged + 4, n)):
-                        if _texts_equal(t, <int32_t>guess, q, lengths[j]):
+                        if texts_equal(t, <int32_t>guess, q, lengths[j]):
                             symbol = <int32_t>guess
                             break
                     if symbol < 0:
-                        symbol = _texts_symbol(t, q, lengths[j])
+                        symbol = texts_symbol(t, q, lengths[j])
                     if 0 <= symbol < n:
                         last_merged = symbol
                     mergeds[j] = symbol
                     if lefts[j] < 0 or rights[j] < 0 or symbol < 0:
                         raise MemoryError()
-                    _prefetch(&self.pairs[_mix(_pair_key(lefts[j], rights[j])) & self.pair_mask])
+                    prefetch(&self.pairs[mix64(pair_key(lefts[j], rights[j])) & self.pair_mask])
                 for j in range(count):
                     if lengths[j] >= 0:
                         # Parity: bpe_ranks.emplace: the first rank of a pair stays.
@@ -717,8 +454,8 @@ cdef class ByteLevelBpe(Model):
         self.char_mask = <uint64_t>(cap - 1)
         for i in range(t.n):
             if 0 < t.refs[i].length <= 4:
-                key = _token_key(<const unsigned char*>t.blob.data + t.refs[i].start, t.refs[i].length)
-                slot = _mix(key) & self.char_mask
+                key = token_key(<const unsigned char*>t.blob.data + t.refs[i].start, t.refs[i].length)
+                slot = mix64(key) & self.char_mask
                 while self.char_slots[slot].length != 0:
                     slot = (slot + 1) & self.char_mask
                 self.char_slots[slot].key = key
@@ -736,8 +473,8 @@ cdef class ByteLevelBpe(Model):
         # Parity: llama.cpp unicode_len_utf8 (a truncated last character stays one symbol)
         clen = min(one_char_len(s[0]), n)
         length[0] = clen
-        key = _token_key(s, clen)
-        slot = _mix(key) & self.char_mask
+        key = token_key(s, clen)
+        slot = mix64(key) & self.char_mask
         while self.char_slots[slot].length != 0:
             if self.char_slots[slot].key == key and self.char_slots[slot].length == clen:
                 return self.char_slots[slot].id
@@ -761,8 +498,8 @@ cdef class ByteLevelBpe(Model):
         for i in range(n):
             self.text_offsets[i] = t.refs[i].start
             if t.refs[i].length > 0:
-                key = _token_key(self.texts + t.refs[i].start, t.refs[i].length)
-                slot = _mix(key) & self.text_mask
+                key = token_key(self.texts + t.refs[i].start, t.refs[i].length)
+                slot = mix64(key) & self.text_mask
                 while self.text_slots[slot].length != 0:
                     slot = (slot + 1) & self.text_mask
                 self.text_slots[slot].key = key
@@ -775,8 +512,8 @@ cdef class ByteLevelBpe(Model):
         return 0
 
     cdef int _add_pair(self, int32_t left, int32_t right, int32_t rank, int32_t merged) except -1:
-        cdef uint64_t key = _pair_key(left, right)
-        cdef uint64_t slot = _mix(key) & self.pair_mask
+        cdef uint64_t key = pair_key(left, right)
+        cdef uint64_t slot = mix64(key) & self.pair_mask
         cdef PairSlot* grown
         cdef PairSlot* old
         cdef Py_ssize_t old_cap, i
@@ -798,7 +535,7 @@ cdef class ByteLevelBpe(Model):
             self.pair_mask = <uint64_t>(2 * old_cap - 1)
             for i in range(old_cap):
                 if old[i].key != 0:
-                    slot = _mix(old[i].key) & self.pair_mask
+                    slot = mix64(old[i].key) & self.pair_mask
                     while self.pairs[slot].key != 0:
                         slot = (slot + 1) & self.pair_mask
                     self.pairs[slot] = old[i]
@@ -810,8 +547,8 @@ cdef class ByteLevelBpe(Model):
     cdef int32_t _token_of(self, const unsigned char* p, Py_ssize_t n) noexcept nogil:
         """The id of the token whose text is p[:n], or -1. A text of at most 8 bytes is its
         own key, so most lookups read one slot and never the token texts."""
-        cdef uint64_t key = _token_key(p, n)
-        cdef uint64_t slot = _mix(key) & self.text_mask
+        cdef uint64_t key = token_key(p, n)
+        cdef uint64_t slot = mix64(key) & self.text_mask
         cdef const TokenSlot* e
         while True:
             e = &self.text_slots[slot]
@@ -827,8 +564,8 @@ cdef class ByteLevelBpe(Model):
         cdef uint64_t key, slot
         if left < 0 or right < 0:
             return NULL
-        key = _pair_key(left, right)
-        slot = _mix(key) & self.pair_mask
+        key = pair_key(left, right)
+        slot = mix64(key) & self.pair_mask
         while self.pairs[slot].key != 0:
             if self.pairs[slot].key == key:
                 return &self.pairs[slot]
@@ -874,8 +611,8 @@ cdef class ByteLevelBpe(Model):
             return e.rank
         if length <= 4:
             memcpy(&v, s + start, length)
-            key = _short_key(v, length, left_length if self.order == MergeOrder.MERGE_LIST else 0)
-            slot = _mix(key) & self.short_mask
+            key = short_key(v, length, left_length if self.order == MergeOrder.MERGE_LIST else 0)
+            slot = mix64(key) & self.short_mask
             while self.short_pairs[slot].key != 0:
                 if self.short_pairs[slot].key == key:
                     merged[0] = self.short_pairs[slot].merged
@@ -885,8 +622,8 @@ cdef class ByteLevelBpe(Model):
         if left < 0 or right < 0:
             return self._rank_slow(s, left, right, start, length, merged)
         # left, right and the order name the pair's bytes, so they key the memo.
-        key = _pair_key(left, right)
-        m = &memo[_mix(key) & <uint64_t>(PAIR_MEMO_SLOTS - 1)]
+        key = pair_key(left, right)
+        m = &memo[mix64(key) & <uint64_t>(PAIR_MEMO_SLOTS - 1)]
         if m.key == key:
             merged[0] = m.merged
             return m.rank
@@ -950,8 +687,8 @@ cdef class ByteLevelBpe(Model):
                     continue
                 v = 0
                 memcpy(&v, buf, ll + rl)
-                key = _short_key(v, ll + rl, ll)
-                slot = _mix(key) & self.short_mask
+                key = short_key(v, ll + rl, ll)
+                slot = mix64(key) & self.short_mask
                 while self.short_pairs[slot].key != 0:
                     slot = (slot + 1) & self.short_mask
                 self.short_pairs[slot].key = key
@@ -1019,7 +756,7 @@ cdef class ByteLevelBpe(Model):
             if self._ready_caches(w) < 0:
                 return ERR_NO_MEMORY
         if n <= WORD_TEXT:
-            h = _hash_bytes(s, n)
+            h = hash_bytes(s, n)
             e = &w.cache[h & <uint64_t>(CACHE_SLOTS - 1)]
             if e.hash == h and e.text_len == n and memcmp(e.text, s, n) == 0:
                 count = e.n_ids
@@ -1037,7 +774,7 @@ cdef class ByteLevelBpe(Model):
                     spans.size += 2 * count
                 return 0
         elif self.ignore_merges:
-            h = _hash_bytes(s, n)
+            h = hash_bytes(s, n)
         if self._encode_word(s, n, h, w) < 0:
             return ERR_NO_MEMORY
         triples = w.out_ids.data
@@ -1382,82 +1119,3 @@ cdef class ByteLevelBpe(Model):
             idbuf_free(&ids)
             idbuf_free(&spans)
             _free_work(work)
-
-
-# ---------------------------------------------------------------------- decoding texts (llama.cpp)
-
-def llama_decode_texts(list texts):
-    """llama.cpp's llama_decode_text of each text (bytes): the raw bytes a NORMAL token of a
-    byte-level vocabulary prints as.
-
-    >>> llama_decode_texts(["Ġhi".encode(), "中".encode()])
-    [b' hi', b'[UNK_BYTE_0xe4b8ad\\xe4\\xb8\\xad]']
-    """
-    cdef list out = []
-    cdef bytes text
-    cdef bytearray buf = bytearray(256)
-    cdef Py_ssize_t k
-    for text in texts:
-        if len(text) > len(buf):
-            buf = bytearray(2 * len(text))
-        # Parity: llama.cpp llama_decode_text on the common path: every code point
-        # (unicode_cpt_from_utf8, which takes overlong forms) is in the map.
-        k = _unmap_byte_unicode(<const unsigned char*>PyBytes_AS_STRING(text), len(text),
-                                <unsigned char*>(<char*>buf), True)
-        out.append(bytes(buf[:k]) if k >= 0 else _llama_decode_text_slow(text))
-    return out
-
-
-def _llama_decode_text_slow(bytes text):
-    """Parity: llama.cpp llama_decode_text, code point by code point: an invalid sequence is
-    U+FFFD (unicode_cpts_from_utf8), a code point outside the map is rendered as
-    "[UNK_BYTE_0x<its UTF-8 in hex><the whole text>]"."""
-    out = bytearray()
-    i, n = 0, len(text)
-    while i < n:
-        c, size = _llama_cpt_from_utf8(text, i)
-        i += size
-        if c < 324 and _byte_of_cpt[c] >= 0:
-            out.append(_byte_of_cpt[c])
-        else:
-            utf8 = _llama_cpt_to_utf8(c)
-            out += b"[UNK_BYTE_0x" + utf8.hex().encode() + text + b"]"
-    return bytes(out)
-
-
-def _llama_cpt_from_utf8(bytes s, Py_ssize_t i):
-    """Parity: llama.cpp unicode.cpp unicode_cpt_from_utf8 (no overlong or surrogate checks);
-    (code point, length), or (0xFFFD, 1) where it throws."""
-    cdef Py_ssize_t n = len(s)
-    b0 = s[i]
-    if not b0 & 0x80:
-        return b0, 1
-    if not b0 & 0x40:
-        return 0xFFFD, 1
-    if not b0 & 0x20:
-        if i + 1 >= n or (s[i + 1] & 0xC0) != 0x80:
-            return 0xFFFD, 1
-        return ((b0 & 0x1F) << 6) | (s[i + 1] & 0x3F), 2
-    if not b0 & 0x10:
-        if i + 2 >= n or (s[i + 1] & 0xC0) != 0x80 or (s[i + 2] & 0xC0) != 0x80:
-            return 0xFFFD, 1
-        return ((b0 & 0x0F) << 12) | ((s[i + 1] & 0x3F) << 6) | (s[i + 2] & 0x3F), 3
-    if not b0 & 0x08:
-        if i + 3 >= n or (s[i + 1] & 0xC0) != 0x80 or (s[i + 2] & 0xC0) != 0x80 or (s[i + 3] & 0xC0) != 0x80:
-            return 0xFFFD, 1
-        return (((b0 & 0x07) << 18) | ((s[i + 1] & 0x3F) << 12) | ((s[i + 2] & 0x3F) << 6)
-                | (s[i + 3] & 0x3F)), 4
-    return 0xFFFD, 1
-
-
-def _llama_cpt_to_utf8(c):
-    """Parity: llama.cpp unicode_cpt_to_utf8 (any value up to 0x10FFFF, surrogates included)."""
-    if c <= 0x7F:
-        return bytes([c])
-    if c <= 0x7FF:
-        return bytes([0xC0 | (c >> 6), 0x80 | (c & 0x3F)])
-    if c <= 0xFFFF:
-        return bytes([0xE0 | (c >> 12), 0x80 | ((c >> 6) & 0x3F), 0x80 | (c & 0x3F)])
-    # (above 0x10FFFF llama.cpp throws an exception llama_decode_text does not catch)
-    return bytes([0xF0 | ((c >> 18) & 0x07), 0x80 | ((c >> 12) & 0x3F), 0x80 | ((c >> 6) & 0x3F),
-                  0x80 | (c & 0x3F)])

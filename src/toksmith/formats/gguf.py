@@ -395,7 +395,7 @@ def llama_cpp_token_pieces(spec: ByteLevelSpec, *, special: bool,
 
     >>> pieces = llama_cpp_token_pieces(read_byte_level_gguf("ggml-vocab-gpt-2.gguf"), special=False)  # doctest: +SKIP
     """
-    from toksmith._core.byte_bpe import llama_decode_texts
+    from toksmith._core.byte_unicode import llama_decode_texts
     from toksmith.special_tokens import TokenAttr
     texts = list(spec.vocab.texts)
     if spec.gguf_model is GgufBpeModel.HYBRIDDNA:

@@ -1,0 +1,90 @@
+# Keys and hashes of byte-level BPE's tables (header only: every helper inlines into the
+# hot loops of byte_bpe.pyx and the load-time maps of symbol_texts.pyx).
+from libc.stdint cimport int32_t, uint32_t, uint64_t
+from libc.string cimport memcpy
+
+cdef extern from *:
+    """
+    #if defined(__GNUC__) || defined(__clang__)
+    #define TOKSMITH_PREFETCH(p) __builtin_prefetch(p)
+    #else
+    #define TOKSMITH_PREFETCH(p) ((void)(p))
+    #endif
+    """
+    void prefetch "TOKSMITH_PREFETCH"(const void* p) noexcept nogil
+
+
+cdef inline uint64_t mix64(uint64_t key) noexcept nogil:
+    # splitmix64's finalizer: every input bit reaches the low bits used as the slot
+    key ^= key >> 30
+    key *= <uint64_t>0xBF58476D1CE4E5B9
+    key ^= key >> 27
+    key *= <uint64_t>0x94D049BB133111EB
+    key ^= key >> 31
+    return key
+
+
+cdef inline uint64_t hash_bytes(const unsigned char* p, Py_ssize_t n) noexcept nogil:
+    """A 64-bit hash of p[:n], eight bytes at a time (never 0 after `| 1`)."""
+    cdef uint64_t h = <uint64_t>0x9E3779B97F4A7C15 ^ (<uint64_t>n * <uint64_t>0xFF51AFD7ED558CCD)
+    cdef uint64_t v
+    while n >= 8:
+        memcpy(&v, p, 8)
+        h = (h ^ v) * <uint64_t>0xBF58476D1CE4E5B9
+        h ^= h >> 29
+        p += 8
+        n -= 8
+    if n > 0:
+        v = 0
+        memcpy(&v, p, n)
+        h = (h ^ v) * <uint64_t>0x94D049BB133111EB
+        h ^= h >> 32
+    return mix64(h) | 1
+
+
+
+
+# Texts in the load-time symbol table hash by a polynomial (byte by byte).
+cdef inline uint64_t poly_hash(const unsigned char* p, Py_ssize_t n) noexcept nogil:
+    cdef uint64_t h = 0
+    cdef Py_ssize_t i
+    for i in range(n):
+        h = h * <uint64_t>0x100000001B3 + p[i] + 1   # FNV's prime
+    return h
+
+
+cdef inline uint64_t poly_key(uint64_t poly, Py_ssize_t n) noexcept nogil:
+    return mix64(poly + (<uint64_t>n << 56)) | 1
+
+
+cdef inline uint64_t text_hash(const unsigned char* p, Py_ssize_t n) noexcept nogil:
+    """Hash of a text in the load-time symbol table (SymbolTexts)."""
+    return poly_key(poly_hash(p, n), n)
+
+
+cdef inline uint64_t token_key(const unsigned char* p, Py_ssize_t n) noexcept nogil:
+    """Key of a token text in TokenSlot: its bytes when at most 8, else a hash."""
+    cdef uint64_t v = 0
+    if n <= 8:
+        memcpy(&v, p, n)
+        return v ^ (<uint64_t>n << 59)
+    return hash_bytes(p, n)
+
+
+cdef inline uint64_t short_key(uint32_t text, Py_ssize_t length, Py_ssize_t split) noexcept nogil:
+    """Key of a 3- or 4-byte text and where its left part ends (never 0)."""
+    return <uint64_t>text | (<uint64_t>length << 32) | (<uint64_t>split << 36)
+
+
+cdef inline const unsigned char* memchr_not(const unsigned char* p, unsigned char c,
+                                            Py_ssize_t n) noexcept nogil:
+    """The first byte of p[:n] other than c, or NULL."""
+    cdef Py_ssize_t i
+    for i in range(n):
+        if p[i] != c:
+            return p + i
+    return NULL
+
+
+cdef inline uint64_t pair_key(int32_t left, int32_t right) noexcept nogil:
+    return ((<uint64_t>(left + 1)) << 32) | <uint64_t>(right + 1)
