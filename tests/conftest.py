@@ -11,6 +11,10 @@ from pathlib import Path
 
 import pytest
 
+# Parity lines reported by the test now running in this process, and the lines gathered for
+# the summary from every test's report (with pytest-xdist the tests run in worker processes:
+# the lines travel to the controller in the teardown report's user_properties).
+_PENDING_REPORT: list[str] = []
 PARITY_REPORT: list[str] = []
 
 # Corpora of the fixture set: every line of each is compared in parity tests.
@@ -79,7 +83,22 @@ def first_difference(got: list[int], want: list[int]) -> str:
 
 def report(line: str) -> None:
     """Add a line to the parity summary printed at the end of the run."""
-    PARITY_REPORT.append(line)
+    _PENDING_REPORT.append(line)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    test_report = outcome.get_result()
+    if test_report.when == "teardown" and _PENDING_REPORT:
+        test_report.user_properties = [*test_report.user_properties,
+                                       *(("parity", line) for line in _PENDING_REPORT)]
+        _PENDING_REPORT.clear()
+
+
+def pytest_runtest_logreport(report):
+    if report.when == "teardown":
+        PARITY_REPORT.extend(value for key, value in report.user_properties if key == "parity")
 
 
 def pytest_terminal_summary(terminalreporter):
