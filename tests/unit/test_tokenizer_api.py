@@ -125,7 +125,7 @@ def test_str_and_bytes_subclasses(tok, sp):
     assert tok.encode(Raw(b"Hello world")) == sp.encode("Hello world")
 
 
-@pytest.mark.parametrize("value", [5, None, 3.5, ["a"], ("a",), object()], ids=repr)
+@pytest.mark.parametrize("value", [5, None, 3.5, ["a"], ("a",), object()], ids=lambda value: type(value).__name__)
 def test_encode_rejects_non_text(tok, value):
     with pytest.raises(TypeError):
         tok.encode(value)

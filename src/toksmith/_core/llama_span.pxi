@@ -2,7 +2,14 @@
 # its hand-written splitters index, with their out-of-range rules.
 
 
+cdef unsigned char ASCII_LFLAGS[128]      # lflags of ASCII, one load instead of two
+for _c in range(128):
+    ASCII_LFLAGS[_c] = table_flags(LLAMA_FLAGS_INDEX, LLAMA_FLAGS_BLOCKS, _c)
+
+
 cdef inline unsigned char lflags(uint32_t cp) noexcept nogil:
+    if cp < 128:
+        return ASCII_LFLAGS[cp]
     # llama.cpp returns flags with only UNDEFINED set past U+10FFFF: non-zero, nothing else.
     if cp >= 0x110000:
         return LF_DEFINED

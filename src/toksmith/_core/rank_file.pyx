@@ -225,3 +225,18 @@ def parse_rank_file(bytes data):
         free(by_rank)
         free(slots)
         free(hashes)
+
+
+def missing_ranks(list texts):
+    """The ranks of `texts` (parse_rank_file's list) that no line gives: its None items,
+    found by identity in C (list.index/count compare every bytes item with None).
+
+    >>> missing_ranks([b"a", None, b"c", None])
+    [1, 3]
+    """
+    cdef Py_ssize_t i, n = len(texts)
+    cdef list out = []
+    for i in range(n):
+        if texts[i] is None:
+            out.append(i)
+    return out

@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from toksmith._core.rank_file import RankFileError, parse_rank_file
+from toksmith._core.rank_file import RankFileError, missing_ranks, parse_rank_file
 from toksmith.errors import ModelFormatError
 from toksmith.spec import ByteLevelSpec, FileFormat, SplitPattern
 from toksmith.vocab import ByteLevelVocab, MergeOrder
@@ -141,7 +141,7 @@ def parse_tiktoken(data: bytes, source: str = "<bytes>", *, encoding: str | None
     except RankFileError as e:
         where = f"line {e.line}: " if e.line else ""
         raise ModelFormatError(source, f"not a valid tiktoken rank file: {where}{e.detail}") from None
-    known = _known_encoding(data, source, encoding, len(texts) - texts.count(None))
+    known = _known_encoding(data, source, encoding, len(texts) - len(missing_ranks(texts)))
     if pattern is None:
         if known is None:
             raise ModelFormatError(source, "a rank file of no known encoding: give its pre-tokenizer "

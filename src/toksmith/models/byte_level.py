@@ -21,6 +21,7 @@ import dataclasses
 from toksmith._core.detokenizer import LlamaCppDecoder, Render
 from toksmith._core.engine import Engine
 from toksmith._core.normalizer import Normalizer
+from toksmith._core.rank_file import missing_ranks
 from toksmith._core.utf8_repair import LlamaCppUtf8Repair, PythonUtf8Repair
 from toksmith.errors import UnsupportedFeatureError, UnsupportedModelError
 from toksmith.models.common import bad_data_names_file, build_engine
@@ -85,9 +86,9 @@ def _rank_file_spec(bl: ByteLevelSpec, load_options) -> TokenizerSpec:
     vocab = bl.vocab
     n = len(vocab)
     # pieces are the tokens' raw bytes (id_to_piece shows them as UTF-8 with replacement)
-    pieces = [t or b"" for t in vocab.texts] + [b""] * (n - len(vocab.texts))
+    pieces = _rank_file_pieces(vocab.texts, n)
     types = bytearray([TokenType.NORMAL]) * len(vocab.texts) + bytearray([TokenType.UNDEFINED]) * (n - len(vocab.texts))
-    for i in _gaps(vocab.texts):
+    for i in missing_ranks(vocab.texts):
         types[i] = TokenType.UNDEFINED
     for text, token_id in vocab.special_tokens.items():
         pieces[token_id] = text
@@ -99,16 +100,12 @@ def _rank_file_spec(bl: ByteLevelSpec, load_options) -> TokenizerSpec:
                          load_options=load_options)
 
 
-def _gaps(texts: list[bytes | None]) -> list[int]:
-    """Ids a rank file gives no token (few: p50k's 50256, none in most files)."""
-    gaps, start = [], 0
-    while True:
-        try:
-            start = texts.index(None, start)
-        except ValueError:
-            return gaps
-        gaps.append(start)
-        start += 1
+def _rank_file_pieces(texts: list[bytes | None], n: int) -> list[bytes]:
+    """Each id's raw bytes; b"" for a rank no line gives and for the ids past the ranks."""
+    pieces = list(texts)
+    for i in missing_ranks(texts):
+        pieces[i] = b""
+    return pieces + [b""] * (n - len(texts))
 
 
 def build_byte_level(spec: TokenizerSpec) -> Engine:
@@ -177,9 +174,9 @@ def _tiktoken_decoder(spec: TokenizerSpec) -> LlamaCppDecoder:
     bl = spec.byte_level
     texts = bl.vocab.texts
     n = len(spec.vocab)
-    pieces = [t or b"" for t in texts] + [b""] * (n - len(texts))
+    pieces = _rank_file_pieces(texts, n)
     renders = bytearray([Render.RENDER_TEXT]) * len(texts) + bytearray([Render.RENDER_INVALID]) * (n - len(texts))
-    for i in _gaps(texts):
+    for i in missing_ranks(texts):
         renders[i] = Render.RENDER_INVALID
     for text, token_id in bl.vocab.special_tokens.items():
         pieces[token_id] = text
