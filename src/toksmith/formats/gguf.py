@@ -27,7 +27,7 @@ from toksmith.vocab import ByteLevelVocab, MergeOrder, SpecialIds, TokenType, Vo
 KNOWN_TOKENIZER_MODELS = ("llama", "gpt2", "gemma4", "whitespace", "hybriddna", "bert", "t5", "rwkv",
                           "plamo2", "none", "no_vocab")
 SUPPORTED_TOKENIZER_MODELS = ("llama", "t5")
-# llama.cpp's BPE vocab type (models/byte_level.py; "whitespace" and "hybriddna" are refused there).
+# llama.cpp's BPE vocab type (models/byte_level.py builds each one's session).
 BYTE_LEVEL_TOKENIZER_MODELS = ("gpt2", "gemma4", "whitespace", "hybriddna")
 
 SPECIAL_ID_KEYS = {
