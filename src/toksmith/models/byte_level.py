@@ -169,8 +169,9 @@ def _whitespace_lowercase(bl: ByteLevelSpec, pre: PreTokenizerSpec) -> bool:
 
 
 def _dna_region_splitter(spec: TokenizerSpec, pre: PreTokenizerSpec) -> SpecialSplitter | None:
-    """The hybriddna stage around the file's special-token splitter, or that splitter alone
-    when <dna>, </dna> or <oov> is no token (llama.cpp then runs the plain BPE session).
+    """The hybriddna stage around the file's special-token splitter; None (build_engine's
+    default splitter alone) when <dna>, </dna> or <oov> is no token: llama.cpp then runs
+    the plain BPE session.
 
     Parity: llm_tokenizer_hybriddna_session::tokenize looks the tags and every k-mer up with
     text_to_token, i.e. by the texts as stored (k-mers with their U+E000 marker)."""
