@@ -19,6 +19,19 @@ def copy_gguf(source: str | os.PathLike, target: str | os.PathLike,
               changes: dict[str, object]) -> str:
     """Write `source` to `target` with each key of `changes` set to a string, int or bool
     value (None removes the key); returns the target path."""
+    return _copy(source, target, changes, {})
+
+
+def copy_gguf_with_tokens(source: str | os.PathLike, target: str | os.PathLike, tokens: list[str],
+                          token_types: list[int], changes: dict[str, object]) -> str:
+    """`copy_gguf`, with `tokens` (of GGUF `token_types`) appended to the vocabulary after
+    the file's own (scores, when the file has them, get 0.0 for the new tokens)."""
+    return _copy(source, target, changes, {"tokenizer.ggml.tokens": list(tokens),
+                                           "tokenizer.ggml.token_type": list(token_types),
+                                           "tokenizer.ggml.scores": [0.0] * len(tokens)})
+
+
+def _copy(source, target, changes: dict[str, object], appended: dict[str, list]) -> str:
     reader = gguf.GGUFReader(os.fspath(source))
     arch = changes.get("general.architecture") or reader.fields["general.architecture"].contents()
     writer = gguf.GGUFWriter(os.fspath(target), arch)
@@ -32,7 +45,10 @@ def copy_gguf(source: str | os.PathLike, target: str | os.PathLike,
             continue
         vtype = field.types[0]
         sub_type = field.types[1] if vtype == gguf.GGUFValueType.ARRAY else None
-        writer.add_key_value(key, field.contents(), vtype, sub_type)
+        value = field.contents()
+        if key in appended:
+            value = value + appended[key]
+        writer.add_key_value(key, value, vtype, sub_type)
     for key, value in changes.items():
         if key not in done and key != "general.architecture":
             _add(writer, key, value)

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import os
 
-from toksmith.errors import (ModelFormatError, TokenIdError, ToksmithError, UnsupportedFeatureError,
-                             UnsupportedModelError)
+from toksmith.errors import (ModelFormatError, ReferenceAbortsError, TokenIdError, ToksmithError,
+                             UnsupportedFeatureError, UnsupportedModelError)
 from toksmith import embedded
 from toksmith.spec import ReferenceRules, SplitPattern
 from toksmith.tokenizer import Tokenizer
@@ -53,7 +53,7 @@ def load_embedded(name: str = embedded.DEFAULT) -> Tokenizer:
 
 
 __all__ = [
-    "ModelFormatError", "ReferenceRules", "SpecialIds", "SplitPattern", "TokenIdError", "TokenType", "Tokenizer", "ToksmithError",
+    "ModelFormatError", "ReferenceAbortsError", "ReferenceRules", "SpecialIds", "SplitPattern", "TokenIdError", "TokenType", "Tokenizer", "ToksmithError",
     "UnsupportedFeatureError", "UnsupportedModelError", "Vocab", "embedded_model_path", "load",
     "load_embedded", "__version__",
 ]

@@ -35,6 +35,11 @@ class UnsupportedModelError(ModelFormatError):
     """A well-formed model file uses a tokenizer type toksmith does not support yet."""
 
 
+class ReferenceAbortsError(ToksmithError, ValueError):
+    """The file's reference implementation aborts the process on this text (llama.cpp's
+    GGML_ASSERT), so there is no result to match: toksmith refuses the text instead."""
+
+
 class UnsupportedFeatureError(ToksmithError, NotImplementedError):
     """An option that this tokenizer does not support yet."""
 

@@ -34,6 +34,13 @@ def raise_for_status(int rc, object text=None):
         raise CharsMapError("precompiled charsmap points past its replacement strings")
     if rc == ERR_TOO_LONG:
         raise ValueError("text too long: more than 2**31 - 2 bytes after normalization")
+    if rc == ERR_REFERENCE_ABORTS:
+        from toksmith.errors import ReferenceAbortsError
+        raise ReferenceAbortsError(
+            "llama.cpp aborts the process on this text (GGML_ASSERT in llama_vocab::find_bpe_rank: "
+            "a pre-token of two or more characters holds a space, as whitespace runs do under "
+            "tokenizer.ggml.pre 'whitespace' outside tokenizer.ggml.model 'whitespace'); there is "
+            "no reference result to match, so toksmith refuses the text")
     if rc == ERR_SURROGATE and isinstance(text, str):
         text.encode("utf-8")   # raises UnicodeEncodeError with the position
     raise RuntimeError(f"internal error {rc}")
@@ -41,4 +48,5 @@ def raise_for_status(int rc, object text=None):
 
 # The codes by name, for Python code and tests.
 ERROR_CODES = {"ERR_NO_MEMORY": ERR_NO_MEMORY, "ERR_CORRUPT_CHARSMAP": ERR_CORRUPT_CHARSMAP,
-               "ERR_TOO_LONG": ERR_TOO_LONG, "ERR_SURROGATE": ERR_SURROGATE}
+               "ERR_TOO_LONG": ERR_TOO_LONG, "ERR_SURROGATE": ERR_SURROGATE,
+               "ERR_REFERENCE_ABORTS": ERR_REFERENCE_ABORTS}

@@ -1,6 +1,8 @@
 """The `PreTokenizer` base class: see pretokenizer.pxd for the contract."""
 from toksmith._core.buffers cimport idbuf_free, idbuf_push
 
+from toksmith._core.errors import raise_for_status
+
 
 cdef void pretok_work_free(PreTokenizerWork* w) noexcept nogil:
     idbuf_free(&w.a)
@@ -81,5 +83,4 @@ cdef _split_into(PreTokenizer pretokenizer, bytes text, SplitScratch scratch):
     scratch.ends.size = 0
     with nogil:
         rc = pretokenizer.split(s, n, &scratch.work, &scratch.ends)
-    if rc < 0:
-        raise MemoryError()
+    raise_for_status(rc)

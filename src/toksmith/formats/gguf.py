@@ -27,7 +27,7 @@ from toksmith.vocab import ByteLevelVocab, MergeOrder, SpecialIds, TokenType, Vo
 KNOWN_TOKENIZER_MODELS = ("llama", "gpt2", "gemma4", "whitespace", "hybriddna", "bert", "t5", "rwkv",
                           "plamo2", "none", "no_vocab")
 SUPPORTED_TOKENIZER_MODELS = ("llama", "t5")
-# llama.cpp's BPE vocab type (models/byte_level.py; "whitespace" and "hybriddna" are refused there).
+# llama.cpp's BPE vocab type (models/byte_level.py builds each one's session).
 BYTE_LEVEL_TOKENIZER_MODELS = ("gpt2", "gemma4", "whitespace", "hybriddna")
 
 SPECIAL_ID_KEYS = {
@@ -399,7 +399,7 @@ def llama_cpp_token_pieces(spec: ByteLevelSpec, *, special: bool,
     from toksmith.special_tokens import TokenAttr
     texts = list(spec.vocab.texts)
     if spec.gguf_model is GgufBpeModel.HYBRIDDNA:
-        texts = _without_kmer_markers(texts)
+        texts = without_kmer_markers(texts)
     normal, byte = int(TokenAttr.NORMAL), int(TokenAttr.BYTE)
     attrs = spec.token_attributes or [normal] * len(texts)
     hidden = int(TokenAttr.CONTROL | TokenAttr.UNKNOWN)
@@ -429,7 +429,7 @@ def _strtol_hex(text: bytes) -> int:
     return int(digits, 16) & 0xFF if digits else 0
 
 
-def _without_kmer_markers(texts: list[bytes]) -> list[bytes]:
+def without_kmer_markers(texts: list[bytes]) -> list[bytes]:
     """Parity: llama_vocab::impl::load (hybriddna): from the token after "<oov>", a text ending
     in U+E000 loses it."""
     marker = "\ue000".encode()

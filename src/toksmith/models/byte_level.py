@@ -8,6 +8,13 @@ Stages, by the file's reference:
   per byte (`LlamaCppUtf8Repair`; gemma4-style vocabularies also escape spaces) -> the
   pre type's native splitter (pretokenizers/llama_cpp.py) -> `ByteLevelBpe` in merges-list
   order -> BOS/EOS as the file and pre type say -> llama_detokenize's rendering.
+  llama.cpp's other BPE sessions wrap stages of that pipeline (_core/*.pyx):
+  tokenizer.ggml.model "whitespace": `WhitespaceSegments` cuts the text at whitespace
+  (dropped) and runs the splitter and BPE per segment, after `LlamaCppLowercase` when the
+  file's normalizer.lowercase says so; "hybriddna": `DnaRegionSplitter` turns the
+  <dna>...</dna> regions of each raw-text fragment into k-mer ids after the special-token
+  splitter. The pre type "whitespace" outside the whitespace model gets `SpacedPieceGuard`,
+  which refuses the texts llama.cpp aborts on.
 - tiktoken (rank files): special tokens only with parse_special -> invalid UTF-8 in bytes
   input made U+FFFD as ``bytes.decode("utf-8", "replace")`` does -> the encoding's pattern
   splitter -> `ByteLevelBpe` in token-rank order -> no BOS/EOS -> the tokens' bytes.
@@ -19,14 +26,21 @@ from __future__ import annotations
 import dataclasses
 
 from toksmith._core.detokenizer import LlamaCppDecoder, Render
+from toksmith._core.dna_regions import DnaRegionSplitter
 from toksmith._core.engine import Engine
+from toksmith._core.model import Model
 from toksmith._core.normalizer import Normalizer
+from toksmith._core.pretokenizer import PreTokenizer
 from toksmith._core.rank_file import missing_ranks
+from toksmith._core.spaced_piece_guard import SpacedPieceGuard
+from toksmith._core.specials import SpecialSplitter
 from toksmith._core.utf8_repair import LlamaCppUtf8Repair, PythonUtf8Repair
-from toksmith.errors import UnsupportedFeatureError, UnsupportedModelError
-from toksmith.models.common import bad_data_names_file, build_engine
-from toksmith.pretokenizers.llama_cpp import (BPE_MODELS, BpeSession, PreTokenizerSpec, PreType,
-                                              pre_tokenizer_spec, regexes_for)
+from toksmith._core.whitespace_session import LlamaCppLowercase, WhitespaceSegments
+from toksmith.errors import UnsupportedFeatureError
+from toksmith.formats.gguf import without_kmer_markers
+from toksmith.models.common import bad_data_names_file, build_engine, default_splitter
+from toksmith.pretokenizers.llama_cpp import (BPE_MODELS, DNA_KMER_LENGTH, DNA_KMER_MARKER, BpeSession,
+                                              PreTokenizerSpec, PreType, pre_tokenizer_spec, regexes_for)
 from toksmith.pretokenizers.tiktoken_encodings import TiktokenPattern
 from toksmith.special_tokens import TokenAttr
 from toksmith.spec import (Algorithm, ByteLevelSpec, FileFormat, LoadOptions, ReferenceRules, SplitPattern,
@@ -48,19 +62,7 @@ def tokenizer_spec_of_byte_level(bl: ByteLevelSpec,
 
 
 def _gguf_spec(bl: ByteLevelSpec, load_options) -> TokenizerSpec:
-    model = BPE_MODELS[bl.gguf_model.value]
-    if model.session is not BpeSession.STANDARD:
-        # llama.cpp's whitespace and hybriddna sessions drop or rewrite text before BPE.
-        raise UnsupportedModelError(bl.source, f"GGUF tokenizer model {bl.gguf_model.value!r} "
-                                               f"(llama.cpp's {model.session.name.lower()} session) is not "
-                                               f"supported yet")
     pre = pre_tokenizer_spec(bl.pre, source=bl.source)
-    if pre.pre_type is PreType.WHITESPACE:
-        # llama.cpp's "whitespace" pre-tokenizer goes with its whitespace session; under a
-        # gpt2 model its pieces keep their spaces and llama.cpp aborts (find_bpe_rank asserts).
-        raise UnsupportedModelError(bl.source, "tokenizer.ggml.pre 'whitespace' belongs to tokenizer.ggml.model "
-                                               "'whitespace', which is not supported yet (llama.cpp aborts on "
-                                               f"it under {bl.gguf_model.value!r})")
     vocab = bl.vocab
     special = vocab.special
     if pre.no_bos_token:
@@ -72,6 +74,10 @@ def _gguf_spec(bl: ByteLevelSpec, load_options) -> TokenizerSpec:
         add_bos = True
     add_eos = pre.add_eos if bl.add_eos is None else bl.add_eos
     texts = [t if t is not None else b"" for t in vocab.texts]
+    if BPE_MODELS[bl.gguf_model.value].strip_kmer_marker:
+        # Parity: llama_vocab::impl::load (hybriddna): id_to_token texts lose the k-mer
+        # marker; special-token splitting and token_get_text see them so.
+        texts = without_kmer_markers(texts)
     pieces = Vocab(pieces=texts, scores=[0.0] * len(texts),
                    types=vocab.types if vocab.types is not None else bytes([TokenType.NORMAL]) * len(texts),
                    special=special)
@@ -119,22 +125,69 @@ def build_byte_level(spec: TokenizerSpec) -> Engine:
     with bad_data_names_file(spec.source, "vocabulary"):
         model = bl.vocab.build_model()
     if bl.file_format is FileFormat.GGUF:
-        pre = pre_tokenizer_spec(bl.pre, source=bl.source)
-        normalizer = _llama_cpp_normalizer(pre)
-        pretokenizer = pre.build_splitter()
-        decoder = _llama_cpp_decoder(spec, pre)
-    else:
-        normalizer = PythonUtf8Repair()
-        pretokenizer = _rank_file_splitter(bl)
-        decoder = _tiktoken_decoder(spec)
-    return build_engine(spec, normalizer=normalizer, pretokenizer=pretokenizer, model=model,
-                        decoder=decoder)
+        return _build_llama_cpp(spec, model)
+    return build_engine(spec, normalizer=PythonUtf8Repair(), pretokenizer=_rank_file_splitter(bl),
+                        model=model, decoder=_tiktoken_decoder(spec))
 
 
-def _llama_cpp_normalizer(pre: PreTokenizerSpec) -> Normalizer:
+def _build_llama_cpp(spec: TokenizerSpec, model: Model) -> Engine:
+    """The pipeline of a GGUF BPE vocabulary: the stages of llama.cpp's BPE session, and of
+    the whitespace or hybriddna session around it when the tokenizer model says so."""
+    bl = spec.byte_level
+    pre = pre_tokenizer_spec(bl.pre, source=bl.source)
+    session = BPE_MODELS[bl.gguf_model.value].session
     # Parity: llama_vocab::impl::tokenize (BPE): llama_escape_whitespace (gemma4-style
     # vocabularies) before the session decodes the text as UTF-8.
-    return LlamaCppUtf8Repair(escape_spaces=pre.escape_whitespaces)
+    normalizer: Normalizer = LlamaCppUtf8Repair(escape_spaces=pre.escape_whitespaces)
+    pretokenizer: PreTokenizer | None = pre.build_splitter()
+    splitter = None
+    if session is BpeSession.WHITESPACE_SEGMENTS:
+        if _whitespace_lowercase(bl, pre):
+            normalizer = LlamaCppLowercase(escape_spaces=pre.escape_whitespaces)
+        model = WhitespaceSegments(pretokenizer, model)
+        pretokenizer = None
+    elif not pre.byte_encode and not pre.escape_whitespaces:
+        # Pieces of raw UTF-8 keep their spaces (pre type "whitespace"): llama.cpp aborts on
+        # a pre-token of two characters or more with a space (find_bpe_rank asserts).
+        pretokenizer = SpacedPieceGuard(pretokenizer)
+    if session is BpeSession.DNA_KMERS:
+        splitter = _dna_region_splitter(spec, pre)
+    return build_engine(spec, normalizer=normalizer, pretokenizer=pretokenizer, model=model,
+                        decoder=_llama_cpp_decoder(spec, pre), splitter=splitter)
+
+
+def _whitespace_lowercase(bl: ByteLevelSpec, pre: PreTokenizerSpec) -> bool:
+    """Parity: llama_vocab::impl::load: normalizer_opts.lowercase is true unless the pre
+    name "whitespace" sets it false; the file's tokenizer.ggml.normalizer.lowercase key,
+    read after, overrides both."""
+    if bl.lowercase is not None:
+        return bl.lowercase
+    return pre.bert_lowercase if pre.bert_lowercase is not None else True
+
+
+def _dna_region_splitter(spec: TokenizerSpec, pre: PreTokenizerSpec) -> SpecialSplitter | None:
+    """The hybriddna stage around the file's special-token splitter; None (build_engine's
+    default splitter alone) when <dna>, </dna> or <oov> is no token: llama.cpp then runs
+    the plain BPE session.
+
+    Parity: llm_tokenizer_hybriddna_session::tokenize looks the tags and every k-mer up with
+    text_to_token, i.e. by the texts as stored (k-mers with their U+E000 marker)."""
+    texts = spec.byte_level.vocab.texts
+    ids = {}
+    kmers = {}
+    marker = DNA_KMER_MARKER.encode()
+    for i, text in enumerate(texts):
+        if text in _DNA_TAGS:
+            ids[text] = i
+        elif text is not None and len(text) == DNA_KMER_LENGTH + len(marker) and text.endswith(marker):
+            kmers[text[:DNA_KMER_LENGTH]] = i
+    if len(ids) < len(_DNA_TAGS):
+        return None
+    return DnaRegionSplitter(default_splitter(spec), ids[b"<dna>"], ids[b"</dna>"], ids[b"<oov>"], kmers,
+                             escape_spaces=pre.escape_whitespaces)
+
+
+_DNA_TAGS = frozenset({b"<dna>", b"</dna>", b"<oov>"})
 
 
 def _rank_file_splitter(bl: ByteLevelSpec):

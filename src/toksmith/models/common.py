@@ -19,6 +19,7 @@ from toksmith._core.model import Model
 from toksmith._core.normalizer import Normalizer
 from toksmith._core.postprocessor import BosEos, PostProcessor
 from toksmith._core.pretokenizer import PreTokenizer
+from toksmith._core.specials import SpecialSplitter
 from toksmith.errors import ModelFormatError
 from toksmith.special_tokens import build_splitter, special_tokens_of
 from toksmith.spec import TokenizerSpec
@@ -53,12 +54,23 @@ def build_postprocessor(spec: TokenizerSpec) -> PostProcessor:
     return BosEos(bos if 0 <= bos < n else -1, eos if 0 <= eos < n else -1)
 
 
+def default_splitter(spec: TokenizerSpec) -> SpecialSplitter | None:
+    """The special-token splitter of `spec`'s special tokens under its rules (None: nothing to split)."""
+    return build_splitter(spec, special_tokens_of(spec))
+
+
 def build_engine(spec: TokenizerSpec, *, normalizer: Normalizer | None,
-                 pretokenizer: PreTokenizer | None, model: Model, decoder: Decoder) -> Engine:
+                 pretokenizer: PreTokenizer | None, model: Model, decoder: Decoder,
+                 splitter: SpecialSplitter | None = None) -> Engine:
     """The compiled pipeline: the spec's special-token splitter and post-processor around
-    the normalizer, pre-tokenizer, model and decoder the family's builder chose."""
+    the normalizer, pre-tokenizer, model and decoder the family's builder chose.
+
+    `splitter`: a family's own splitter stage (e.g. one wrapping `default_splitter(spec)`);
+    None: `default_splitter(spec)`."""
+    if splitter is None:
+        splitter = default_splitter(spec)
     with bad_data_names_file(spec.source):
         return Engine(len(spec.vocab), spec.vocab.types,
-                      splitter=build_splitter(spec, special_tokens_of(spec)),
+                      splitter=splitter,
                       normalizer=normalizer, pretokenizer=pretokenizer, model=model,
                       postprocessor=build_postprocessor(spec), decoder=decoder)

@@ -228,12 +228,13 @@ class BpeSession(enum.Enum):
     # llm_tokenizer_whitespace_session: the text is cut at every whitespace codepoint
     # (llama.cpp's set), the whitespace is DROPPED, each segment lower-cased with
     # unicode_tolower when normalizer_opts.lowercase, then STANDARD runs per segment.
-    # Dropping text is a normalizer's job in toksmith's pipeline, not a pre-tokenizer's.
+    # toksmith: _core/whitespace_session.pyx (LlamaCppLowercase, WhitespaceSegments).
     WHITESPACE_SEGMENTS = enum.auto()
     # llm_tokenizer_hybriddna_session: text inside <dna>...</dna> becomes the <dna> id,
     # upper-cased 6-mers looked up as kmer + marker suffix (<oov> if absent; a short last
     # k-mer is padded with 'A'), then </dna>; text outside runs STANDARD. Falls back to
     # STANDARD for the whole text when <dna>, </dna> or <oov> is missing from the vocab.
+    # toksmith: _core/dna_regions.pyx (DnaRegionSplitter).
     DNA_KMERS = enum.auto()
 
 
@@ -247,7 +248,7 @@ class BpeModelSpec:
     session: BpeSession = BpeSession.STANDARD
     forced_pre: Optional[str] = None      # gemma4: the file's tokenizer.ggml.pre is ignored
     merges_optional_for_pre: Optional[str] = None  # kimi-k2 loads without merges
-    strip_kmer_marker: bool = False       # hybriddna: k-mer texts lose their marker suffix (detokenize)
+    strip_kmer_marker: bool = False       # hybriddna: k-mer texts lose their marker suffix (id_to_token)
 
 
 # Parity: llama-vocab.cpp dna_kmer_marker (U+E000, a private-use codepoint)
