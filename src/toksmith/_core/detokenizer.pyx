@@ -356,7 +356,9 @@ cdef class LlamaCppDecoder(Decoder):
 
 
 cdef class StreamDecoder:
-    """Text from ids fed one at a time, as soon as it is complete UTF-8.
+    """Text from ids fed one at a time, as soon as it is complete UTF-8 and no later id can
+    change it (with llama.cpp's clean_spaces, the " '" of "it '" waits for the next bytes,
+    which decide whether the space stays; at most 6 bytes wait).
 
     >>> stream = tok.stream_decoder()              # doctest: +SKIP
     >>> stream.feed(ids[0]); stream.feed(ids[1:])  # doctest: +SKIP
@@ -416,7 +418,8 @@ cdef class StreamDecoder:
             bytebuf_free(&out)
 
     def finish(self):
-        """The rest of the text: pending bytes are flushed (malformed ones as U+FFFD)."""
+        """The rest of the text: pending bytes are flushed (malformed ones as U+FFFD), and
+        bytes held back by clean_spaces come out as the end of the text leaves them."""
         cdef ByteBuf out
         if self.finished:
             return ""
