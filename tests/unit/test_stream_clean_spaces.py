@@ -10,7 +10,9 @@ vocabularies at the end, in three passes over its bytes:
    ``" 'd"``, ``" 'll"`` keep it), and only when the whole contraction is in the text.
 
 The stream (src/toksmith/_core/clean_spaces.pxd) holds back only the trailing bytes whose
-output can still change. Checked here against llama.cpp itself (tests/llama_cpp_reference.py):
+output can still change. Checked here, first on a decoder whose id i is byte i (expected
+texts worked out by hand from llama-vocab.cpp), then against llama.cpp itself
+(tests/llama_cpp_reference.py) on the fixture GGUFs:
 
 - hand-made texts, one id per byte, every way of cutting them into feeds;
 - every text of up to five characters over an alphabet that hits each branch of the passes;
@@ -33,6 +35,7 @@ import pytest
 import toksmith
 from tests import llama_cpp_reference
 from tests.conftest import fixture_file
+from toksmith._core.detokenizer import LlamaCppDecoder, Render, StreamDecoder
 
 # Fixture GGUFs whose pre-tokenizer leaves llama.cpp's clean_spaces on.
 CLEAN_SPACES_GGUFS = ("gpt-2", "llama-bpe")
@@ -104,6 +107,48 @@ HAND_CASES = {
     "x '": "x '", "x 'r": "x 'r", "x 're": "x're", "x 'rx": "x 'rx", " 's": "'s", "x ' ": "x'",
     "a '.": "a '.", "a . 's": "a.'s", "a ' .": "a '.", "  ": "  ", "'": "'", "": "",
 }
+
+
+def one_byte_decoder() -> LlamaCppDecoder:
+    """A llama.cpp decoder with clean_spaces whose id i is the byte i (no fixture needed)."""
+    return LlamaCppDecoder.build([bytes([b]) for b in range(256)], bytes([Render.RENDER_TEXT]) * 256,
+                                 [-1] * 256, clean_spaces=True)
+
+
+def test_hand_cases_without_fixtures():
+    decoder = one_byte_decoder()
+    for text, cleaned in HAND_CASES.items():
+        ids = list(text.encode())
+        assert decoder.decode(ids) == cleaned, text
+        for groups in cuts(ids):
+            stream = StreamDecoder(decoder)
+            chunks = [stream.feed(group) for group in groups] + [stream.finish()]
+            assert "".join(chunks) == cleaned, (text, groups, chunks)
+
+
+# bytes fed one at a time -> what each feed returns, then what finish() returns
+HELD_BACK = {
+    b"it 's": ["i", "t", "", "", "'s", ""],             # the space waits for the letter after "'"
+    b"a ,": ["a", "", ",", ""],                        # a space waits for the next byte
+    b"a  ' s": ["a", "", "", "", "", "'s", ""],         # " ' " becomes "'": then " 's" loses its space
+    b"a  b": ["a", "", "", "  b", ""],                   # both spaces wait: see "a  ' s"
+    b"x 'rx": ["x", "", "", "", " 'rx", ""],             # " 'r" waits for "e"
+    b"x 're": ["x", "", "", "", "'re", ""],
+    b"a '.": ["a", "", "", " '.", ""],
+    b"a ' ": ["a", "", "", "", "'"],                    # "a ' ." would keep " '": see HAND_CASES
+    b"end 'v": ["e", "n", "d", "", "", "", " 'v"],       # the end of the text keeps every space
+    b"\xe3 .": ["", "\ufffd", ".", ""],                  # a broken character before held ASCII
+    b"\xe3\x81\x82 ": ["", "", "\u3042", "", " "],
+}
+
+
+def test_what_each_feed_returns_without_fixtures():
+    decoder = one_byte_decoder()
+    for raw, want in HELD_BACK.items():
+        stream = StreamDecoder(decoder)
+        got = [stream.feed(b) for b in raw] + [stream.finish()]
+        assert got == want, raw
+        assert "".join(want) == decoder.decode(list(raw))
 
 
 def test_llama_cpp_cleans_these_vocabularies(model):

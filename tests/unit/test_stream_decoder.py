@@ -555,4 +555,3 @@ def test_rank_file_streams_like_decode(fixtures):
         ids = [rnd.randrange(256) for _ in range(rnd.randint(0, 8))]
         stream = tok.stream_decoder()
         assert "".join(stream.feed(i) for i in ids) + stream.finish() == tok.decode(ids)
-
