@@ -10,6 +10,9 @@ The contract (src/toksmith/_core/detokenizer.pyx):
 - out-of-range ids raise TokenIdError, feed after finish raises ValueError, and a model with a
   denormalizer refuses to stream (UnsupportedFeatureError).
 
+GGUF byte-level vocabularies whose decode runs llama.cpp's clean_spaces passes are tested in
+test_stream_clean_spaces.py (and tests/parity/test_stream_decode_gguf.py).
+
 Expected texts of the hand-built byte-piece sequences come from the references, never from
 toksmith: sentencepiece for .model files, llama.cpp's llama_detokenize for GGUF files
 (tests/llama_cpp_reference.py). Their ids come from the reference's own vocabulary
@@ -552,9 +555,3 @@ def test_rank_file_streams_like_decode(fixtures):
         ids = [rnd.randrange(256) for _ in range(rnd.randint(0, 8))]
         stream = tok.stream_decoder()
         assert "".join(stream.feed(i) for i in ids) + stream.finish() == tok.decode(ids)
-
-
-def test_clean_spaces_gguf_refuses_to_stream(fixtures):
-    tok = toksmith.load(fixture_file(fixtures, "gguf/ggml-vocab-llama-bpe.gguf"))
-    with pytest.raises(toksmith.UnsupportedFeatureError, match="clean_spaces"):
-        tok.stream_decoder()

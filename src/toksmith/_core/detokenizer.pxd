@@ -6,7 +6,8 @@
 # run it, so streamed text always concatenates to decode(ids).
 from libc.stdint cimport int32_t, uint8_t
 
-from toksmith._core.buffers cimport ByteBuf
+from toksmith._core.buffers cimport ByteBuf, bytebuf_free
+from toksmith._core.clean_spaces cimport CleanSpaces
 from toksmith._core.normalizer cimport Normalizer
 
 
@@ -28,6 +29,13 @@ cdef struct DecodeState:
     bint remove_space        # llama.cpp: the next token loses one leading space
     bint started             # llama.cpp: the first token has been seen
     int32_t held_eos         # llama.cpp: a trailing EOS that remove_special may drop
+    ByteBuf rendered         # llama.cpp with clean_spaces: one id's text before the passes
+    CleanSpaces clean        # llama.cpp with clean_spaces: the bytes the passes still hold
+
+
+cdef inline void decode_state_free(DecodeState* st) noexcept nogil:
+    bytebuf_free(&st.pending)
+    bytebuf_free(&st.rendered)
 
 
 cdef class Decoder:
@@ -44,6 +52,7 @@ cdef class Decoder:
     cdef int _flush(self, DecodeState* st, ByteBuf* out) except -1
     cdef int _finish(self, DecodeState* st, bint skip_special, ByteBuf* out) except -1
     cdef int _flush_pending(self, DecodeState* st, ByteBuf* out, bint complete) except -1
+    cdef bint _next_byte_is_ascii(self, DecodeState* st) noexcept
 
 
 cdef class SentencePieceDecoder(Decoder):
@@ -61,6 +70,8 @@ cdef class LlamaCppDecoder(Decoder):
     cdef int32_t bos_id
     cdef int32_t eos_id
 
+    cdef int _feed_rendered(self, DecodeState* st, long pid, bint skip_special,
+                            ByteBuf* out) except -1
     cdef int _render(self, DecodeState* st, long pid, bint unparse_special,
                      ByteBuf* out) except -1
 

@@ -34,7 +34,7 @@ class LlamaCppDecoder(Decoder):
     @staticmethod
     def build(pieces: list[bytes], renders: bytes, byte_values: list[int], *, add_space_prefix: bool = False,
               add_bos: bool = False, add_eos: bool = False, bos_id: int = -1,
-              eos_id: int = -1) -> LlamaCppDecoder: ...
+              eos_id: int = -1, clean_spaces: bool = False) -> LlamaCppDecoder: ...
 
 class StreamDecoder:
     """Text from ids fed one at a time, as soon as it is complete UTF-8."""

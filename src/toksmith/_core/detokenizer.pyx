@@ -9,7 +9,9 @@
 * LlamaCppDecoder (llama_detokenize): each token renders as llama_token_to_piece
   does; `skip_special` means remove_special=True, unparse_special=False and
   its absence the opposite; byte tokens are raw bytes, so the text is their
-  concatenation decoded with U+FFFD for malformed sequences.
+  concatenation decoded with U+FFFD for malformed sequences. BPE vocabularies
+  run llama.cpp's clean_spaces passes over the bytes as they come
+  (_core/clean_spaces.pxd), holding back only the few bytes still open.
 
 A `StreamDecoder` runs the same state machine, so the text it returns piece
 by piece always concatenates to `decode(ids)`.
@@ -29,6 +31,8 @@ from libc.string cimport memcpy
 
 from toksmith._core.buffers cimport (ByteBuf, IdBuf, bytebuf_append, bytebuf_free, bytebuf_push,
                                      bytebuf_reserve, idbuf_free, idbuf_push)
+from toksmith._core.clean_spaces cimport (clean_spaces_end, clean_spaces_feed, clean_spaces_idle,
+                                          clean_spaces_start)
 from toksmith._core.token_types cimport TYPE_BYTE, TYPE_CONTROL, TYPE_UNKNOWN
 from toksmith._core.utf8 cimport REPLACEMENT_CHAR, SPACE_SYMBOL, valid_char_len
 
@@ -95,6 +99,10 @@ cdef class Decoder:
         st.remove_space = False
         st.started = False
         st.held_eos = -1
+        st.rendered.data = NULL
+        st.rendered.size = 0
+        st.rendered.cap = 0
+        clean_spaces_start(&st.clean)
 
     cdef int _feed(self, DecodeState* st, long pid, bint skip_special, ByteBuf* out) except -1:
         if bytebuf_append(out, self.piece_data + self.piece_offsets[pid],
@@ -135,6 +143,11 @@ cdef class Decoder:
                 memcpy(st.pending.data, st.pending.data + off, st.pending.size)
         return 0
 
+    cdef bint _next_byte_is_ascii(self, DecodeState* st) noexcept:
+        """True when the byte that follows the text given so far is known to be ASCII,
+        so that a character still incomplete at its end is malformed already."""
+        return False
+
     # ------------------------------------------------------------------ public
 
     def decode(self, ids, *, bint skip_special=False):
@@ -162,7 +175,7 @@ cdef class Decoder:
         finally:
             idbuf_free(&checked)
             bytebuf_free(&out)
-            bytebuf_free(&st.pending)
+            decode_state_free(&st)
 
 
 cdef class SentencePieceDecoder(Decoder):
@@ -266,6 +279,18 @@ cdef class LlamaCppDecoder(Decoder):
         st.remove_space = self.add_space_prefix
 
     cdef int _feed(self, DecodeState* st, long pid, bint skip_special, ByteBuf* out) except -1:
+        if not self.clean_spaces:
+            return self._feed_rendered(st, pid, skip_special, out)
+        # Parity: llama_detokenize's clean_spaces passes, over the bytes as they come
+        st.rendered.size = 0
+        self._feed_rendered(st, pid, skip_special, &st.rendered)
+        if clean_spaces_feed(&st.clean, st.rendered.data, st.rendered.size, out) < 0:
+            raise MemoryError()
+        return 0
+
+    cdef int _feed_rendered(self, DecodeState* st, long pid, bint skip_special,
+                            ByteBuf* out) except -1:
+        """Append the text of `pid` as llama_detokenize renders it, before clean_spaces."""
         if skip_special:
             # Parity: llama_detokenize with remove_special drops one leading BOS
             # and one trailing EOS when the model adds them.
@@ -283,16 +308,15 @@ cdef class LlamaCppDecoder(Decoder):
         st.started = True
         return self._render(st, pid, not skip_special, out)
 
-    @property
-    def streamable(self):
-        """False with clean_spaces: llama_detokenize cleans the whole text at the end."""
-        return not self.clean_spaces
+    cdef bint _next_byte_is_ascii(self, DecodeState* st) noexcept:
+        # the bytes clean_spaces holds back, and what replaces a removed space, are ASCII
+        return self.clean_spaces and not clean_spaces_idle(&st.clean)
 
     cdef int _finish(self, DecodeState* st, bint skip_special, ByteBuf* out) except -1:
         # a held trailing EOS is dropped (remove_special)
         st.held_eos = -1
-        if self.clean_spaces:
-            out.size = _clean_spaces(out.data, out.size)
+        if self.clean_spaces and clean_spaces_end(&st.clean, out) < 0:
+            raise MemoryError()
         return 0
 
     cdef int _render(self, DecodeState* st, long pid, bint unparse_special,
@@ -331,53 +355,10 @@ cdef class LlamaCppDecoder(Decoder):
         return 0
 
 
-cdef Py_ssize_t _clean_spaces(char* text, Py_ssize_t total) noexcept:
-    """Parity: llama_vocab::impl::detokenize, its three clean_spaces passes, byte for byte
-    (including the second pass writing a NUL over the space after " ' ")."""
-    cdef Py_ssize_t i, n
-    cdef char x, x1, x2
-    # first pass: " ?", " !", " .", " ," lose the space
-    n = total
-    total = 1 if total else 0
-    for i in range(1, n):
-        x = text[i]
-        if text[i - 1] == b' ' and (x == b'?' or x == b'!' or x == b'.' or x == b','):
-            total -= 1
-        text[total] = x
-        total += 1
-    # second pass: a single apostrophe between spaces loses both
-    n = total
-    total = 1 if total else 0
-    i = 1
-    while i < n:
-        x = text[i]
-        if x == b"'" and i + 1 < n and text[i - 1] == b' ' and text[i + 1] == b' ':
-            total -= 1
-            i += 1
-            text[i] = 0
-        text[total] = x
-        total += 1
-        i += 1
-    # third pass: " 's", " 'm", " 're", " 've" lose the space
-    n = total
-    total = 1 if total else 0
-    for i in range(1, n):
-        x = text[i]
-        if text[i - 1] == b' ' and x == b"'" and i + 1 < n:
-            x1 = text[i + 1]
-            if x1 == b's' or x1 == b'm':
-                total -= 1
-            elif x1 != b't' and x1 != b'd' and i + 2 < n:
-                x2 = text[i + 2]
-                if (x1 == b'r' and x2 == b'e') or (x1 == b'v' and x2 == b'e'):
-                    total -= 1
-        text[total] = x
-        total += 1
-    return total
-
-
 cdef class StreamDecoder:
-    """Text from ids fed one at a time, as soon as it is complete UTF-8.
+    """Text from ids fed one at a time, as soon as it is complete UTF-8 and no later id can
+    change it (with llama.cpp's clean_spaces, the " '" of "it '" waits for the next bytes,
+    which decide whether the space stays; at most 6 bytes wait).
 
     >>> stream = tok.stream_decoder()              # doctest: +SKIP
     >>> stream.feed(ids[0]); stream.feed(ids[1:])  # doctest: +SKIP
@@ -388,8 +369,7 @@ cdef class StreamDecoder:
         if not decoder.streamable:
             raise UnsupportedFeatureError(
                 "streaming decode is not supported for this tokenizer: its decoder rewrites the "
-                "decoded text as a whole (a sentencepiece denormalizer, or llama.cpp's clean_spaces "
-                "of a byte-level GGUF); use decode()")
+                "decoded text as a whole (a sentencepiece denormalizer); use decode()")
         self.decoder = decoder
         decoder._start(&self.state)
         self.skip_special = skip_special
@@ -397,7 +377,7 @@ cdef class StreamDecoder:
         self.finished = False
 
     def __dealloc__(self):
-        bytebuf_free(&self.state.pending)
+        decode_state_free(&self.state)
 
     def __repr__(self):
         state = "finished" if self.finished else f"{self.state.pending.size} bytes pending"
@@ -431,13 +411,15 @@ cdef class StreamDecoder:
             for i in range(checked.size):
                 self.decoder._feed(&self.state, checked.data[i], self.skip_special, &out)
             self.decoder._flush(&self.state, &out)
-            return self.utf8.decode(out.data[:out.size])
+            # a character cut short by held-back ASCII is U+FFFD now, as decode will have it
+            return self.utf8.decode(out.data[:out.size], self.decoder._next_byte_is_ascii(&self.state))
         finally:
             idbuf_free(&checked)
             bytebuf_free(&out)
 
     def finish(self):
-        """The rest of the text: pending bytes are flushed (malformed ones as U+FFFD)."""
+        """The rest of the text: pending bytes are flushed (malformed ones as U+FFFD), and
+        bytes held back by clean_spaces come out as the end of the text leaves them."""
         cdef ByteBuf out
         if self.finished:
             return ""

@@ -1,0 +1,138 @@
+"""stream_decoder() of every byte-level fixture GGUF against llama.cpp's llama_detokenize.
+
+For each GGUF of tests/parity/test_byte_bpe_gguf.py (six of them run llama.cpp's clean_spaces
+passes in decode, qwen2 and deepseek-coder do not), llama.cpp tokenizes (add_special and
+parse_special on) a multilingual sample: every line of tricky_strings.txt, the first lines of
+every corpus, the corpus lines that hold a pattern the passes rewrite (" .", " '", ...),
+texts made for the passes, and the invalid-UTF-8 strings of tricky_invalid_utf8.bin. Its ids
+are fed to the stream in chunks of 1, 2, 3 and 7 ids and in two random chunkings; the
+concatenated text must be llama_detokenize's, read as UTF-8 with errors="replace", for
+skip_special both ways (remove_special=skip_special, unparse_special=not skip_special).
+Then random id lists (single bytes that break UTF-8, the characters the passes look at, the
+last 300 ids where the special tokens are, any id) likewise.
+"""
+from __future__ import annotations
+
+import random
+import re
+
+import pytest
+
+import toksmith
+from tests import llama_cpp_reference   # llama-cpp-python
+from tests.conftest import report
+from tests.parity.test_byte_bpe_gguf import BYTE_LEVEL_GGUFS, aborts_llama_cpp, gguf_path
+from tests.parity.test_spm_bpe_gguf import fail_on, reference_decode
+
+LINES_PER_CORPUS = 60
+PASS_LINES_PER_CORPUS = 150
+# what llama.cpp's clean_spaces passes rewrite: a space before ?!., or an apostrophe
+PASS_PATTERN = re.compile(r" [?!.,']")
+PASS_BYTES = re.compile(rb" [?!.,']")
+CHUNK_SIZES = (1, 2, 3, 7)
+
+
+def pass_texts() -> list[str]:
+    """Texts made for the clean-up passes, each also with trailing spaces (which a chunk may end on)."""
+    texts = []
+    for p in "?!.,":
+        texts += [f"word {p}", f"a {p} b", f"a  {p}", f" {p}", f"{p} ", f"x {p}{p} {p}", f"Really {p}{p}{p} Yes {p}"]
+    for tail in ("s", "m", "re", "ve", "t", "d", "ll", "S", "RE", "x", "", "r", "v"):
+        texts += [f"it '{tail}", f"it '{tail} more", f" '{tail}", f"it  '{tail}", f"it ' {tail}", f"it '{tail}."]
+    texts += [
+        "don't", "don 't", " n't", "can n't", "I 'm here , you 're there . We 've won !",
+        "' ", " ' ", "a ' b", "a ' ' b", " ' ' ' ", "'' ''", "a ' 's", "x ' 're", "' '",
+        "\" quoted \" , and 'single' ' quotes ' .", "\u00ab a \u00bb , \u2018 b \u2019 .", "``hi'' ,",
+        "a   .", "   '   ", "\t.", " \n.", "a \u3000.", "\u00e9 .", "\u65e5\u672c 's\u3060",
+        "\U0001f600 ' \U0001f600", "tail ", "tail  ", "tail '", "tail 'r", "tail 'v", "x , y , z ...",
+        "Hello , world ! How are you ? I 'm fine .", "print ( 'a' , 'b' )", "x = ' , '.join ( y )",
+    ]
+    return texts + [t + "  " for t in texts]
+
+
+@pytest.fixture(scope="module")
+def sample(corpus_lines) -> list[str]:
+    lines = list(corpus_lines["tricky_strings.txt"])
+    for name, corpus in corpus_lines.items():
+        if name != "tricky_strings.txt":
+            lines += corpus[:LINES_PER_CORPUS]
+            lines += [line for line in corpus[LINES_PER_CORPUS:] if PASS_PATTERN.search(line)][:PASS_LINES_PER_CORPUS]
+    return lines + pass_texts()
+
+
+def chunkings(ids: list[int], rnd: random.Random):
+    """(name, feeds): fixed chunk sizes, then two random chunkings."""
+    for size in CHUNK_SIZES:
+        yield f"size {size}", [ids[i:i + size] for i in range(0, len(ids), size)]
+    for k in range(2):
+        feeds, start = [], 0
+        while start < len(ids):
+            size = rnd.randint(1, 6)
+            feeds.append(ids[start:start + size])
+            start += size
+        yield f"random #{k}", feeds
+
+
+def streamed(tok, feeds, skip_special: bool) -> str:
+    stream = tok.stream_decoder(skip_special=skip_special)
+    return "".join(stream.feed(feed) for feed in feeds) + stream.finish()
+
+
+def compare_streams(tok, ref, ids: list[int], rnd: random.Random, label: str) -> list[str]:
+    mismatches = []
+    for skip_special in (False, True):
+        want = reference_decode(ref, ids, skip_special)
+        for name, feeds in chunkings(ids, rnd):
+            got = streamed(tok, feeds, skip_special)
+            if got != want:
+                mismatches.append(f"{label} skip_special={skip_special}, chunks of {name}: "
+                                  f"{got[:80]!r} != {want[:80]!r}")
+                break
+    return mismatches
+
+
+@pytest.mark.filterwarnings("ignore:the text starts with a BOS token")
+@pytest.mark.parametrize("name", BYTE_LEVEL_GGUFS)
+def test_stream_matches_llama_detokenize(fixtures, sample, invalid_utf8_lines, name):
+    path = gguf_path(fixtures, name)
+    tok = toksmith.load(path)
+    ref = llama_cpp_reference.load_vocab(path)
+    rnd = random.Random(name)
+    mismatches = []
+    inputs = [line.encode("utf-8") for line in sample]
+    inputs += [raw for raw in invalid_utf8_lines if not aborts_llama_cpp(raw)]
+    patterned = sum(bool(PASS_BYTES.search(raw)) for raw in inputs)
+    assert patterned > 1000, "the sample should give the clean-up passes work"
+    for i, raw in enumerate(inputs):
+        ids = ref.tokenize(raw, True, True)
+        mismatches += compare_streams(tok, ref, ids, rnd, f"line {i} {raw[:50]!r}")
+    report(f"ggml-vocab-{name}.gguf stream_decoder vs llama_detokenize: {len(inputs)} texts "
+           f"({patterned} with a pattern the clean-up passes rewrite) x 2 skip_special x "
+           f"{len(CHUNK_SIZES) + 2} chunkings, {len(mismatches)} mismatches")
+    fail_on(mismatches)
+
+
+@pytest.mark.parametrize("name", BYTE_LEVEL_GGUFS)
+def test_random_ids_stream_like_llama_detokenize(fixtures, name):
+    path = gguf_path(fixtures, name)
+    tok = toksmith.load(path)
+    ref = llama_cpp_reference.load_vocab(path)
+    n = ref.n_tokens
+    single = {}
+    for i in range(n):
+        piece = ref.token_to_piece(i, 0, False)
+        if len(piece) == 1:
+            single.setdefault(piece[0], i)
+    # some vocabularies have no token for bytes UTF-8 never holds (C0, C1, F5-FF)
+    high = [single[b] for b in range(0x80, 0x100) if b in single]
+    assert len(high) >= 110
+    pool = [single[b] for b in b" '.,?!smtdrvelx"] * 3 + high + list(range(n - 300, n))
+    rnd = random.Random(5)
+    mismatches = []
+    cases = 2000
+    for _ in range(cases):
+        ids = [rnd.choice(pool) if rnd.random() < 0.8 else rnd.randrange(n) for _ in range(rnd.randint(0, 16))]
+        mismatches += compare_streams(tok, ref, ids, rnd, f"ids {ids}")
+    report(f"ggml-vocab-{name}.gguf stream_decoder, random id lists vs llama_detokenize: {cases} lists "
+           f"x 2 skip_special x {len(CHUNK_SIZES) + 2} chunkings, {len(mismatches)} mismatches")
+    fail_on(mismatches)
