@@ -35,6 +35,14 @@ def indices_of_type(types: bytes, token_type: int) -> list[int]:
     return ids
 
 
+def _untrack_lists(*lists) -> None:
+    """Keep the cyclic GC from walking a vocabulary's big flat lists (pieces.untrack_flat_list)."""
+    from toksmith._core.pieces import untrack_flat_list
+    for items in lists:
+        if type(items) is list:
+            untrack_flat_list(items)
+
+
 def first_repeated(pieces: list[bytes], indices=None) -> int | None:
     """The first of `indices` (default: all) whose piece text an earlier one already has.
 
@@ -76,6 +84,7 @@ class Vocab:
     def __post_init__(self):
         if not (len(self.pieces) == len(self.scores) == len(self.types)):
             raise ValueError("pieces, scores and types differ in length")
+        _untrack_lists(self.pieces, self.scores)
 
     def __len__(self) -> int:
         return len(self.pieces)
@@ -136,6 +145,9 @@ class ByteLevelVocab:
     types: bytes | None = None
     special_tokens: dict[bytes, int] = field(default_factory=dict)
     special: SpecialIds = SpecialIds()
+
+    def __post_init__(self):
+        _untrack_lists(self.texts, self.merges)
 
     def __len__(self) -> int:
         """Ids in use: the texts and the special tokens past them."""

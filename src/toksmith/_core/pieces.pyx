@@ -1,9 +1,10 @@
-"""Whole-vocabulary checks run at load time, in C so that 250k pieces cost milliseconds.
+"""Whole-vocabulary checks (and upkeep) run at load time, in C so that 250k pieces cost milliseconds.
 
 >>> first_invalid_piece([b"a", b"\\xff"], bytes([1, 1]))
 (1, 'is not valid UTF-8')
 """
 from libc.stdint cimport uint8_t
+from cpython.object cimport PyObject
 from libc.string cimport memchr
 
 from toksmith._core.token_types cimport TYPE_BYTE, TYPE_NORMAL, TYPE_UNUSED, TYPE_USER_DEFINED
@@ -43,4 +44,28 @@ def first_invalid_piece(list pieces, const uint8_t[::1] types, bint allow_empty_
                 return i, "is not valid UTF-8"
             pos += m
     return None
+
+
+cdef extern from "Python.h":
+    void PyObject_GC_UnTrack(void* op)
+
+
+def untrack_flat_list(list items):
+    """Take a list whose items are all bytes, str, int, float or None out of the cyclic
+    garbage collector's sight (True), or leave it (False, an item of another type).
+
+    Such a list can be part of no reference cycle, yet every collection that reaches it
+    visits each item: a vocabulary's 200k-piece lists made the collections of one pass
+    of encode calls with kept results cost ~20 % of the pass. The list stays a list.
+
+    >>> untrack_flat_list([b"a", None, 1.5]), untrack_flat_list([b"a", []])
+    (True, False)
+    """
+    cdef object item
+    for item in items:
+        if not (item is None or type(item) is bytes or type(item) is float or type(item) is int
+                or type(item) is str):
+            return False
+    PyObject_GC_UnTrack(<void*>items)
+    return True
 
