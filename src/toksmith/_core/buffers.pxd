@@ -87,6 +87,17 @@ cdef inline int idbuf_push(IdBuf* b, int32_t v) noexcept nogil:
     return 0
 
 
+cdef inline int idbuf_push3(IdBuf* b, int32_t x, Py_ssize_t y, Py_ssize_t z) noexcept nogil:
+    """Append the triple (x, y, z), y and z as int32 (an id and its span, say)."""
+    if idbuf_reserve(b, 3) < 0:
+        return -1
+    b.data[b.size] = x
+    b.data[b.size + 1] = <int32_t>y
+    b.data[b.size + 2] = <int32_t>z
+    b.size += 3
+    return 0
+
+
 cdef inline void idbuf_free(IdBuf* b) noexcept nogil:
     free(b.data)
     b.data = NULL

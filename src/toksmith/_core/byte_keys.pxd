@@ -3,6 +3,8 @@
 from libc.stdint cimport int32_t, uint32_t, uint64_t
 from libc.string cimport memcpy
 
+from toksmith._core.tables cimport mix64
+
 cdef extern from *:
     """
     #if defined(__GNUC__) || defined(__clang__)
@@ -12,16 +14,6 @@ cdef extern from *:
     #endif
     """
     void prefetch "TOKSMITH_PREFETCH"(const void* p) noexcept nogil
-
-
-cdef inline uint64_t mix64(uint64_t key) noexcept nogil:
-    # splitmix64's finalizer: every input bit reaches the low bits used as the slot
-    key ^= key >> 30
-    key *= <uint64_t>0xBF58476D1CE4E5B9
-    key ^= key >> 27
-    key *= <uint64_t>0x94D049BB133111EB
-    key ^= key >> 31
-    return key
 
 
 cdef inline uint64_t hash_bytes(const unsigned char* p, Py_ssize_t n) noexcept nogil:

@@ -21,7 +21,7 @@ rest of the pipeline. llama.cpp falls back to the plain BPE session when ``<dna>
 from libc.stdint cimport int32_t, uint64_t
 from libc.string cimport memcmp, memmove
 
-from toksmith._core.buffers cimport IdBuf, idbuf_reserve
+from toksmith._core.buffers cimport IdBuf, idbuf_push3
 from toksmith._core.specials cimport SpecialSplitter, SplitWork
 from toksmith._core.tables cimport U64Map, u64map_free, u64map_get, u64map_init, u64map_put
 
@@ -46,16 +46,6 @@ cdef inline Py_ssize_t _find(const unsigned char* s, Py_ssize_t start, Py_ssize_
             return p
         p += 1
     return -1
-
-
-cdef inline int _push3(IdBuf* b, int32_t x, Py_ssize_t y, Py_ssize_t z) noexcept nogil:
-    if idbuf_reserve(b, 3) < 0:
-        return -1
-    b.data[b.size] = x
-    b.data[b.size + 1] = <int32_t>y
-    b.data[b.size + 2] = <int32_t>z
-    b.size += 3
-    return 0
 
 
 cdef class DnaRegionSplitter(SpecialSplitter):
@@ -112,7 +102,7 @@ cdef class DnaRegionSplitter(SpecialSplitter):
         m = segments.size
         for k in range(0, m, 3):
             if segments.data[k] >= 0:
-                if _push3(segments, segments.data[k], segments.data[k + 1], segments.data[k + 2]) < 0:
+                if idbuf_push3(segments, segments.data[k], segments.data[k + 1], segments.data[k + 2]) < 0:
                     return -1
             elif self._regions(s, segments.data[k + 1], segments.data[k + 2], segments) < 0:
                 return -1
@@ -130,10 +120,10 @@ cdef class DnaRegionSplitter(SpecialSplitter):
         while pos < b:
             start = _find(s, pos, b, OPEN_TAG, OPEN_LEN)
             if start < 0:
-                return _push3(segments, -1, pos, b)
-            if start > pos and _push3(segments, -1, pos, start) < 0:
+                return idbuf_push3(segments, -1, pos, b)
+            if start > pos and idbuf_push3(segments, -1, pos, start) < 0:
                 return -1
-            if _push3(segments, self.open_id, start, start + OPEN_LEN) < 0:
+            if idbuf_push3(segments, self.open_id, start, start + OPEN_LEN) < 0:
                 return -1
             content = start + OPEN_LEN
             end = _find(s, content, b, CLOSE_TAG, CLOSE_LEN)
@@ -141,7 +131,7 @@ cdef class DnaRegionSplitter(SpecialSplitter):
                 return -1
             if end < 0:
                 return 0
-            if _push3(segments, self.close_id, end, end + CLOSE_LEN) < 0:
+            if idbuf_push3(segments, self.close_id, end, end + CLOSE_LEN) < 0:
                 return -1
             pos = end + CLOSE_LEN
         return 0
@@ -170,14 +160,14 @@ cdef class DnaRegionSplitter(SpecialSplitter):
                     kmer[filled] = c - 32 if 0x61 <= c <= 0x7A else c
                 filled += 1
                 if filled == KMER:
-                    if _push3(segments, self._lookup(kmer), kmer_start, i + 1) < 0:
+                    if idbuf_push3(segments, self._lookup(kmer), kmer_start, i + 1) < 0:
                         return -1
                     filled = 0
                     kmer_start = i + 1
         if filled > 0:
             for j in range(filled, KMER):
                 kmer[j] = b'A'
-            if _push3(segments, self._lookup(kmer), kmer_start, b) < 0:
+            if idbuf_push3(segments, self._lookup(kmer), kmer_start, b) < 0:
                 return -1
         return 0
 

@@ -114,16 +114,40 @@ cdef inline int _utf8_len(uint32_t c) noexcept nogil:
     return 1 if c < 0x80 else (2 if c < 0x800 else (3 if c < 0x10000 else 4))
 
 
+cdef inline int append_cpt_utf8(ByteBuf* out, uint32_t c) noexcept nogil:
+    """Append code point c (<= U+10FFFF) as UTF-8 (llama.cpp unicode_cpt_to_utf8); -1: memory."""
+    cdef char enc[4]
+    cdef int k
+    if c < 0x80:
+        enc[0] = <char>c
+        k = 1
+    elif c < 0x800:
+        enc[0] = <char>(0xC0 | (c >> 6))
+        enc[1] = <char>(0x80 | (c & 0x3F))
+        k = 2
+    elif c < 0x10000:
+        enc[0] = <char>(0xE0 | (c >> 12))
+        enc[1] = <char>(0x80 | ((c >> 6) & 0x3F))
+        enc[2] = <char>(0x80 | (c & 0x3F))
+        k = 3
+    else:
+        enc[0] = <char>(0xF0 | (c >> 18))
+        enc[1] = <char>(0x80 | ((c >> 12) & 0x3F))
+        enc[2] = <char>(0x80 | ((c >> 6) & 0x3F))
+        enc[3] = <char>(0x80 | (c & 0x3F))
+        k = 4
+    return bytebuf_append(out, enc, k)
+
+
 cdef inline int llama_clean_utf8_into(const unsigned char* s, Py_ssize_t n, ByteBuf* out) noexcept nogil:
     """Rewrite `s` as llama.cpp's tokenizer sees it: each byte that does not start a sequence
     becomes U+FFFD, overlong forms their shortest form (Parity: llama.cpp
     unicode_cpts_from_utf8 + unicode_cpt_to_utf8). Returns 1 when `s` needs no change (out
     untouched: use s itself), 0 when `out` holds the rewritten text, -1 when memory runs out.
     """
-    cdef Py_ssize_t i = 0, start
+    cdef Py_ssize_t i = 0
     cdef uint32_t c = 0
     cdef int k
-    cdef char enc[4]
     while i < n:
         if s[i] < 0x80:
             i += 1
@@ -144,25 +168,7 @@ cdef inline int llama_clean_utf8_into(const unsigned char* s, Py_ssize_t n, Byte
                 return -1
             i += 1
             continue
-        if c < 0x80:
-            enc[0] = <char>c
-            start = 1
-        elif c < 0x800:
-            enc[0] = <char>(0xC0 | (c >> 6))
-            enc[1] = <char>(0x80 | (c & 0x3F))
-            start = 2
-        elif c < 0x10000:
-            enc[0] = <char>(0xE0 | (c >> 12))
-            enc[1] = <char>(0x80 | ((c >> 6) & 0x3F))
-            enc[2] = <char>(0x80 | (c & 0x3F))
-            start = 3
-        else:
-            enc[0] = <char>(0xF0 | (c >> 18))
-            enc[1] = <char>(0x80 | ((c >> 12) & 0x3F))
-            enc[2] = <char>(0x80 | ((c >> 6) & 0x3F))
-            enc[3] = <char>(0x80 | (c & 0x3F))
-            start = 4
-        if bytebuf_append(out, enc, start) < 0:
+        if append_cpt_utf8(out, c) < 0:
             return -1
         i += k
     return 0

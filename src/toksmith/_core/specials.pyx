@@ -14,7 +14,7 @@ from libc.stdlib cimport calloc, free, malloc, qsort
 from libc.string cimport memset
 
 from toksmith._core.buffers cimport (ByteBuf, IdBuf, bytebuf_free, bytebuf_reserve, idbuf_free,
-                                     idbuf_push, idbuf_reserve)
+                                     idbuf_push, idbuf_push3)
 from toksmith._core.trie cimport DANode, DoubleArrayTrie, da_child
 
 
@@ -109,7 +109,7 @@ cdef class SpecialSplitter:
                     if idbuf_push(&w.found, rank) < 0 or idbuf_push(&w.found, <int32_t>p) < 0:
                         return -1
         if w.found.size == 0:
-            return 0 if n == 0 else _push3(segments, -1, 0, n)
+            return 0 if n == 0 else idbuf_push3(segments, -1, 0, n)
         qsort(w.found.data, w.found.size // 2, 2 * sizeof(int32_t), _compare_pairs)
         w.claimed.size = 0
         if bytebuf_reserve(&w.claimed, n) < 0:
@@ -157,20 +157,12 @@ cdef class SpecialSplitter:
                 a += 1
             while b > a and claimed[b - 1]:
                 b -= 1
-            if b > a and _push3(segments, -1, a, b) < 0:
+            if b > a and idbuf_push3(segments, -1, a, b) < 0:
                 return -1
             if rank >= 0:
-                if _push3(segments, self.token_ids[rank], p, p + self.lengths[rank]) < 0:
+                if idbuf_push3(segments, self.token_ids[rank], p, p + self.lengths[rank]) < 0:
                     return -1
                 prev_end = p + self.lengths[rank]
         return 0
 
 
-cdef inline int _push3(IdBuf* b, int32_t x, Py_ssize_t y, Py_ssize_t z) noexcept nogil:
-    if idbuf_reserve(b, 3) < 0:
-        return -1
-    b.data[b.size] = x
-    b.data[b.size + 1] = <int32_t>y
-    b.data[b.size + 2] = <int32_t>z
-    b.size += 3
-    return 0

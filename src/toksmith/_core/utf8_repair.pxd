@@ -9,3 +9,6 @@ cdef class LlamaCppUtf8Repair(Normalizer):
 
 cdef class PythonUtf8Repair(Normalizer):
     pass
+
+
+cdef bytes normalized_bytes(Normalizer normalizer, bytes text)

@@ -91,7 +91,7 @@ cdef class LlamaCppUtf8Repair(Normalizer):
 
     def normalize_text(self, bytes text):
         """The repaired bytes of `text` (tests)."""
-        return _run(self, text)
+        return normalized_bytes(self, text)
 
 
 cdef inline int _maximal_subpart(const unsigned char* s, Py_ssize_t n) noexcept nogil:
@@ -152,10 +152,11 @@ cdef class PythonUtf8Repair(Normalizer):
 
     def normalize_text(self, bytes text):
         """The repaired bytes of `text` (tests)."""
-        return _run(self, text)
+        return normalized_bytes(self, text)
 
 
-cdef bytes _run(Normalizer normalizer, bytes text):
+cdef bytes normalized_bytes(Normalizer normalizer, bytes text):
+    """What `normalizer` makes of `text`: the text itself when it reports TEXT_UNCHANGED."""
     cdef ByteBuf out
     out.data = NULL
     out.size = 0

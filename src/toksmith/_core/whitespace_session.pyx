@@ -21,14 +21,15 @@ b'hello w\\xc3\\xb6rld'
 from libc.stdint cimport uint32_t
 from libc.stdlib cimport calloc, free
 
-from toksmith._core.buffers cimport (ByteBuf, IdBuf, bytebuf_append, bytebuf_free, bytebuf_push,
+from toksmith._core.buffers cimport (ByteBuf, IdBuf, bytebuf_append, bytebuf_push,
                                      idbuf_free)
 from toksmith._core.errors cimport ERR_NO_MEMORY
 from toksmith._core.model cimport Model, WorkHeader
 from toksmith._core.normalizer cimport TEXT_UNCHANGED, Normalizer
-from toksmith._core.pretok_common cimport F_SPACE, _llama_seq, table_flags
+from toksmith._core.pretok_common cimport F_SPACE, _llama_seq, append_cpt_utf8, table_flags
 from toksmith._core.pretokenizer cimport PreTokenizer, PreTokenizerWork, pretok_work_free
 from toksmith._core.utf8 cimport REPLACEMENT_CHAR, SPACE_SYMBOL
+from toksmith._core.utf8_repair cimport normalized_bytes
 
 include "unicode_llama.pxi"
 include "unicode_llama_lower.pxi"
@@ -53,31 +54,6 @@ cdef inline uint32_t llama_tolower(uint32_t c) noexcept nogil:
     if lo < LLAMA_LOWER_COUNT and LLAMA_LOWER[2 * lo] == c:
         return LLAMA_LOWER[2 * lo + 1]
     return c
-
-
-cdef inline int _append_cpt(ByteBuf* out, uint32_t c) noexcept nogil:
-    """Parity: llama.cpp unicode_cpt_to_utf8 (c <= U+10FFFF)."""
-    cdef char enc[4]
-    cdef int k
-    if c < 0x80:
-        enc[0] = <char>c
-        k = 1
-    elif c < 0x800:
-        enc[0] = <char>(0xC0 | (c >> 6))
-        enc[1] = <char>(0x80 | (c & 0x3F))
-        k = 2
-    elif c < 0x10000:
-        enc[0] = <char>(0xE0 | (c >> 12))
-        enc[1] = <char>(0x80 | ((c >> 6) & 0x3F))
-        enc[2] = <char>(0x80 | (c & 0x3F))
-        k = 3
-    else:
-        enc[0] = <char>(0xF0 | (c >> 18))
-        enc[1] = <char>(0x80 | ((c >> 12) & 0x3F))
-        enc[2] = <char>(0x80 | ((c >> 6) & 0x3F))
-        enc[3] = <char>(0x80 | (c & 0x3F))
-        k = 4
-    return bytebuf_append(out, enc, k)
 
 
 cdef class LlamaCppLowercase(Normalizer):
@@ -129,26 +105,14 @@ cdef class LlamaCppLowercase(Normalizer):
             # Parity: llm_tokenizer_whitespace_session::tokenize lowers what it keeps.
             if not llama_is_whitespace(c):
                 c = llama_tolower(c)
-            if _append_cpt(out, c) < 0:
+            if append_cpt_utf8(out, c) < 0:
                 return ERR_NO_MEMORY
             i += k
         return 0
 
     def normalize_text(self, bytes text):
         """The normalized bytes of `text` (tests)."""
-        cdef ByteBuf out
-        out.data = NULL
-        out.size = 0
-        out.cap = 0
-        try:
-            rc = self.normalize(<const unsigned char*>text, len(text), &out)
-            if rc == TEXT_UNCHANGED:
-                return text
-            if rc < 0:
-                raise MemoryError()
-            return out.data[:out.size]
-        finally:
-            bytebuf_free(&out)
+        return normalized_bytes(self, text)
 
 
 cdef char _WORK_KIND = 0     # its address tells WhitespaceSegments works apart
