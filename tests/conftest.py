@@ -57,6 +57,20 @@ def corpus_lines(fixtures) -> dict[str, list[str]]:
     return lines
 
 
+# Long runs a pre-tokenizer sample adds to its lines (quadratic or recursive splitters show here).
+LONG_RUNS = ["a" * 3000, " " * 3000, "\n" * 500 + "x", "1234567890" * 50, "日本語" * 400,
+             "🦙" * 300, "don't I'LL we'Ve", "\u00a0\u2009\u3000 \t\r\n x"]
+
+
+def multilingual_sample(corpus_lines: dict[str, list[str]], per_corpus: int) -> list[str]:
+    """tricky_strings.txt whole, then the first `per_corpus` lines of every other corpus."""
+    lines = list(corpus_lines["tricky_strings.txt"])
+    for name, corpus in corpus_lines.items():
+        if name != "tricky_strings.txt":
+            lines += corpus[:per_corpus]
+    return lines
+
+
 @pytest.fixture(scope="session")
 def invalid_utf8_lines(fixtures) -> list[bytes]:
     """The 22 invalid-UTF-8 byte strings of tricky_invalid_utf8.bin."""

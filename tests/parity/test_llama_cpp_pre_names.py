@@ -12,7 +12,7 @@ import pytest
 
 import toksmith
 from tests import llama_cpp_reference   # llama-cpp-python
-from tests.conftest import fixture_file, report
+from tests.conftest import LONG_RUNS, fixture_file, multilingual_sample, report
 from tests.gguf_copy import copy_gguf
 from tests.parity.test_spm_bpe_gguf import fail_on
 from toksmith.pretokenizers.llama_cpp import PRE_NAMES
@@ -23,13 +23,7 @@ LINES_PER_CORPUS = 60
 
 @pytest.fixture(scope="module")
 def sample(corpus_lines) -> list[str]:
-    lines = list(corpus_lines["tricky_strings.txt"])
-    for name, corpus in corpus_lines.items():
-        if name != "tricky_strings.txt":
-            lines += corpus[:LINES_PER_CORPUS]
-    lines += ["a" * 3000, " " * 3000, "\n" * 500 + "x", "1234567890" * 50, "日本語" * 400,
-              "🦙" * 300, "don't I'LL we'Ve", "\u00a0\u2009\u3000 \t\r\n x"]
-    return lines
+    return multilingual_sample(corpus_lines, LINES_PER_CORPUS) + LONG_RUNS
 
 
 def compare(tok, ref, lines) -> list[str]:

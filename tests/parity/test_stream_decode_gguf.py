@@ -20,7 +20,7 @@ import pytest
 
 import toksmith
 from tests import llama_cpp_reference   # llama-cpp-python
-from tests.conftest import report
+from tests.conftest import multilingual_sample, report
 from tests.parity.test_byte_bpe_gguf import BYTE_LEVEL_GGUFS, aborts_llama_cpp, gguf_path
 from tests.parity.test_spm_bpe_gguf import fail_on, reference_decode
 
@@ -52,10 +52,9 @@ def pass_texts() -> list[str]:
 
 @pytest.fixture(scope="module")
 def sample(corpus_lines) -> list[str]:
-    lines = list(corpus_lines["tricky_strings.txt"])
+    lines = multilingual_sample(corpus_lines, LINES_PER_CORPUS)
     for name, corpus in corpus_lines.items():
         if name != "tricky_strings.txt":
-            lines += corpus[:LINES_PER_CORPUS]
             lines += [line for line in corpus[LINES_PER_CORPUS:] if PASS_PATTERN.search(line)][:PASS_LINES_PER_CORPUS]
     return lines + pass_texts()
 

@@ -27,7 +27,7 @@ import pytest
 
 import toksmith
 from tests import llama_cpp_reference   # llama-cpp-python
-from tests.conftest import fixture_file, report
+from tests.conftest import LONG_RUNS, fixture_file, multilingual_sample, report
 from tests.gguf_copy import copy_gguf
 from tests.parity.reference_worker import ReferenceWorker
 from tests.parity.test_byte_bpe_gguf import aborts_llama_cpp, special_texts_of, spliced
@@ -52,13 +52,8 @@ WHITESPACE_MODELS = {
 
 @pytest.fixture(scope="module")
 def sample(fixtures, corpus_lines) -> list[str]:
-    lines = list(corpus_lines["tricky_strings.txt"])
-    for name, corpus in corpus_lines.items():
-        if name != "tricky_strings.txt":
-            lines += corpus[:LINES_PER_CORPUS]
-    lines += ["a" * 3000, " " * 3000, "\n" * 500 + "x", "1234567890" * 50, "日本語" * 400,
-              "🦙" * 300, "don't I'LL we'Ve", "\u00a0\u2009\u3000 \t\r\n x", "ÀÉÎ İstanbul ΣΑΣ ǅǈ Ⅻ ⓐⒶ",
-              "x\u0085y\u1680z\u200bw\ufeffv\x1cu\x1f", "HeLLo   WORLD\t\tFOO\n\nbar  "]
+    lines = multilingual_sample(corpus_lines, LINES_PER_CORPUS) + LONG_RUNS
+    lines += ["ÀÉÎ İstanbul ΣΑΣ ǅǈ Ⅻ ⓐⒶ", "x\u0085y\u1680z\u200bw\ufeffv\x1cu\x1f", "HeLLo   WORLD\t\tFOO\n\nbar  "]
     return spliced(lines, special_texts_of(fixture_file(fixtures, BASE)), seed=8)
 
 
