@@ -1,0 +1,1 @@
+"""Hugging Face tokenizer.json support: typed components, the reader, model folders, the pipeline."""
