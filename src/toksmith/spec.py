@@ -18,12 +18,16 @@ class FileFormat(Enum):
     SENTENCEPIECE = "sentencepiece"
     GGUF = "gguf"
     TIKTOKEN = "tiktoken"       # a rank file: "base64(token) rank" lines
+    HF_JSON = "tokenizer.json"  # Hugging Face tokenizers' serialized pipeline
 
 
 class Algorithm(Enum):
     UNIGRAM = "unigram"
     SPM_BPE = "spm-bpe"     # SentencePiece BPE: merges chosen by piece score
     BYTE_BPE = "byte-bpe"   # byte-level BPE (GPT-2 family, tiktoken): merges chosen by rank
+    BPE = "bpe"             # HF BPE over characters (no byte map): merges chosen by rank
+    WORDPIECE = "wordpiece"  # greedy longest match with a continuing-subword prefix (BERT)
+    WORD_LEVEL = "word-level"  # one id per pre-token
 
 
 class ReferenceRules(Enum):
@@ -32,6 +36,7 @@ class ReferenceRules(Enum):
     SENTENCEPIECE = "sentencepiece"
     LLAMA_CPP = "llama.cpp"
     TIKTOKEN = "tiktoken"
+    HF = "hf"               # Hugging Face tokenizers
 
     @classmethod
     def parse(cls, value: object) -> ReferenceRules:
@@ -141,6 +146,8 @@ class TokenizerSpec:
     byte_level: ByteLevelSpec | None = None
     # Options the file was loaded with (pre=, encoding=, ...): a pickle reloads it the same way.
     load_options: LoadOptions = field(default_factory=lambda: LoadOptions())
+    # A tokenizer.json's components (toksmith.hf.components.HfTokenizerSpec); None otherwise.
+    hf: object | None = None
 
     def __repr__(self) -> str:
         return (f"<TokenizerSpec {self.algorithm.value} from {self.file_format.value} "

@@ -28,6 +28,15 @@ ENGINE_BUILDERS: dict[Algorithm, Callable[[TokenizerSpec], Engine]] = {
 }
 
 
+def _engine_builder(spec: TokenizerSpec) -> Callable[[TokenizerSpec], Engine]:
+    """A tokenizer.json compiles through toksmith.hf (its components pick the stages);
+    every other file through its algorithm's builder."""
+    if spec.hf is not None:
+        from toksmith.hf.pipeline import build_hf_engine
+        return build_hf_engine
+    return ENGINE_BUILDERS[spec.algorithm]
+
+
 class Tokenizer(TokenizerCore):
     """A tokenizer compiled from a model file or a `TokenizerSpec`.
 
@@ -58,7 +67,7 @@ class Tokenizer(TokenizerCore):
         options = LoadOptions.of(pre=pre, encoding=encoding, pattern=pattern, special_tokens=special_tokens)
         spec = _spec_of(source, rules, options)
         self.spec = spec
-        self._attach_engine(ENGINE_BUILDERS[spec.algorithm](spec))
+        self._attach_engine(_engine_builder(spec)(spec))
         self._piece_ids: dict[str, int] | None = None
         self._special_tokens: tuple[SpecialToken, ...] | None = None
 

@@ -21,3 +21,10 @@ cdef class PostProcessor:
 cdef class BosEos(PostProcessor):
     cdef readonly int32_t bos_id     # -1: no BOS is added
     cdef readonly int32_t eos_id     # -1: no EOS is added
+
+
+cdef class TemplateIds(PostProcessor):
+    cdef int32_t* prefix
+    cdef int32_t* suffix
+    cdef readonly Py_ssize_t n_prefix
+    cdef readonly Py_ssize_t n_suffix

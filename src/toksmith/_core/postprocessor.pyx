@@ -4,6 +4,7 @@
 1
 """
 from libc.stdint cimport int32_t
+from libc.stdlib cimport free, malloc
 
 from toksmith._core.buffers cimport IdBuf, idbuf_push
 from toksmith._core.errors cimport ERR_NO_MEMORY
@@ -47,4 +48,51 @@ cdef class BosEos(PostProcessor):
     cdef int end(self, IdBuf* ids, IdBuf* spans) noexcept nogil:
         if self.eos_id >= 0:
             return _push_special(ids, spans, self.eos_id)
+        return 0
+
+
+cdef class TemplateIds(PostProcessor):
+    """Fixed ids before and after the text: a single-sequence template (HF
+    TemplateProcessing, BertProcessing, RobertaProcessing) with its special tokens resolved.
+
+    >>> TemplateIds([101], [102]).leading_id
+    101
+    """
+
+    def __cinit__(self, *args, **kwargs):
+        self.prefix = NULL
+        self.suffix = NULL
+
+    def __dealloc__(self):
+        free(self.prefix)
+        free(self.suffix)
+
+    def __init__(self, prefix, suffix):
+        cdef Py_ssize_t i
+        prefix = [int(x) for x in prefix]
+        suffix = [int(x) for x in suffix]
+        self.prefix = <int32_t*>malloc(max(len(prefix), 1) * sizeof(int32_t))
+        self.suffix = <int32_t*>malloc(max(len(suffix), 1) * sizeof(int32_t))
+        if self.prefix == NULL or self.suffix == NULL:
+            raise MemoryError()
+        for i in range(len(prefix)):
+            self.prefix[i] = prefix[i]
+        for i in range(len(suffix)):
+            self.suffix[i] = suffix[i]
+        self.n_prefix = len(prefix)
+        self.n_suffix = len(suffix)
+        self.leading_id = prefix[0] if prefix else -1
+
+    cdef int begin(self, IdBuf* ids, IdBuf* spans) noexcept nogil:
+        cdef Py_ssize_t i
+        for i in range(self.n_prefix):
+            if _push_special(ids, spans, self.prefix[i]) < 0:
+                return ERR_NO_MEMORY
+        return 0
+
+    cdef int end(self, IdBuf* ids, IdBuf* spans) noexcept nogil:
+        cdef Py_ssize_t i
+        for i in range(self.n_suffix):
+            if _push_special(ids, spans, self.suffix[i]) < 0:
+                return ERR_NO_MEMORY
         return 0

@@ -1,0 +1,225 @@
+"""A tokenizer.json's components (`toksmith.hf.components`) become a `TokenizerSpec`, and
+that spec a compiled pipeline of native stages.
+
+Stages, as tokenizers 0.23 runs them (tokenizer/mod.rs `encode_single_sequence`):
+added tokens split out of the raw text (`HfAddedTokenSplitter`) -> normalizer ->
+pre-tokenizer -> model -> post-processor (the single template's ids, with add_special)
+-> decoder. Each component type gets a native stage; a pipeline this version has no
+native stage for is refused with `UnsupportedFeatureError` naming the component, never
+run approximately.
+
+>>> engine = build_hf_engine(hf_tokenizer_spec(read_hf_json(data, "tokenizer.json")))  # doctest: +SKIP
+"""
+from __future__ import annotations
+
+from toksmith._core.byte_unicode import byte_unicode_decode
+from toksmith._core.detokenizer import LlamaCppDecoder, Render
+from toksmith._core.engine import Engine
+from toksmith._core.hf_added_tokens import (HF_LSTRIP, HF_NORMALIZED, HF_RSTRIP, HF_SINGLE_WORD, HF_SPECIAL,
+                                            HfAddedTokenSplitter)
+from toksmith._core.postprocessor import PostProcessor, TemplateIds
+from toksmith._core.utf8_repair import PythonUtf8Repair
+from toksmith.errors import ModelFormatError, UnsupportedFeatureError
+from toksmith.hf import components as c
+from toksmith.hf.split_patterns import byte_level_splitter
+from toksmith.models.common import bad_data_names_file
+from toksmith.spec import Algorithm, FileFormat, ReferenceRules, TokenizerSpec
+from toksmith.vocab import ByteLevelVocab, MergeOrder, TokenType, Vocab
+
+
+def hf_tokenizer_spec(hf: c.HfTokenizerSpec, source_data: bytes | None = None) -> TokenizerSpec:
+    """The `TokenizerSpec` of a tokenizer.json: every id's piece as tokenizers'
+    `id_to_token` shows it (the model's token, or the added token's content), typed
+    NORMAL, CONTROL (special added token) or USER_DEFINED (other added token)."""
+    vocab = model_vocab(hf.model)
+    size = max([i + 1 for i in vocab.values()] + [t.id + 1 for t in hf.added_tokens] + [0])
+    if size == 0:
+        raise ModelFormatError(hf.source, "$.model.vocab: the vocabulary is empty")
+    pieces: list[bytes] = [b""] * size
+    types = bytearray([TokenType.UNDEFINED]) * size
+    for text, i in vocab.items():
+        pieces[i] = text.encode("utf-8", "surrogatepass")
+        types[i] = TokenType.NORMAL
+    for token in hf.added_tokens:
+        pieces[token.id] = token.content.encode("utf-8", "surrogatepass")
+        types[token.id] = TokenType.CONTROL if token.special else TokenType.USER_DEFINED
+    return TokenizerSpec(source=hf.source, file_format=FileFormat.HF_JSON, algorithm=_algorithm(hf),
+                         rules=ReferenceRules.HF, vocab=Vocab(pieces=pieces, scores=[0.0] * size, types=bytes(types)),
+                         normalizer=None, decoder=None, source_data=source_data, hf=hf)
+
+
+def model_vocab(model: c.Model) -> dict[str, int]:
+    """token text -> id of a model."""
+    if isinstance(model, c.UnigramModel):
+        return {piece: i for i, (piece, _) in enumerate(model.vocab)}
+    return model.vocab
+
+
+def _algorithm(hf: c.HfTokenizerSpec) -> Algorithm:
+    model = hf.model
+    if isinstance(model, c.BpeModel):
+        return Algorithm.BYTE_BPE if is_byte_level(hf) else Algorithm.BPE
+    if isinstance(model, c.UnigramModel):
+        return Algorithm.UNIGRAM
+    if isinstance(model, c.WordPieceModel):
+        return Algorithm.WORDPIECE
+    return Algorithm.WORD_LEVEL
+
+
+def is_byte_level(hf: c.HfTokenizerSpec) -> bool:
+    """The text reaches the model through GPT-2's byte<->unicode map (a ByteLevel
+    pre-tokenizer or normalizer)."""
+    return any(isinstance(p, c.ByteLevel) for p in _flat(hf.pre_tokenizer, c.PreTokenizerSequence, "pretokenizers")) \
+        or any(isinstance(n, c.ByteLevelNormalizer) for n in _flat(hf.normalizer, c.NormalizerSequence, "normalizers"))
+
+
+def _flat(component, sequence_type, field_name: str) -> list:
+    """A component and the members of nested sequences, in order."""
+    if component is None:
+        return []
+    if isinstance(component, sequence_type):
+        return [x for member in getattr(component, field_name) for x in _flat(member, sequence_type, field_name)]
+    return [component]
+
+
+def unsupported(hf: c.HfTokenizerSpec, path: str, component: object, why: str = "") -> UnsupportedFeatureError:
+    """The error for a component this version cannot run natively yet."""
+    name = type(component).__name__
+    return UnsupportedFeatureError(f"{hf.source}: {path}: {name} {component!r} is not supported yet"
+                                   + (f" ({why})" if why else ""))
+
+
+def build_hf_engine(spec: TokenizerSpec) -> Engine:
+    """The compiled pipeline of a tokenizer.json `TokenizerSpec`."""
+    hf = spec.hf
+    if spec.algorithm is Algorithm.BYTE_BPE:
+        return _build_byte_level(spec, hf)
+    raise unsupported(hf, "$.model", hf.model)
+
+
+# ---------------------------------------------------------------------- byte-level BPE
+
+def _build_byte_level(spec: TokenizerSpec, hf: c.HfTokenizerSpec) -> Engine:
+    model = hf.model
+    if hf.normalizer is not None:
+        raise unsupported(hf, "$.normalizer", hf.normalizer, "byte-level BPE runs without a normalizer here")
+    splitter_stage = byte_level_splitter(hf)
+    for name in ("continuing_subword_prefix", "end_of_word_suffix"):
+        if getattr(model, name):
+            raise unsupported(hf, f"$.model.{name}", model, f"{name} with a ByteLevel pre-tokenizer")
+    texts: list[bytes | None] = [None] * (max(model.vocab.values(), default=-1) + 1)
+    for text, i in model.vocab.items():
+        texts[i] = text.encode("utf-8", "surrogatepass")
+    _check_byte_alphabet(hf, texts)
+    merges = [f"{a} {b}".encode("utf-8", "surrogatepass") for a, b in model.merges]
+    vocab = ByteLevelVocab(texts=texts, merge_order=MergeOrder.MERGE_LIST, merges=merges, byte_unicode=True,
+                           ignore_merges=model.ignore_merges)
+    with bad_data_names_file(hf.source, "$.model"):
+        bpe = vocab.build_model()
+    with bad_data_names_file(hf.source):
+        return Engine(len(spec.vocab), spec.vocab.types, splitter=added_token_splitter(hf),
+                      # Parity: tokenizers takes str; bytes given to toksmith are decoded as
+                      # Python's bytes.decode("utf-8", "replace") does first.
+                      normalizer=PythonUtf8Repair(), pretokenizer=splitter_stage, model=bpe,
+                      postprocessor=post_processor(hf), decoder=byte_level_decoder(spec, hf))
+
+
+def _check_byte_alphabet(hf: c.HfTokenizerSpec, texts: list[bytes | None]) -> None:
+    """Every byte's character must be a token: then the model's unk_token, byte_fallback
+    and fuse_unk can never apply, and ByteLevelBpe gives tokenizers' ids."""
+    from toksmith._core.byte_unicode import byte_unicode_encode
+    present = {t for t in texts if t is not None}
+    missing = [b for b in range(256) if byte_unicode_encode(bytes([b])) not in present]
+    if missing:
+        raise unsupported(hf, "$.model.vocab", hf.model,
+                          f"byte-level vocabulary without the characters of bytes {missing[:8]}")
+
+
+def byte_level_decoder(spec: TokenizerSpec, hf: c.HfTokenizerSpec) -> LlamaCppDecoder:
+    """Parity: tokenizers decoders/byte_level.rs: each token's characters mapped back to
+    bytes (a token with a character outside the map keeps its UTF-8), joined, decoded
+    with replacement; skip_special drops the special added tokens."""
+    if not isinstance(hf.decoder, c.ByteLevel):
+        raise unsupported(hf, "$.decoder", hf.decoder, "a byte-level BPE pipeline needs the ByteLevel decoder")
+    n = len(spec.vocab)
+    pieces = [hf_byte_level_bytes(p) for p in spec.vocab.pieces]
+    renders = bytearray([Render.RENDER_TEXT]) * n
+    for i, t in enumerate(spec.vocab.types):
+        if t == TokenType.CONTROL:
+            renders[i] = Render.RENDER_SPECIAL
+        elif t == TokenType.UNDEFINED:
+            renders[i] = Render.RENDER_INVALID
+    return LlamaCppDecoder.build(pieces, bytes(renders), [-1] * n)
+
+
+def hf_byte_level_bytes(piece: bytes) -> bytes:
+    """The bytes tokenizers' ByteLevel decoder gives for one token's text."""
+    raw = byte_unicode_decode(piece)
+    return piece if raw is None else raw
+
+
+# ---------------------------------------------------------------------- added tokens
+
+def added_token_splitter(hf: c.HfTokenizerSpec) -> HfAddedTokenSplitter | None:
+    """The splitter of the file's added tokens (None when it has none)."""
+    tokens = [t for t in hf.added_tokens if t.content]
+    if not tokens:
+        return None
+    if hf.normalizer is not None and any(t.normalized for t in tokens):
+        raise unsupported(hf, "$.added_tokens", next(t for t in tokens if t.normalized),
+                          "normalized added tokens under a normalizer")
+    texts = [t.content.encode("utf-8", "surrogatepass") for t in tokens]
+    flags = bytes((HF_SPECIAL if t.special else 0) | (HF_SINGLE_WORD if t.single_word else 0)
+                  | (HF_LSTRIP if t.lstrip else 0) | (HF_RSTRIP if t.rstrip else 0)
+                  | (HF_NORMALIZED if t.normalized else 0) for t in tokens)
+    return HfAddedTokenSplitter.build(texts, [t.id for t in tokens], flags)
+
+
+# ---------------------------------------------------------------------- post-processor
+
+def post_processor(hf: c.HfTokenizerSpec) -> PostProcessor:
+    """What add_special adds around a single sequence."""
+    prefix, suffix = single_template_ids(hf)
+    return TemplateIds(prefix, suffix) if prefix or suffix else PostProcessor()
+
+
+def single_template_ids(hf: c.HfTokenizerSpec) -> tuple[list[int], list[int]]:
+    """The ids before and after the sequence in the post-processor's single template."""
+    return _template_ids(hf, hf.post_processor, pair=False)[0:2]
+
+
+def _template_ids(hf: c.HfTokenizerSpec, post, pair: bool) -> tuple[list[int], ...]:
+    if post is None or isinstance(post, c.ByteLevel):
+        return ([], [], []) if pair else ([], [])
+    if isinstance(post, c.BertProcessing):
+        cls, sep = post.cls[1], post.sep[1]
+        return ([cls], [sep], [sep]) if pair else ([cls], [sep])
+    if isinstance(post, c.RobertaProcessing):
+        cls, sep = post.cls[1], post.sep[1]
+        return ([cls], [sep, sep], [sep]) if pair else ([cls], [sep])
+    if isinstance(post, c.TemplateProcessing):
+        return _template_processing_ids(hf, post, pair)
+    if isinstance(post, c.PostProcessorSequence):
+        members = [p for p in post.processors if not isinstance(p, c.ByteLevel)]
+        if len(members) <= 1:
+            return _template_ids(hf, members[0] if members else None, pair)
+    raise unsupported(hf, "$.post_processor", post)
+
+
+def _template_processing_ids(hf: c.HfTokenizerSpec, post: c.TemplateProcessing, pair: bool):
+    """(before A, between A and B, after B) of the pair template, or (before, after) of the single one."""
+    template = post.pair if pair else post.single
+    parts: list[list[int]] = [[]]
+    order = []
+    for piece in template:
+        if isinstance(piece, c.TemplateSequence):
+            order.append(piece.sequence)
+            parts.append([])
+        else:
+            parts[-1].extend(post.special_tokens[piece.name])
+    expected = [c.Sequence.A, c.Sequence.B] if pair else [c.Sequence.A]
+    if order != expected:
+        raise unsupported(hf, "$.post_processor." + ("pair" if pair else "single"), post,
+                          f"the template's sequences are {[s.value for s in order]}, not {[s.value for s in expected]}")
+    return tuple(parts)
+
