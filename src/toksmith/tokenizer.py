@@ -107,6 +107,20 @@ class Tokenizer(TokenizerCore):
         return (_unpickle_tokenizer, (type(self), spec.source_data, spec.file_format, spec.rules,
                                       spec.source, spec.load_options))
 
+    def _encode_pair(self, text, pair, add_special: bool, parse_special: bool) -> list[int]:
+        """encode(text, pair=pair): both texts encoded alone, joined by the pair template.
+
+        Parity: tokenizers Tokenizer::encode of a pair then TemplateProcessing::process."""
+        if self.spec.hf is None:
+            return super()._encode_pair(text, pair, add_special, parse_special)
+        from toksmith.hf.pipeline import pair_template_ids
+        first = self.engine.encode_text(text, False, parse_special)
+        second = self.engine.encode_text(pair, False, parse_special)
+        if not add_special:
+            return first + second
+        before, between, after = pair_template_ids(self.spec.hf)
+        return before + first + between + second + after
+
     # ---------------------------------------------------------------- vocabulary
 
     @property

@@ -62,6 +62,28 @@ def byte_unicode_decode(bytes text):
     return None if k < 0 else bytes(out[:k])
 
 
+def byte_unicode_decode_or_keep(list texts):
+    """Each text's raw bytes through GPT-2's map, or the text itself when it has a character
+    outside the map (HF tokenizers' ByteLevel decoder per token); one pass for a vocabulary.
+
+    >>> byte_unicode_decode_or_keep(["Ġhi".encode(), b"<|eot|>", "é".encode()])
+    [b' hi', b'<|eot|>', b'\xe9']
+    """
+    cdef list out = []
+    cdef bytes text
+    cdef Py_ssize_t n, k
+    cdef bytearray buf = bytearray(256)
+    for item in texts:
+        text = <bytes?>item
+        n = len(text)
+        if n > len(buf):
+            buf = bytearray(n)
+        k = unmap_byte_unicode(<const unsigned char*>PyBytes_AS_STRING(text), n,
+                               <unsigned char*>(<char*>buf))
+        out.append(text if k < 0 else bytes(buf[:k]))
+    return out
+
+
 def byte_unicode_encode(bytes raw):
     """The byte<->unicode text (UTF-8) of raw bytes.
 

@@ -599,18 +599,26 @@ cdef class TokenizerCore:
             raise RuntimeError("this tokenizer already has its engine")
         self.engine = engine
 
-    def encode(self, text, *, bint add_special=True, bint parse_special=False):
+    def encode(self, text, *, bint add_special=True, bint parse_special=False, pair=None):
         """Token ids of `text` (str, or bytes that may hold invalid UTF-8).
 
         add_special adds BOS/EOS as the model says; parse_special turns
         special-token texts such as "<s>" into their ids (llama_tokenize's flags).
+        pair: a second text, for tokenizers whose post-processor has a pair template
+        (tokenizer.json); add_special then applies that template.
 
         >>> tok.encode("Hello world")          # doctest: +SKIP
         [8774, 296]
         """
         if self.engine is None:
             self._check_engine()
+        if pair is not None:
+            return self._encode_pair(text, pair, add_special, parse_special)
         return self.engine.encode_text(text, add_special, parse_special)
+
+    def _encode_pair(self, text, pair, bint add_special, bint parse_special):
+        raise ValueError("this tokenizer has no pair template: pair= needs a tokenizer.json "
+                         "whose post-processor defines one")
 
     def encode_batch(self, texts, *, bint add_special=True, bint parse_special=False,
                      num_threads=None):
