@@ -109,7 +109,7 @@ class StripAccents:
 class Precompiled:
     """A sentencepiece precompiled charsmap (the file holds it in base64)."""
 
-    charsmap: bytes
+    charsmap: bytes = field(repr=False)
 
 
 @dataclass(frozen=True)

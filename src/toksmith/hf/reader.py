@@ -1,0 +1,157 @@
+"""Read a Hugging Face tokenizer.json into an `HfTokenizerSpec`.
+
+Every component type and option tokenizers 0.23.3 deserializes, with its defaults; anything
+else -- malformed JSON, a wrong type, an unknown component type or option, a merge naming a
+token not in the vocab, a duplicate or out-of-range id, a template naming an undefined
+special token, BPE dropout, a regex Oniguruma refuses -- is a `ModelFormatError` naming the
+file and the JSON path.
+
+>>> spec = read_hf_json(b'{"model": {"type": "WordLevel", "vocab": {"a": 0}, "unk_token": "a"}}', "t.json")
+>>> spec.model.vocab, spec.normalizer
+({'a': 0}, None)
+"""
+from __future__ import annotations
+
+import gc
+import json
+from typing import Any
+
+from . import components as c
+from ._fields import Fields, as_u32, expect_type, fail
+from .read_components import read_decoder, read_normalizer, read_pre_tokenizer
+from .read_models import read_model
+from .read_processors import read_post_processor
+
+_SECTIONS = ("version", "truncation", "padding", "added_tokens", "normalizer", "pre_tokenizer",
+             "post_processor", "decoder", "model")
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def parse_json(data: bytes | str, source: str) -> Any:
+    """json.loads, with every failure (bad UTF-8, syntax, NaN, nesting) a ModelFormatError."""
+    try:
+        return json.loads(data, parse_constant=_refuse_constant)
+    except json.JSONDecodeError as exc:
+        fail(source, "$", f"malformed JSON: {exc.msg} (line {exc.lineno} column {exc.colno})")
+    except UnicodeDecodeError as exc:
+        fail(source, "$", f"malformed JSON: not UTF-8 text ({exc.reason} at byte {exc.start})")
+    except ValueError as exc:
+        fail(source, "$", f"malformed JSON: {exc}")
+    except RecursionError:
+        fail(source, "$", "malformed JSON: nested too deeply")
+
+
+def _model_size(model: c.Model) -> int:
+    # Parity: tokenizers Model::get_vocab_size: the number of entries, not the largest id + 1.
+    return len(model.vocab)
+
+
+def _model_token_to_id(model: c.Model) -> dict[str, int]:
+    if isinstance(model, c.UnigramModel):
+        return {piece: i for i, (piece, _) in enumerate(model.vocab)}
+    return model.vocab
+
+
+def _added_tokens(value: Any, path: str, source: str, model: c.Model) -> tuple[c.AddedToken, ...]:
+    """The added tokens with the ids tokenizers gives them; a file id that differs is an error.
+
+    Parity: tokenizers serialization.rs TokenizerVisitor + AddedVocabulary::add_tokens: the
+    file's `id` is only compared (a warning); a content already in the model keeps the model's
+    id, a new one gets the next id after the model's vocab size (or after the largest added id).
+    """
+    items = expect_type(value, list, "an array of added tokens", source, path)
+    model_ids = _model_token_to_id(model)
+    size = _model_size(model)
+    by_content: dict[str, int] = {}
+    by_id: dict[int, c.AddedToken] = {}
+    next_id = size
+    for i, item in enumerate(items):
+        f = Fields(item, f"{path}[{i}]", source)
+        file_id = f.u32("id")
+        token = dict(content=f.str("content"), single_word=f.bool("single_word"), lstrip=f.bool("lstrip"),
+                     rstrip=f.bool("rstrip"), normalized=f.bool("normalized"), special=f.bool("special"))
+        f.done()
+        content = token["content"]
+        if not content:
+            continue                                    # Parity: add_tokens skips empty contents
+        if content in by_content:
+            token_id = by_content[content]
+        elif content in model_ids:
+            token_id = model_ids[content]
+        else:
+            token_id = next_id
+            next_id += 1
+        if file_id != token_id:
+            other = by_id.get(file_id)
+            owner = (f" (the id of added token {other.content!r})" if other is not None else "")
+            fail(source, f.at("id"), f"id {file_id}{owner} but tokenizers gives {content!r} id {token_id}: "
+                 "duplicate or out-of-range id")
+        by_content[content] = token_id
+        by_id[token_id] = c.AddedToken(id=token_id, **token)
+    return tuple(by_id[i] for i in sorted(by_id))
+
+
+def _section_object_or_null(f: Fields, key: str) -> bool:
+    value = f.raw(key, None)
+    if value is not None:
+        expect_type(value, dict, "an object or null", f.source, f.at(key))
+    return value is not None
+
+
+def read_hf_json(data: bytes | str, source: str) -> c.HfTokenizerSpec:
+    """Parse the bytes of a tokenizer.json; `source` names the file in error messages."""
+    # Speed: json.loads and the merge tuples create ~1M containers; each collection of the
+    # cyclic GC would walk all of them again (Llama 3: about half of the load time).
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _read(data, source)
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def _read(data: bytes | str, source: str) -> c.HfTokenizerSpec:
+    f = Fields(parse_json(data, source), "$", source)
+    version = f.raw("version", "1.0")
+    if version != "1.0":
+        # Parity: tokenizers TokenizerVisitor: "Unknown tokenizer version".
+        f.fail("version", f"expected \"1.0\"; found {version!r}")
+    has_truncation = _section_object_or_null(f, "truncation")
+    has_padding = _section_object_or_null(f, "padding")
+    if not f.has("model"):
+        f.fail(None, "missing field 'model'")
+    model = read_model(f.raw("model"), f.at("model"), source)
+    normalizer = read_normalizer(f.raw("normalizer", None), f.at("normalizer"), source)
+    pre_tokenizer = read_pre_tokenizer(f.raw("pre_tokenizer", None), f.at("pre_tokenizer"), source)
+    decoder = read_decoder(f.raw("decoder", None), f.at("decoder"), source)
+    added = _added_tokens(f.raw("added_tokens", []), f.at("added_tokens"), source, model)
+    size = _model_size(model)
+    model_ids = model.vocab.values() if isinstance(model.vocab, dict) else None
+    added_ids = {t.id for t in added}
+
+    def is_token_id(token_id: int) -> bool:
+        if token_id in added_ids:
+            return True
+        if model_ids is None:                           # Unigram: ids are positions
+            return token_id < size
+        return token_id in _id_set()
+
+    id_cache: list[set[int]] = []
+
+    def _id_set() -> set[int]:
+        if not id_cache:
+            id_cache.append(set(model_ids))
+        return id_cache[0]
+
+    post_processor = read_post_processor(f.raw("post_processor", None), f.at("post_processor"), source, is_token_id)
+    f.done()
+    return c.HfTokenizerSpec(source=source, model=model, normalizer=normalizer, pre_tokenizer=pre_tokenizer,
+                             post_processor=post_processor, decoder=decoder, added_tokens=added,
+                             has_truncation=has_truncation, has_padding=has_padding)
+
+
+__all__ = ["read_hf_json", "parse_json", "as_u32"]
