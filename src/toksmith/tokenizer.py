@@ -114,8 +114,8 @@ class Tokenizer(TokenizerCore):
         if self.spec.hf is None:
             return super()._encode_pair(text, pair, add_special, parse_special)
         from toksmith.hf.pipeline import pair_template_ids
-        first = self.engine.encode_text(text, False, parse_special)
-        second = self.engine.encode_text(pair, False, parse_special)
+        first = self.engine.encode(text, add_special=False, parse_special=parse_special)
+        second = self.engine.encode(pair, add_special=False, parse_special=parse_special)
         if not add_special:
             return first + second
         before, between, after = pair_template_ids(self.spec.hf)

@@ -12,8 +12,9 @@ from pathlib import Path
 from toksmith.errors import ModelFormatError, UnsupportedModelError
 from toksmith.spec import FileFormat, LoadOptions, TokenizerSpec
 
-# Files looked for, in this order, when `load` is given a folder.
-FOLDER_CANDIDATES = ("tokenizer.model", "spiece.model", "sentencepiece.bpe.model", "tokenizer.json")
+# Files looked for, in this order, when `load` is given a folder (a tokenizer.json first,
+# as transformers prefers the fast tokenizer).
+FOLDER_CANDIDATES = ("tokenizer.json", "tokenizer.model", "spiece.model", "sentencepiece.bpe.model")
 
 
 def detect_format(head: bytes, path: str) -> FileFormat:
@@ -23,8 +24,7 @@ def detect_format(head: bytes, path: str) -> FileFormat:
     name = os.path.basename(path).lower()
     stripped = head.lstrip()
     if name.endswith(".json") or stripped.startswith(b"{"):
-        raise UnsupportedModelError(path, "looks like JSON (a tokenizer.json?): tokenizer.json files "
-                                          "are not supported yet (supported: SentencePiece .model, GGUF)")
+        return FileFormat.HF_JSON
     if name.endswith(".gguf"):
         return FileFormat.GGUF   # wrong magic: the GGUF reader says so
     # By content: Llama 3's original tokenizer.model is a rank file, not a protobuf.
@@ -56,7 +56,8 @@ def resolve_path(path: str | os.PathLike) -> Path:
         if ggufs:
             return _regular_file(ggufs[0])
         raise FileNotFoundError(
-            f"{p}: no tokenizer file in this folder (looked for {', '.join(FOLDER_CANDIDATES)}, *.gguf)")
+            f"{p}: no tokenizer file in this folder (looked for {', '.join(FOLDER_CANDIDATES)}, *.gguf, "
+            f"vocab.json + merges.txt, vocab.txt)")
     if not p.exists():
         raise FileNotFoundError(f"{p}: no such file")
     return _regular_file(p)
@@ -101,6 +102,10 @@ def describe_foreign_file(head: bytes) -> str | None:
 
 def read_spec(path: str | os.PathLike, options: LoadOptions = LoadOptions()) -> TokenizerSpec:
     """Read any supported tokenizer file into a `TokenizerSpec` (`options`: see `toksmith.load`)."""
+    folder_spec = _hf_folder_spec(path)
+    if folder_spec is not None:
+        options.check_applies_to(FileFormat.HF_JSON, str(path))
+        return folder_spec
     p = resolve_path(path)
     with open(p, "rb") as f:
         head = f.read(1024)
@@ -113,6 +118,8 @@ def read_spec(path: str | os.PathLike, options: LoadOptions = LoadOptions()) -> 
         return read_gguf(p, pre=options.pre)
     if fmt is FileFormat.TIKTOKEN:
         return _tiktoken_spec(p.read_bytes(), str(p), options)
+    if fmt is FileFormat.HF_JSON:
+        return _hf_json_spec(p.read_bytes(), str(p))
     from toksmith.formats.sentencepiece import read_sentencepiece
     try:
         return read_sentencepiece(p)
@@ -135,6 +142,8 @@ def spec_from_bytes(data: bytes, file_format: FileFormat, source: str = "<bytes>
         return parse_gguf(data, source, pre=options.pre)
     if file_format is FileFormat.TIKTOKEN:
         return _tiktoken_spec(data, source, options)
+    if file_format is FileFormat.HF_JSON:
+        return _hf_json_spec(data, source)
     from toksmith.formats.sentencepiece import parse_sentencepiece
     return parse_sentencepiece(data, source)
 
@@ -145,3 +154,27 @@ def _tiktoken_spec(data: bytes, source: str, options: LoadOptions) -> TokenizerS
     byte_level = parse_tiktoken(data, source, encoding=options.encoding, pattern=options.pattern,
                                 special_tokens=options.special_token_dict())
     return tokenizer_spec_of_byte_level(byte_level, options)
+
+
+def _hf_json_spec(data: bytes, source: str) -> TokenizerSpec:
+    from toksmith.hf.pipeline import hf_tokenizer_spec
+    from toksmith.hf.reader import read_hf_json
+    return hf_tokenizer_spec(read_hf_json(data, source), data)
+
+
+def _hf_folder_spec(path: str | os.PathLike) -> TokenizerSpec | None:
+    """The spec of a Hugging Face folder without a tokenizer file: GPT-2's vocab.json +
+    merges.txt, or BERT's vocab.txt, built as transformers builds their fast tokenizers
+    (toksmith.hf.folder); None for anything else (resolve_path takes it from there)."""
+    p = Path(path)
+    if not p.is_dir() or any((p / name).is_file() for name in FOLDER_CANDIDATES) or any(p.glob("*.gguf")):
+        return None
+    from toksmith.hf.folder import FolderKind, read_folder, resolve_folder
+    from toksmith.hf.pipeline import hf_tokenizer_spec
+    try:
+        kind, _ = resolve_folder(p)
+    except ModelFormatError:
+        return None
+    if kind not in (FolderKind.GPT2, FolderKind.BERT):
+        return None
+    return hf_tokenizer_spec(read_folder(p))

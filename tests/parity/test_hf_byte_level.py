@@ -1,0 +1,169 @@
+"""Byte-level BPE tokenizer.json files vs HF `tokenizers` 0.23 itself.
+
+Files: the fixture Llama 3 tokenizer.json (Split by Llama 3's regex + ByteLevel,
+ignore_merges, 256 special added tokens), and tokenizer.json files built here with
+tokenizers' own Python API from the real GPT-2 vocabulary and merges (hf/gpt2): GPT-2's
+ByteLevel pre-tokenizer as transformers' GPT2TokenizerFast builds it, and Qwen 2's Split
+regex over the same vocabulary; with added tokens covering special, single_word, lstrip,
+rstrip and normalized, and a TemplateProcessing with a pair template.
+
+For every line of every corpus (a quarter with an added token's text spliced in): ids
+with the four add_special x parse_special combinations (parse_special=False is
+tokenizers' encode_special_tokens=True), the batch ids, and decode with both
+skip_special values.
+"""
+from __future__ import annotations
+
+import gzip
+import pickle
+import random
+
+import pytest
+import tokenizers
+from tokenizers import AddedToken, decoders, models, pre_tokenizers, processors
+
+import toksmith
+from tests.conftest import LONG_RUNS, first_difference, fixture_file, multilingual_sample, report
+from toksmith.hf.split_patterns import QWEN2_REGEX
+
+
+def _gpt2_tokenizer(fixtures, pre_tokenizer) -> tokenizers.Tokenizer:
+    vocab, merges = fixture_file(fixtures, "hf/gpt2/vocab.json"), fixture_file(fixtures, "hf/gpt2/merges.txt")
+    tok = tokenizers.Tokenizer(models.BPE.from_file(str(vocab), str(merges)))
+    tok.pre_tokenizer = pre_tokenizer
+    tok.decoder = decoders.ByteLevel()
+    tok.add_special_tokens([AddedToken("<|endoftext|>", special=True, normalized=False)])
+    tok.add_tokens([AddedToken(" New York", lstrip=True),                 # normalized (the default)
+                    AddedToken("toksmith", single_word=True, rstrip=True),
+                    AddedToken("<sep/>", special=True, lstrip=True, rstrip=True, normalized=False),
+                    AddedToken("the cat", normalized=False)])
+    eot = tok.token_to_id("<|endoftext|>")
+    sep = tok.token_to_id("<sep/>")
+    tok.post_processor = processors.TemplateProcessing(
+        single="$A <|endoftext|>", pair="<sep/> $A <|endoftext|> $B:1 <|endoftext|>:1",
+        special_tokens=[("<|endoftext|>", eot), ("<sep/>", sep)])
+    return tok
+
+
+def _files(fixtures, tmp_path_factory) -> dict[str, tuple[str, tokenizers.Tokenizer]]:
+    folder = tmp_path_factory.mktemp("hf_byte_level")
+    llama3 = folder / "llama3.json"
+    llama3.write_bytes(gzip.decompress(fixture_file(fixtures, "hf/llama3/tokenizer.json.gz").read_bytes()))
+    files = {"llama3": (str(llama3), tokenizers.Tokenizer.from_file(str(llama3)))}
+    built = {
+        "gpt2": _gpt2_tokenizer(fixtures, pre_tokenizers.ByteLevel(add_prefix_space=False)),
+        "gpt2-vocab-qwen2-split": _gpt2_tokenizer(fixtures, pre_tokenizers.Sequence([
+            pre_tokenizers.Split(tokenizers.Regex(QWEN2_REGEX), behavior="isolated"),
+            pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)])),
+    }
+    for name, tok in built.items():
+        path = folder / f"{name}.json"
+        tok.save(str(path))
+        files[name] = (str(path), tokenizers.Tokenizer.from_file(str(path)))
+    for _, ref in files.values():
+        ref.no_padding()
+        ref.no_truncation()
+    return files
+
+
+@pytest.fixture(scope="module")
+def hf_files(fixtures, tmp_path_factory):
+    return _files(fixtures, tmp_path_factory)
+
+
+def _spliced(lines: list[str], texts: list[str], seed: int) -> list[str]:
+    rnd = random.Random(seed)
+    out = []
+    for line in lines:
+        if texts and rnd.random() < 0.25:
+            at = rnd.randint(0, len(line))
+            line = line[:at] + rnd.choice(texts) + line[at:]
+        out.append(line)
+    return out
+
+
+@pytest.mark.parametrize("name", ["llama3", "gpt2", "gpt2-vocab-qwen2-split"])
+def test_corpora_match_tokenizers(hf_files, corpus_lines, name):
+    path, ref = hf_files[name]
+    tok = toksmith.load(path)
+    added = [t.content for t in ref.get_added_tokens_decoder().values()]
+    compared = spliced_count = bad = 0
+    for corpus, lines in corpus_lines.items():
+        texts = _spliced(lines, added, seed=len(corpus))
+        spliced_count += sum(a != b for a, b in zip(texts, lines))
+        for add_special in (False, True):
+            for parse_special in (False, True):
+                ref.encode_special_tokens = not parse_special
+                want = [e.ids for e in ref.encode_batch(texts, add_special_tokens=add_special)]
+                got = tok.encode_batch(texts, add_special=add_special, parse_special=parse_special)
+                for text, g, w in zip(texts, got, want):
+                    if g != w:
+                        bad += 1
+                        assert tok.encode(text, add_special=add_special, parse_special=parse_special) == g
+                        pytest.fail(f"{name} {corpus} add_special={add_special} parse_special={parse_special} "
+                                    f"{text[:80]!r}: {first_difference(g, w)}")
+                if (add_special, parse_special) == (True, True):
+                    for text, ids in zip(texts[:400], want):
+                        assert tok.encode(text, add_special=True, parse_special=True) == ids
+                    for skip in (False, True):
+                        for text, ids in zip(texts, want):
+                            assert tok.decode(ids, skip_special=skip) == ref.decode(ids, skip_special_tokens=skip), \
+                                (name, corpus, skip, text[:80])
+        compared += len(texts)
+    ref.encode_special_tokens = False
+    report(f"{name} tokenizer.json vs tokenizers: {compared} lines ({spliced_count} with an added token "
+           f"spliced in) x 4 flag combinations, decode x2: {bad} mismatches")
+
+
+@pytest.mark.parametrize("name", ["gpt2", "llama3"])
+def test_pairs_match_tokenizers(hf_files, corpus_lines, name):
+    path, ref = hf_files[name]
+    tok = toksmith.load(path)
+    lines = [line for line in corpus_lines["man_en.txt"] if line][:300]
+    for first, second in zip(lines, lines[1:]):
+        for add_special in (False, True):
+            want = ref.encode(first, second, add_special_tokens=add_special).ids
+            assert tok.encode(first, pair=second, add_special=add_special) == want
+
+
+def test_template_without_pair_joins_the_two_sequences(fixtures, tmp_path):
+    # tokenizers' TemplateProcessing defaults its pair template to "$A:0 $B:1"
+    ref = _gpt2_tokenizer(fixtures, pre_tokenizers.ByteLevel(add_prefix_space=False))
+    ref.post_processor = processors.TemplateProcessing(single="$A <|endoftext|>",
+                                                       special_tokens=[("<|endoftext|>", 50256)])
+    ref.save(str(tmp_path / "tokenizer.json"))
+    tok = toksmith.load(tmp_path)
+    assert tok.encode("a b") == ref.encode("a b").ids
+    assert tok.encode("a b", pair="c d") == ref.encode("a b", "c d").ids
+
+
+def test_pair_on_a_tokenizer_without_templates_is_refused(fixtures):
+    tok = toksmith.load(fixture_file(fixtures, "tiktoken/r50k_base.tiktoken"))
+    with pytest.raises(ValueError, match="pair"):
+        tok.encode("a", pair="b")
+
+
+def test_gpt2_folder_matches_tokenizers(fixtures, corpus_lines):
+    # the folder holds vocab.json + merges.txt: built as transformers' GPT2TokenizerFast is
+    vocab, merges = fixture_file(fixtures, "hf/gpt2/vocab.json"), fixture_file(fixtures, "hf/gpt2/merges.txt")
+    ref = tokenizers.Tokenizer(models.BPE.from_file(str(vocab), str(merges)))
+    ref.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    ref.decoder = decoders.ByteLevel()
+    ref.add_special_tokens([AddedToken("<|endoftext|>", special=True, normalized=False)])
+    tok = toksmith.load(vocab.parent)
+    lines = multilingual_sample(corpus_lines, 300) + LONG_RUNS
+    lines = _spliced(lines, ["<|endoftext|>"], seed=1)
+    for parse_special in (False, True):
+        ref.encode_special_tokens = not parse_special
+        want = [e.ids for e in ref.encode_batch(lines)]
+        assert tok.encode_batch(lines, parse_special=parse_special) == want
+    report(f"hf/gpt2 folder (vocab.json + merges.txt) vs tokenizers: {len(lines)} lines x 2 flag values: 0 mismatches")
+
+
+def test_tokenizer_json_pickles_by_its_bytes(hf_files):
+    path, _ = hf_files["gpt2"]
+    tok = toksmith.load(path)
+    copy = pickle.loads(pickle.dumps(tok))
+    text = "Hello toksmith, the cat <sep/> New York<|endoftext|>"
+    assert copy.encode(text, parse_special=True) == tok.encode(text, parse_special=True)
+    assert copy.encode(text, pair="x y") == tok.encode(text, pair="x y")
