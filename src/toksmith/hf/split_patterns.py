@@ -30,7 +30,7 @@ KNOWN_SPLIT_REGEXES: dict[str, PreType] = {
 
 def byte_level_splitter(hf: c.HfTokenizerSpec):
     """The native pre-tokenizer stage of a byte-level file's pre-tokenizer, or
-    UnsupportedFeatureError naming what has none yet."""
+    UnsupportedModelError naming what has none yet."""
     from toksmith.hf.pipeline import unsupported
     pre = hf.pre_tokenizer
     if isinstance(pre, c.ByteLevel):
