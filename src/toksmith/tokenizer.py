@@ -101,6 +101,10 @@ class Tokenizer(TokenizerCore):
         name = embedded_name_of(spec)
         if name is not None:
             return (_load_embedded, (name,))
+        if spec.source_data is None and spec.file_format is FileFormat.HF_JSON:
+            raise TypeError(f"{spec.source}: a tokenizer read from a GPT-2 or BERT model folder (several "
+                            f"files) does not pickle yet; save it as a tokenizer.json with tokenizers and "
+                            f"load that")
         if spec.source_data is None:
             raise TypeError("this tokenizer was built from a TokenizerSpec, not loaded from a file, "
                             "so it has no source bytes to pickle; load it with toksmith.load()")

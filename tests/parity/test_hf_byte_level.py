@@ -157,6 +157,8 @@ def test_gpt2_folder_matches_tokenizers(fixtures, corpus_lines):
         ref.encode_special_tokens = not parse_special
         want = [e.ids for e in ref.encode_batch(lines)]
         assert tok.encode_batch(lines, parse_special=parse_special) == want
+    with pytest.raises(TypeError, match="does not pickle yet"):
+        pickle.dumps(tok)
     report(f"hf/gpt2 folder (vocab.json + merges.txt) vs tokenizers: {len(lines)} lines x 2 flag values: 0 mismatches")
 
 
