@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import gzip
 import pickle
-import random
 
 import pytest
 import tokenizers
@@ -24,6 +23,7 @@ from tokenizers import AddedToken, decoders, models, pre_tokenizers, processors
 
 import toksmith
 from tests.conftest import LONG_RUNS, first_difference, fixture_file, multilingual_sample, report
+from tests.parity.test_byte_bpe_gguf import spliced
 from toksmith.hf.split_patterns import QWEN2_REGEX
 
 
@@ -71,17 +71,6 @@ def hf_files(fixtures, tmp_path_factory):
     return _files(fixtures, tmp_path_factory)
 
 
-def _spliced(lines: list[str], texts: list[str], seed: int) -> list[str]:
-    rnd = random.Random(seed)
-    out = []
-    for line in lines:
-        if texts and rnd.random() < 0.25:
-            at = rnd.randint(0, len(line))
-            line = line[:at] + rnd.choice(texts) + line[at:]
-        out.append(line)
-    return out
-
-
 @pytest.mark.parametrize("name", ["llama3", "gpt2", "gpt2-vocab-qwen2-split"])
 def test_corpora_match_tokenizers(hf_files, corpus_lines, name):
     path, ref = hf_files[name]
@@ -89,7 +78,7 @@ def test_corpora_match_tokenizers(hf_files, corpus_lines, name):
     added = [t.content for t in ref.get_added_tokens_decoder().values()]
     compared = spliced_count = bad = 0
     for corpus, lines in corpus_lines.items():
-        texts = _spliced(lines, added, seed=len(corpus))
+        texts = spliced(lines, added, seed=len(corpus))
         spliced_count += sum(a != b for a, b in zip(texts, lines))
         for add_special in (False, True):
             for parse_special in (False, True):
@@ -152,7 +141,7 @@ def test_gpt2_folder_matches_tokenizers(fixtures, corpus_lines):
     ref.add_special_tokens([AddedToken("<|endoftext|>", special=True, normalized=False)])
     tok = toksmith.load(vocab.parent)
     lines = multilingual_sample(corpus_lines, 300) + LONG_RUNS
-    lines = _spliced(lines, ["<|endoftext|>"], seed=1)
+    lines = spliced(lines, ["<|endoftext|>"], seed=1)
     for parse_special in (False, True):
         ref.encode_special_tokens = not parse_special
         want = [e.ids for e in ref.encode_batch(lines)]
