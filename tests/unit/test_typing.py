@@ -123,4 +123,4 @@ def test_stubs_match_the_compiled_signatures(module, cls, name):
 def test_help_shows_the_keyword_only_signature():
     import pydoc
     text = pydoc.render_doc(toksmith.Tokenizer.encode, renderer=pydoc.plaintext)
-    assert re.search(r"encode\(self, text, \*, add_special=True, parse_special=False\)", text), text
+    assert re.search(r"encode\(self, text, \*, add_special=True, parse_special=False, pair=None\)", text), text
