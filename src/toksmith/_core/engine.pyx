@@ -30,9 +30,10 @@ from toksmith._core.buffers cimport (ByteBuf, IdBuf, bytebuf_append, bytebuf_fre
 from toksmith._core.detokenizer cimport Decoder, StreamDecoder
 from toksmith._core.errors cimport ERR_NO_MEMORY, ERR_TOO_LONG
 from toksmith._core.model cimport Model, WorkHeader
-from toksmith._core.normalizer cimport TEXT_UNCHANGED, Normalizer
+from toksmith._core.normalizer cimport NORMALIZED_LATE_START, TEXT_UNCHANGED, Normalizer
 from toksmith._core.postprocessor cimport PostProcessor
-from toksmith._core.pretokenizer cimport PreTokenizer, PreTokenizerWork, pretok_work_free
+from toksmith._core.pretokenizer cimport (PRETOK_REWRITTEN, PreTokenizer, PreTokenizerWork, pretok_work_bytes,
+                                          pretok_work_free)
 from toksmith._core.specials cimport SpecialSplitter, SplitWork, split_work_free
 from toksmith._core.text cimport TextRef, text_ref, utf8_of
 from toksmith._core.threadpool cimport parallel_for
@@ -79,8 +80,10 @@ cdef struct Scratch:
     ByteBuf norm_all         # every fragment's normalized text, for tokenize's spans
     IdBuf spans              # (start, end) in norm_all of each id, for tokenize
     IdBuf segments           # the special-token splitter's (id, start, end) triples
+    IdBuf segments2          # the same for the splitter of normalized text
     IdBuf pre_ends           # the pre-tokenizer's end offsets
     SplitWork split
+    SplitWork split2         # the splitter of normalized text's
     PreTokenizerWork pretok
     void* works[MAX_MODEL_WORKS]   # model works (each starts with a WorkHeader)
     Py_ssize_t largest_fragment    # bytes of the longest text a model encoded since the last trim
@@ -99,8 +102,10 @@ cdef void _free_scratch(void* p) noexcept nogil:
     idbuf_free(&sc.out)
     idbuf_free(&sc.spans)
     idbuf_free(&sc.segments)
+    idbuf_free(&sc.segments2)
     idbuf_free(&sc.pre_ends)
     split_work_free(&sc.split)
+    split_work_free(&sc.split2)
     pretok_work_free(&sc.pretok)
     for i in range(MAX_MODEL_WORKS):
         if sc.works[i] != NULL:
@@ -152,11 +157,14 @@ cdef void _trim_scratch(Scratch* sc, Model model) noexcept nogil:
         idbuf_free(&sc.out)
         idbuf_free(&sc.spans)
         idbuf_free(&sc.segments)
+        idbuf_free(&sc.segments2)
     if sc.pre_ends.cap * 4 > SCRATCH_KEEP_BYTES:
         idbuf_free(&sc.pre_ends)
     if sc.split.claimed.cap > SCRATCH_KEEP_BYTES:
         split_work_free(&sc.split)
-    if (sc.pretok.a.cap + sc.pretok.b.cap + sc.pretok.c.cap) * 4 > SCRATCH_KEEP_BYTES:
+    if sc.split2.claimed.cap > SCRATCH_KEEP_BYTES:
+        split_work_free(&sc.split2)
+    if pretok_work_bytes(&sc.pretok) > SCRATCH_KEEP_BYTES:
         pretok_work_free(&sc.pretok)
     # A model's work grows with the text it encodes, by well under
     # MODEL_WORK_BYTES_PER_BYTE per byte: after short texts there is nothing to trim.
@@ -241,6 +249,7 @@ cdef class Engine:
     """The compiled stages of one tokenizer. Use `toksmith.load` to get one."""
 
     cdef readonly SpecialSplitter splitter        # None when no special text is ever split
+    cdef readonly SpecialSplitter normalized_splitter   # added tokens matched after the normalizer, or None
     cdef readonly Normalizer normalizer           # None: the text is not rewritten
     cdef readonly PreTokenizer pretokenizer       # None: each fragment is one pre-token
     cdef readonly Model model
@@ -262,9 +271,12 @@ cdef class Engine:
 
     def __init__(self, Py_ssize_t n_pieces, bytes types, *, SpecialSplitter splitter,
                  Normalizer normalizer, PreTokenizer pretokenizer, Model model not None,
-                 PostProcessor postprocessor not None, Decoder decoder not None):
+                 PostProcessor postprocessor not None, Decoder decoder not None,
+                 SpecialSplitter normalized_splitter=None):
         """Hold the stages of one tokenizer over a vocabulary of `n_pieces` with `types`
-        (one token type per piece; tokenize() shows unknown pieces by their text)."""
+        (one token type per piece; tokenize() shows unknown pieces by their text).
+        `normalized_splitter` splits tokens out of each fragment's normalized text
+        (tokenizer.json's added tokens marked `normalized`)."""
         cdef Py_ssize_t i
         if self.configured:
             raise RuntimeError("engine is already configured")
@@ -282,6 +294,7 @@ cdef class Engine:
             self.piece_types[i] = types[i]
         self.n_pieces = n_pieces
         self.splitter = splitter
+        self.normalized_splitter = normalized_splitter
         self.normalizer = normalizer
         self.pretokenizer = pretokenizer
         self.model = model
@@ -297,7 +310,7 @@ cdef class Engine:
                      bint parse_special, Scratch* sc, IdBuf* out, bint want_spans) noexcept nogil:
         """Encode s[:n] into `out` (cleared first). Returns 0 or a negative error code."""
         cdef int rc = 0
-        cdef Py_ssize_t k
+        cdef Py_ssize_t k, start
         cdef int32_t token
         cdef IdBuf* spans = &sc.spans if want_spans else NULL
         cdef void* work = _model_work(sc, self.model)
@@ -319,24 +332,28 @@ cdef class Engine:
                     if _push_special(out, spans, token) < 0:
                         return ERR_NO_MEMORY
                 else:
-                    rc = self._encode_fragment(s + sc.segments.data[k + 1],
-                                               sc.segments.data[k + 2] - sc.segments.data[k + 1],
-                                               sc, work, out, spans)
+                    start = sc.segments.data[k + 1]
+                    rc = self._encode_fragment(s + start, sc.segments.data[k + 2] - start, start == 0,
+                                               parse_special, sc, work, out, spans)
                     if rc < 0:
                         return rc
         else:
-            rc = self._encode_fragment(s, n, sc, work, out, spans)
+            rc = self._encode_fragment(s, n, True, parse_special, sc, work, out, spans)
             if rc < 0:
                 return rc
         if add_special:
             return self.postprocessor.end(out, spans)
         return 0
 
-    cdef int _encode_fragment(self, const unsigned char* s, Py_ssize_t n, Scratch* sc, void* work,
-                              IdBuf* out, IdBuf* spans) noexcept nogil:
-        """Append the ids of one raw-text fragment: normalize, pre-tokenize, model."""
+    cdef int _encode_fragment(self, const unsigned char* s, Py_ssize_t n, bint at_input_start,
+                              bint parse_special, Scratch* sc, void* work, IdBuf* out,
+                              IdBuf* spans) noexcept nogil:
+        """Append the ids of one raw-text fragment: normalize, split out the added tokens
+        matched in normalized text, pre-tokenize, model. `at_input_start`: the fragment
+        starts the input."""
         cdef int rc
-        cdef Py_ssize_t k, start, end, base, size
+        cdef Py_ssize_t k, start, size
+        cdef int32_t token
         cdef const unsigned char* norm
         if n == 0:
             return 0
@@ -352,6 +369,8 @@ cdef class Engine:
                     return ERR_TOO_LONG
                 norm = <const unsigned char*>sc.norm.data
                 size = sc.norm.size
+                if rc == NORMALIZED_LATE_START:
+                    at_input_start = False
         else:
             if n > MAX_NORMALIZED_BYTES:
                 return ERR_TOO_LONG   # offsets are int32
@@ -361,15 +380,50 @@ cdef class Engine:
             return 0
         if size > sc.largest_fragment:
             sc.largest_fragment = size
-        base = sc.norm_all.size
-        if spans != NULL and bytebuf_append(&sc.norm_all, <const char*>norm, size) < 0:
+        if self.normalized_splitter is None or not (parse_special or self.normalized_splitter.has_always):
+            return self._encode_normalized(norm, size, at_input_start, sc, work, out, spans)
+        # Parity: tokenizers AddedVocabulary::extract_and_normalize matches the added tokens
+        # marked `normalized` in the normalized text of each fragment.
+        if self.normalized_splitter.split(norm, size, parse_special, &sc.split2, &sc.segments2) < 0:
             return ERR_NO_MEMORY
+        for k in range(0, sc.segments2.size, 3):
+            token = sc.segments2.data[k]
+            if token >= 0:
+                if _push_special(out, spans, token) < 0:
+                    return ERR_NO_MEMORY
+            else:
+                start = sc.segments2.data[k + 1]
+                rc = self._encode_normalized(norm + start, sc.segments2.data[k + 2] - start,
+                                             at_input_start and start == 0, sc, work, out, spans)
+                if rc < 0:
+                    return rc
+        return 0
+
+    cdef int _encode_normalized(self, const unsigned char* norm, Py_ssize_t size, bint at_input_start,
+                                Scratch* sc, void* work, IdBuf* out, IdBuf* spans) noexcept nogil:
+        """Append the ids of normalized text: pre-tokenize, then the model on each pre-token."""
+        cdef int rc
+        cdef Py_ssize_t k, start, end, base
+        if size == 0:
+            return 0
         if self.pretokenizer is None:
+            base = sc.norm_all.size
+            if spans != NULL and bytebuf_append(&sc.norm_all, <const char*>norm, size) < 0:
+                return ERR_NO_MEMORY
             return self.model.encode(norm, size, work, out, spans, base)
         sc.pre_ends.size = 0
+        sc.pretok.at_input_start = at_input_start
         rc = self.pretokenizer.split(norm, size, &sc.pretok, &sc.pre_ends)
         if rc < 0:
             return rc
+        if rc == PRETOK_REWRITTEN:
+            norm = <const unsigned char*>sc.pretok.text.data
+            size = sc.pretok.text.size
+            if size > MAX_NORMALIZED_BYTES:
+                return ERR_TOO_LONG
+        base = sc.norm_all.size
+        if spans != NULL and bytebuf_append(&sc.norm_all, <const char*>norm, size) < 0:
+            return ERR_NO_MEMORY
         start = 0
         for k in range(sc.pre_ends.size):
             end = sc.pre_ends.data[k]

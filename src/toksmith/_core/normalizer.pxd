@@ -3,8 +3,10 @@
 #
 # `normalize` replaces out's content with the normalized form of s[:n] and returns 0,
 # or TEXT_UNCHANGED when the normalized form is s[:n] itself (out is then not written),
-# or a negative error code (errors.pxd). It runs without the GIL and keeps no state
-# between calls, so one normalizer serves every thread.
+# or NORMALIZED_LATE_START when out holds a normalized form whose first character
+# comes from after the first character of s (leading characters were dropped: a
+# Hugging Face Strip, say), or a negative error code (errors.pxd). It runs without the
+# GIL and keeps no state between calls, so one normalizer serves every thread.
 from libc.stdint cimport uint32_t
 
 from toksmith._core.buffers cimport ByteBuf
@@ -13,6 +15,9 @@ from toksmith._core.trie cimport DoubleArrayTrie
 # normalize() found nothing to change: use the input as it is.
 cdef enum:
     TEXT_UNCHANGED = 1
+# normalize() wrote `out`, and dropped the input's first character(s) (see above).
+cdef enum:
+    NORMALIZED_LATE_START = 2
 
 cdef enum:
     PASS_NEVER = 0

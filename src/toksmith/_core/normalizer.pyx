@@ -93,6 +93,8 @@ cdef class Normalizer:
         try:
             rc = self.normalize(<const unsigned char*>(<char*>data), len(data), &out)
             raise_for_status(rc)
+            if rc == TEXT_UNCHANGED:
+                return data.decode("utf-8", "replace")
             return out.data[:out.size].decode("utf-8", "replace")
         finally:
             bytebuf_free(&out)

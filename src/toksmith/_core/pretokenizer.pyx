@@ -1,13 +1,37 @@
 """The `PreTokenizer` base class: see pretokenizer.pxd for the contract."""
-from toksmith._core.buffers cimport idbuf_free, idbuf_push
+from libc.stdlib cimport calloc, free
+from libc.string cimport memset
+
+from toksmith._core.buffers cimport bytebuf_free, idbuf_free, idbuf_push
 
 from toksmith._core.errors import raise_for_status
 
 
 cdef void pretok_work_free(PreTokenizerWork* w) noexcept nogil:
+    """Free the buffers of `w` and its inner works (`w` itself stays usable, empty)."""
     idbuf_free(&w.a)
     idbuf_free(&w.b)
     idbuf_free(&w.c)
+    bytebuf_free(&w.text)
+    bytebuf_free(&w.text2)
+    if w.inner != NULL:
+        pretok_work_free(w.inner)
+        free(w.inner)
+        w.inner = NULL
+
+
+cdef PreTokenizerWork* pretok_inner_work(PreTokenizerWork* w) noexcept nogil:
+    if w.inner == NULL:
+        w.inner = <PreTokenizerWork*>calloc(1, sizeof(PreTokenizerWork))
+    return w.inner
+
+
+cdef Py_ssize_t pretok_work_bytes(const PreTokenizerWork* w) noexcept nogil:
+    cdef Py_ssize_t total = 0
+    while w != NULL:
+        total += (w.a.cap + w.b.cap + w.c.cap) * 4 + w.text.cap + w.text2.cap
+        w = w.inner
+    return total
 
 
 cdef class PreTokenizer:
@@ -19,10 +43,10 @@ cdef class PreTokenizer:
             return -1
         return 0
 
-    def split_text(self, bytes text, SplitScratch scratch=None):
+    def split_text(self, bytes text, SplitScratch scratch=None, *, bint at_input_start=True):
         """The pre-tokens of UTF-8 `text`, as bytes (for tests, benchmarks and debugging;
         the engine calls split). `scratch` keeps the work buffers between calls, as the
-        engine's per-thread scratch does.
+        engine's per-thread scratch does; `at_input_start`: `text` starts the input.
 
             >>> PreTokenizer().split_text(b"ab cd")
             [b'ab cd']
@@ -32,7 +56,8 @@ cdef class PreTokenizer:
         if own:
             scratch = SplitScratch()
         try:
-            _split_into(self, text, scratch)
+            if _split_into(self, text, scratch, at_input_start) == PRETOK_REWRITTEN:
+                text = scratch.work.text.data[:scratch.work.text.size]
             out = []
             for i in range(scratch.ends.size):
                 out.append(text[prev:scratch.ends.data[i]])
@@ -48,7 +73,7 @@ cdef class PreTokenizer:
         if own:
             scratch = SplitScratch()
         try:
-            _split_into(self, text, scratch)
+            _split_into(self, text, scratch, True)
             return scratch.ends.size
         finally:
             if own:
@@ -61,9 +86,7 @@ cdef class SplitScratch:
     cdef IdBuf ends
 
     def __cinit__(self):
-        self.work.a.data = NULL; self.work.a.size = 0; self.work.a.cap = 0
-        self.work.b.data = NULL; self.work.b.size = 0; self.work.b.cap = 0
-        self.work.c.data = NULL; self.work.c.size = 0; self.work.c.cap = 0
+        memset(&self.work, 0, sizeof(PreTokenizerWork))
         self.ends.data = NULL; self.ends.size = 0; self.ends.cap = 0
 
     def release(self):
@@ -75,12 +98,16 @@ cdef class SplitScratch:
         idbuf_free(&self.ends)
 
 
-cdef _split_into(PreTokenizer pretokenizer, bytes text, SplitScratch scratch):
-    """Split `text` into scratch.ends with `pretokenizer` (the GIL released)."""
+cdef int _split_into(PreTokenizer pretokenizer, bytes text, SplitScratch scratch,
+                     bint at_input_start) except -1:
+    """Split `text` into scratch.ends with `pretokenizer` (the GIL released); returns 0 or
+    PRETOK_REWRITTEN (the pre-tokens are then pieces of scratch.work.text)."""
     cdef int rc
     cdef const unsigned char* s = text
     cdef Py_ssize_t n = len(text)
     scratch.ends.size = 0
+    scratch.work.at_input_start = at_input_start
     with nogil:
         rc = pretokenizer.split(s, n, &scratch.work, &scratch.ends)
     raise_for_status(rc)
+    return rc

@@ -18,6 +18,7 @@ from toksmith._core.engine import Engine
 from toksmith._core.hf_added_tokens import (HF_LSTRIP, HF_NORMALIZED, HF_RSTRIP, HF_SINGLE_WORD, HF_SPECIAL,
                                             HfAddedTokenSplitter)
 from toksmith._core.postprocessor import PostProcessor, TemplateIds
+from toksmith._core.stage_sequences import NormalizerSequence
 from toksmith._core.utf8_repair import PythonUtf8Repair
 from toksmith.errors import ModelFormatError, UnsupportedModelError
 from toksmith.hf import components as c
@@ -97,7 +98,31 @@ def build_hf_engine(spec: TokenizerSpec) -> Engine:
     hf = spec.hf
     if spec.algorithm is Algorithm.BYTE_BPE:
         return _build_byte_level(spec, hf)
-    raise unsupported(hf, "$.model", hf.model)
+    return _build_generic(spec, hf)
+
+
+# ---------------------------------------------------------------------- any pipeline
+
+def _build_generic(spec: TokenizerSpec, hf: c.HfTokenizerSpec) -> Engine:
+    """Every component of the file as its own native stage (toksmith.hf.native_*)."""
+    from toksmith.hf.native_decoders import build_decoder
+    from toksmith.hf.native_models import build_model
+    from toksmith.hf.native_normalizers import build_normalizer
+    from toksmith.hf.native_pretokenizers import build_pretokenizer
+    normalizer = build_normalizer(hf, hf.normalizer, "$.normalizer")
+    pretokenizer = build_pretokenizer(hf, hf.pre_tokenizer, "$.pre_tokenizer")
+    with bad_data_names_file(hf.source, "$.model"):
+        model = build_model(spec, hf)
+    decoder = build_decoder(spec, hf)
+    raw_splitter, normalized_splitter = added_token_splitters(hf, has_normalizer=normalizer is not None)
+    # Parity: tokenizers takes str; bytes given to toksmith are decoded as Python's
+    # bytes.decode("utf-8", "replace") does first, before the file's own normalizer.
+    normalizer = NormalizerSequence([PythonUtf8Repair(), normalizer]) if normalizer is not None \
+        else PythonUtf8Repair()
+    with bad_data_names_file(hf.source):
+        return Engine(len(spec.vocab), spec.vocab.types, splitter=raw_splitter, normalizer=normalizer,
+                      pretokenizer=pretokenizer, model=model, postprocessor=post_processor(hf),
+                      decoder=decoder, normalized_splitter=normalized_splitter)
 
 
 # ---------------------------------------------------------------------- byte-level BPE
@@ -161,13 +186,30 @@ def byte_level_decoder(spec: TokenizerSpec, hf: c.HfTokenizerSpec) -> LlamaCppDe
 # ---------------------------------------------------------------------- added tokens
 
 def added_token_splitter(hf: c.HfTokenizerSpec) -> HfAddedTokenSplitter | None:
-    """The splitter of the file's added tokens (None when it has none)."""
+    """The splitter of the added tokens of a file without a normalizer (None when it has
+    no added tokens): tokens marked `normalized` are matched in a second pass."""
+    if hf.normalizer is not None and any(t.normalized and t.content for t in hf.added_tokens):
+        raise unsupported(hf, "$.added_tokens", next(t for t in hf.added_tokens if t.normalized),
+                          "normalized added tokens under a normalizer")
+    return added_token_splitters(hf, has_normalizer=False)[0]
+
+
+def added_token_splitters(hf: c.HfTokenizerSpec, *, has_normalizer: bool
+                          ) -> tuple[HfAddedTokenSplitter | None, HfAddedTokenSplitter | None]:
+    """(the splitter of the raw text, the splitter of each fragment's normalized text).
+
+    Parity: tokenizers AddedVocabulary::extract_and_normalize: the tokens marked
+    `normalized` are matched in the normalizer's output, the others in the raw input.
+    Without a normalizer one splitter does both passes."""
     tokens = [t for t in hf.added_tokens if t.content]
+    if not has_normalizer:
+        return _splitter(tokens), None
+    return _splitter([t for t in tokens if not t.normalized]), _splitter([t for t in tokens if t.normalized])
+
+
+def _splitter(tokens: list[c.AddedToken]) -> HfAddedTokenSplitter | None:
     if not tokens:
         return None
-    if hf.normalizer is not None and any(t.normalized for t in tokens):
-        raise unsupported(hf, "$.added_tokens", next(t for t in tokens if t.normalized),
-                          "normalized added tokens under a normalizer")
     texts = [t.content.encode("utf-8", "surrogatepass") for t in tokens]
     flags = bytes((HF_SPECIAL if t.special else 0) | (HF_SINGLE_WORD if t.single_word else 0)
                   | (HF_LSTRIP if t.lstrip else 0) | (HF_RSTRIP if t.rstrip else 0)

@@ -1,0 +1,27 @@
+"""tokenizer.json models -> native `Model` stages.
+
+One builder per model type of `toksmith.hf.components` (BPE, Unigram, WordPiece,
+WordLevel); a model without a native stage yet is refused by name.
+
+>>> build_model(spec, hf)                                       # doctest: +SKIP
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+from toksmith._core.model import Model
+from toksmith.hf import components as c
+from toksmith.spec import TokenizerSpec
+
+
+def build_model(spec: TokenizerSpec, hf: c.HfTokenizerSpec) -> Model:
+    """The native model stage of the file's model (at JSON path `$.model`)."""
+    builder = MODEL_BUILDERS.get(type(hf.model))
+    if builder is None:
+        from toksmith.hf.pipeline import unsupported
+        raise unsupported(hf, "$.model", hf.model, "no native model for this type yet")
+    return builder(spec, hf, hf.model)
+
+
+# type of model -> builder(spec, hf, model) -> Model
+MODEL_BUILDERS: dict[type, Callable[..., Model]] = {}
