@@ -6,3 +6,4 @@ cdef enum:
     ERR_TOO_LONG = -3           # a text grew past 2**31 - 2 bytes after normalization
     ERR_SURROGATE = -4          # a str holds a lone surrogate, which UTF-8 cannot encode
     ERR_REFERENCE_ABORTS = -5   # the reference aborts the process on this text (llama.cpp GGML_ASSERT)
+    ERR_MISSING_UNK = -6        # the model needs its unk token and the vocabulary has none (tokenizers fails too)

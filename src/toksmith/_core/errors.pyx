@@ -41,6 +41,9 @@ def raise_for_status(int rc, object text=None):
             "a pre-token of two or more characters holds a space, as whitespace runs do under "
             "tokenizer.ggml.pre 'whitespace' outside tokenizer.ggml.model 'whitespace'); there is "
             "no reference result to match, so toksmith refuses the text")
+    if rc == ERR_MISSING_UNK:
+        raise ValueError("the model's unk token is not in its vocabulary and this text needs it "
+                         "(tokenizers fails the same way: 'Missing [UNK] token from the vocabulary')")
     if rc == ERR_SURROGATE and isinstance(text, str):
         text.encode("utf-8")   # raises UnicodeEncodeError with the position
     raise RuntimeError(f"internal error {rc}")
@@ -49,4 +52,4 @@ def raise_for_status(int rc, object text=None):
 # The codes by name, for Python code and tests.
 ERROR_CODES = {"ERR_NO_MEMORY": ERR_NO_MEMORY, "ERR_CORRUPT_CHARSMAP": ERR_CORRUPT_CHARSMAP,
                "ERR_TOO_LONG": ERR_TOO_LONG, "ERR_SURROGATE": ERR_SURROGATE,
-               "ERR_REFERENCE_ABORTS": ERR_REFERENCE_ABORTS}
+               "ERR_REFERENCE_ABORTS": ERR_REFERENCE_ABORTS, "ERR_MISSING_UNK": ERR_MISSING_UNK}
