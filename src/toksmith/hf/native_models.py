@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Callable
 
 from toksmith._core.model import Model
+from toksmith._core.wordpiece import WordLevel, WordPiece
 from toksmith.hf import components as c
 from toksmith.spec import TokenizerSpec
 
@@ -23,5 +24,25 @@ def build_model(spec: TokenizerSpec, hf: c.HfTokenizerSpec) -> Model:
     return builder(spec, hf, hf.model)
 
 
+def _keys_and_ids(vocab: dict[str, int]) -> tuple[list[bytes], list[int]]:
+    return [k.encode("utf-8", "surrogatepass") for k in vocab], list(vocab.values())
+
+
+def _wordpiece(spec: TokenizerSpec, hf: c.HfTokenizerSpec, model: c.WordPieceModel) -> Model:
+    # Parity: tokenizers models/wordpiece: the unk token is looked up in the model's own vocabulary
+    keys, ids = _keys_and_ids(model.vocab)
+    return WordPiece(keys, ids, unk_id=model.vocab.get(model.unk_token, -1),
+                     prefix=model.continuing_subword_prefix.encode("utf-8", "surrogatepass"),
+                     max_input_chars_per_word=model.max_input_chars_per_word)
+
+
+def _wordlevel(spec: TokenizerSpec, hf: c.HfTokenizerSpec, model: c.WordLevelModel) -> Model:
+    keys, ids = _keys_and_ids(model.vocab)
+    return WordLevel(keys, ids, unk_id=model.vocab.get(model.unk_token, -1))
+
+
 # type of model -> builder(spec, hf, model) -> Model
-MODEL_BUILDERS: dict[type, Callable[..., Model]] = {}
+MODEL_BUILDERS: dict[type, Callable[..., Model]] = {
+    c.WordPieceModel: _wordpiece,
+    c.WordLevelModel: _wordlevel,
+}

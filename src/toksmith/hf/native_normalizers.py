@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Callable
 
+from toksmith._core.hf_normalizers import HfCharNormalizer, HfUnicodeNormalizer
 from toksmith._core.normalizer import Normalizer
 from toksmith._core.stage_sequences import NormalizerSequence
 from toksmith.hf import components as c
@@ -34,7 +35,24 @@ def _sequence(hf: c.HfTokenizerSpec, seq: c.NormalizerSequence, path: str) -> No
     return members[0] if len(members) == 1 else NormalizerSequence(members)
 
 
+def _bert(hf: c.HfTokenizerSpec, n: c.BertNormalizer, path: str) -> Normalizer:
+    # Parity: tokenizers normalizers/bert.rs (strip_accents None follows lowercase)
+    return HfCharNormalizer.bert(clean_text=n.clean_text, handle_chinese_chars=n.handle_chinese_chars,
+                                 strip_accents=n.strip_accents, lowercase=n.lowercase)
+
+
+def _unicode_form(form: str) -> Callable[..., Normalizer]:
+    return lambda hf, n, path: HfUnicodeNormalizer(form)
+
+
 # type of component -> builder(hf, component, json_path) -> Normalizer
 NORMALIZER_BUILDERS: dict[type, Callable[..., Normalizer | None]] = {
     c.NormalizerSequence: _sequence,
+    c.BertNormalizer: _bert,
+    c.Lowercase: lambda hf, n, path: HfCharNormalizer.lowercase_only(),
+    c.StripAccents: lambda hf, n, path: HfCharNormalizer.strip_accents_only(),
+    c.NFC: _unicode_form("NFC"),
+    c.NFD: _unicode_form("NFD"),
+    c.NFKC: _unicode_form("NFKC"),
+    c.NFKD: _unicode_form("NFKD"),
 }

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Callable
 
+from toksmith._core.hf_pretokenizers import HfBertPreTokenizer, HfPunctuation, HfRunsPreTokenizer
 from toksmith._core.pretokenizer import PreTokenizer
 from toksmith._core.stage_sequences import PreTokenizerSequence
 from toksmith.hf import components as c
@@ -35,7 +36,16 @@ def _sequence(hf: c.HfTokenizerSpec, seq: c.PreTokenizerSequence, path: str) -> 
     return members[0] if len(members) == 1 else PreTokenizerSequence(members)
 
 
+# SplitBehavior -> the name HfPunctuation takes
+_BEHAVIOR_NAMES = {c.SplitBehavior.REMOVED: "removed", c.SplitBehavior.ISOLATED: "isolated",
+                   c.SplitBehavior.MERGED_WITH_PREVIOUS: "merged_with_previous",
+                   c.SplitBehavior.MERGED_WITH_NEXT: "merged_with_next", c.SplitBehavior.CONTIGUOUS: "contiguous"}
+
 # type of component -> builder(hf, component, json_path) -> PreTokenizer
 PRETOKENIZER_BUILDERS: dict[type, Callable[..., PreTokenizer | None]] = {
     c.PreTokenizerSequence: _sequence,
+    c.BertPreTokenizer: lambda hf, p, path: HfBertPreTokenizer(),
+    c.Whitespace: lambda hf, p, path: HfRunsPreTokenizer.whitespace(),
+    c.WhitespaceSplit: lambda hf, p, path: HfRunsPreTokenizer.whitespace_split(),
+    c.Punctuation: lambda hf, p, path: HfPunctuation(_BEHAVIOR_NAMES[p.behavior]),
 }

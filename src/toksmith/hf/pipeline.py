@@ -12,6 +12,8 @@ run approximately.
 """
 from __future__ import annotations
 
+import dataclasses
+
 from toksmith._core.byte_unicode import byte_unicode_decode_or_keep
 from toksmith._core.detokenizer import LlamaCppDecoder, Render
 from toksmith._core.engine import Engine
@@ -114,7 +116,9 @@ def _build_generic(spec: TokenizerSpec, hf: c.HfTokenizerSpec) -> Engine:
     with bad_data_names_file(hf.source, "$.model"):
         model = build_model(spec, hf)
     decoder = build_decoder(spec, hf)
-    raw_splitter, normalized_splitter = added_token_splitters(hf, has_normalizer=normalizer is not None)
+    raw_splitter, normalized_splitter = added_token_splitters(
+        hf, has_normalizer=normalizer is not None,
+        normalize=normalizer.normalize_text if normalizer is not None else None)
     # Parity: tokenizers takes str; bytes given to toksmith are decoded as Python's
     # bytes.decode("utf-8", "replace") does first, before the file's own normalizer.
     normalizer = NormalizerSequence([PythonUtf8Repair(), normalizer]) if normalizer is not None \
@@ -194,17 +198,24 @@ def added_token_splitter(hf: c.HfTokenizerSpec) -> HfAddedTokenSplitter | None:
     return added_token_splitters(hf, has_normalizer=False)[0]
 
 
-def added_token_splitters(hf: c.HfTokenizerSpec, *, has_normalizer: bool
+def added_token_splitters(hf: c.HfTokenizerSpec, *, has_normalizer: bool, normalize=None
                           ) -> tuple[HfAddedTokenSplitter | None, HfAddedTokenSplitter | None]:
     """(the splitter of the raw text, the splitter of each fragment's normalized text).
 
     Parity: tokenizers AddedVocabulary::extract_and_normalize: the tokens marked
-    `normalized` are matched in the normalizer's output, the others in the raw input.
-    Without a normalizer one splitter does both passes."""
+    `normalized` are matched in the normalizer's output, the others in the raw input;
+    `normalize` (the file's normalizer, str -> str) gives the text a normalized token is
+    matched as (AddedVocabulary::add_tokens: its content normalized; a token whose
+    content normalizes to nothing never matches). Without a normalizer one splitter
+    does both passes."""
     tokens = [t for t in hf.added_tokens if t.content]
     if not has_normalizer:
         return _splitter(tokens), None
-    return _splitter([t for t in tokens if not t.normalized]), _splitter([t for t in tokens if t.normalized])
+    normalized = [t for t in tokens if t.normalized]
+    if normalize is not None:
+        normalized = [t for t in (dataclasses.replace(t, content=normalize(t.content)) for t in normalized)
+                      if t.content]
+    return _splitter([t for t in tokens if not t.normalized]), _splitter(normalized)
 
 
 def _splitter(tokens: list[c.AddedToken]) -> HfAddedTokenSplitter | None:
