@@ -6,7 +6,7 @@
 # run it, so streamed text always concatenates to decode(ids).
 from libc.stdint cimport int32_t, uint8_t
 
-from toksmith._core.buffers cimport ByteBuf, bytebuf_free
+from toksmith._core.buffers cimport ByteBuf, IdBuf, bytebuf_free
 from toksmith._core.clean_spaces cimport CleanSpaces
 from toksmith._core.normalizer cimport Normalizer
 
@@ -31,11 +31,16 @@ cdef struct DecodeState:
     int32_t held_eos         # llama.cpp: a trailing EOS that remove_special may drop
     ByteBuf rendered         # llama.cpp with clean_spaces: one id's text before the passes
     CleanSpaces clean        # llama.cpp with clean_spaces: the bytes the passes still hold
+    void* chain              # a decoder's own per-stream state (hf_decoders: one state per stage)
+    void (*chain_free)(void*) noexcept nogil   # frees `chain`
 
 
 cdef inline void decode_state_free(DecodeState* st) noexcept nogil:
     bytebuf_free(&st.pending)
     bytebuf_free(&st.rendered)
+    if st.chain != NULL and st.chain_free != NULL:
+        st.chain_free(st.chain)
+    st.chain = NULL
 
 
 cdef class Decoder:
@@ -82,3 +87,8 @@ cdef class StreamDecoder:
     cdef bint skip_special
     cdef object utf8
     cdef bint finished
+
+
+# Every id of `ids` appended to `out`, each checked (detokenizer.pyx): the one path that
+# every entry point taking ids uses.
+cdef int checked_ids(object ids, Py_ssize_t n_pieces, str name, IdBuf* out) except -1

@@ -103,6 +103,8 @@ cdef class Decoder:
         st.rendered.size = 0
         st.rendered.cap = 0
         clean_spaces_start(&st.clean)
+        st.chain = NULL
+        st.chain_free = NULL
 
     cdef int _feed(self, DecodeState* st, long pid, bint skip_special, ByteBuf* out) except -1:
         if bytebuf_append(out, self.piece_data + self.piece_offsets[pid],
