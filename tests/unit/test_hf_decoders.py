@@ -96,10 +96,43 @@ def test_every_decoder_type_has_a_builder():
     assert type(None) in DECODER_BUILDERS
 
 
+def _has_regex() -> bool:
+    try:
+        import toksmith.hf.native_regex  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+@pytest.mark.skipif(_has_regex(), reason="this build has the native Oniguruma matcher")
 def test_regex_replace_is_refused_by_its_path():
     ref = D.Sequence([D.Fuse(), D.Replace(__import__("tokenizers").Regex(r"\s+"), " ")])
     with pytest.raises(UnsupportedModelError, match=r"\$\.decoder\.decoders\[1\].*Regex"):
         decoder_stages(HF, component(ref), "$.decoder", False)
+
+
+REGEX_CONFIGS = [
+    lambda R: D.Replace(R(r"\s+"), " "),
+    lambda R: D.Replace(R(r"a*"), "X"),
+    lambda R: D.Replace(R(r"(?<=a)b|^\u2581"), ""),
+    lambda R: D.Sequence([D.Replace(R("\u2581+"), " "), D.ByteFallback(), D.Fuse(), D.Replace(R(r" ?\.$"), "!")]),
+    lambda R: D.Sequence([D.ByteFallback(), D.Fuse(), D.Replace(R(r"\p{L}+"), "w")]),
+]
+
+
+@pytest.mark.skipif(not _has_regex(), reason="no native Oniguruma matcher in this build (toksmith.hf.native_regex)")
+@pytest.mark.parametrize("make", REGEX_CONFIGS)
+def test_regex_replace_matches_tokenizers(make):
+    from tokenizers import Regex
+    ref = make(Regex)
+    decoder = native(ref, POOL)
+    rnd = random.Random(9)
+    for _ in range(2000):
+        tokens = [rnd.choice(POOL) for _ in range(rnd.randint(0, 9))]
+        want = decode_tokens(ref, tokens)
+        ids = _ids(tokens)
+        assert decoder.decode(ids) == want, tokens
+        assert "".join(_stream(decoder, ids, rnd)) == want, tokens
 
 
 def test_stages_belong_to_one_decoder():
@@ -283,6 +316,12 @@ def test_special_and_missing_ids():
     assert stream.feed([1, 0]) + stream.feed(1) + stream.feed(0) + stream.finish() == "a a"
     with pytest.raises(TokenIdError, match="token id 2"):
         decoder.decode([0, 2])
+    # a feed with a missing id changes nothing
+    stream = StreamDecoder(decoder)
+    assert stream.feed(0) == "a"
+    with pytest.raises(TokenIdError):
+        stream.feed([0, 2])
+    assert stream.feed(1) + stream.finish() == " <s>"
     with pytest.raises(TokenIdError):
         decoder.decode([0, 3])
 
@@ -431,3 +470,89 @@ def test_stage_constructors_check_their_arguments():
     with pytest.raises(ValueError):
         StripStage(b" ", -1, 0)
     assert HfDecoder.build([b"ab"], b"\0", [ReplaceStage(b"b", b"c")]).decode([0, 0]) == "acac"
+
+
+# ---------------------------------------------------------------------- whole files
+
+def _word_level_file(ref_tok) -> tuple:
+    from toksmith.hf.pipeline import hf_tokenizer_spec
+    from toksmith.hf.reader import read_hf_json
+    hf = read_hf_json(ref_tok.to_str(), "tokenizer.json")
+    return hf_tokenizer_spec(hf), hf
+
+
+def test_normalized_added_tokens_decode_as_their_normalized_form(monkeypatch):
+    """Parity: AddedVocabulary::simple_id_to_token: an added token marked `normalized`
+    decodes as its normalized form, and skip_special tests that form against the special
+    contents ("SPEC" lower-cased is no special token's content, so it stays). Lowercase
+    runs here as llama.cpp's lower-casing (the same on ASCII) until its own stage lands."""
+    import tokenizers
+    from tokenizers import AddedToken, models, normalizers
+
+    from toksmith._core.whitespace_session import LlamaCppLowercase
+    from toksmith.hf.native_decoders import build_decoder
+    from toksmith.hf.native_normalizers import NORMALIZER_BUILDERS
+    if c.Lowercase not in NORMALIZER_BUILDERS:
+        monkeypatch.setitem(NORMALIZER_BUILDERS, c.Lowercase, lambda hf, component, path: LlamaCppLowercase())
+    ref = tokenizers.Tokenizer(models.WordLevel({"a": 0, "[UNK]": 1}, unk_token="[UNK]"))
+    ref.normalizer = normalizers.Lowercase()
+    ref.decoder = D.WordPiece()
+    ref.add_tokens([AddedToken("HeLLo", normalized=True), AddedToken("KEEP", normalized=False)])
+    ref.add_special_tokens([AddedToken("SPEC", normalized=True, special=True), AddedToken("S2", special=True,
+                                                                                         normalized=False)])
+    spec, hf = _word_level_file(ref)
+    decoder = build_decoder(spec, hf)
+    for ids in ([0, 2, 3, 4, 5, 0], [4, 5], [5, 2], []):
+        for skip in (False, True):
+            assert decoder.decode(ids, skip_special=skip) == ref.decode(ids, skip_special_tokens=skip), (ids, skip)
+    assert decoder.piece(2) == b"HeLLo"      # tokenize's piece: the content
+
+
+def test_files_refuse_a_regex_replace_and_overlong_chains(monkeypatch):
+    import tokenizers
+    from tokenizers import models
+
+    from toksmith.hf import native_decoders
+    ref = tokenizers.Tokenizer(models.WordLevel({"a": 0}, unk_token="a"))
+    ref.decoder = D.Sequence([D.ByteFallback(), D.Replace(tokenizers.Regex("a+"), "b")])
+    spec, hf = _word_level_file(ref)
+    with pytest.raises(UnsupportedModelError, match=r"tokenizer\.json: \$\.decoder\.decoders\[1\]: Replace"):
+        native_decoders.build_decoder(spec, hf)
+    ref.decoder = D.Sequence([D.Fuse()] * 5)
+    spec, hf = _word_level_file(ref)
+    monkeypatch.setattr(native_decoders, "MAX_STAGES", 4)
+    with pytest.raises(UnsupportedModelError, match="5 decoder stages"):
+        native_decoders.build_decoder(spec, hf)
+
+
+def test_a_trained_byte_level_file_decodes_and_streams_through_load(tmp_path, corpus_lines):
+    """A byte-level BPE tokenizer.json trained by tokenizers on a corpus sample, with a chain
+    decoder and a special token, through toksmith.load: decode both ways and streams."""
+    import tokenizers
+    from tokenizers import AddedToken, models, pre_tokenizers, trainers
+
+    import toksmith
+    lines = multilingual_sample(corpus_lines, 60)
+    ref = tokenizers.Tokenizer(models.BPE())
+    ref.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    ref.train_from_iterator(lines, trainers.BpeTrainer(vocab_size=600, show_progress=False,
+                                                       initial_alphabet=pre_tokenizers.ByteLevel.alphabet()))
+    ref.add_special_tokens([AddedToken("<eot>", special=True, normalized=False)])
+    ref.decoder = D.Sequence([D.ByteLevel(), D.Replace(" the", " THE"), D.Strip(" ", 1, 0)])
+    ref.save(str(tmp_path / "tokenizer.json"))
+    tok = toksmith.load(tmp_path / "tokenizer.json")
+    rnd = random.Random(2)
+    eot = ref.token_to_id("<eot>")
+    for line in lines:
+        ids = ref.encode(line).ids
+        ids = ids[:len(ids) // 2] + [eot] + ids[len(ids) // 2:]
+        for skip in (False, True):
+            want = ref.decode(ids, skip_special_tokens=skip)
+            assert tok.decode(ids, skip_special=skip) == want
+            stream = tok.stream_decoder(skip_special=skip)
+            pieces, i = [], 0
+            while i < len(ids):
+                k = rnd.randint(1, 3)
+                pieces.append(stream.feed(ids[i:i + k]))
+                i += k
+            assert "".join(pieces) + stream.finish() == want

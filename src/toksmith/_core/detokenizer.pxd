@@ -55,6 +55,7 @@ cdef class Decoder:
     cdef void _start(self, DecodeState* st) noexcept
     cdef int _feed(self, DecodeState* st, long pid, bint skip_special, ByteBuf* out) except -1
     cdef int _flush(self, DecodeState* st, ByteBuf* out) except -1
+    cdef int _check_ids(self, IdBuf* ids) except -1
     cdef int _finish(self, DecodeState* st, bint skip_special, ByteBuf* out) except -1
     cdef int _flush_pending(self, DecodeState* st, ByteBuf* out, bint complete) except -1
     cdef bint _next_byte_is_ascii(self, DecodeState* st) noexcept

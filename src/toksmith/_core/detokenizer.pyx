@@ -116,6 +116,10 @@ cdef class Decoder:
         """After a batch of fed ids: move what can no longer change to `out`."""
         return 0
 
+    cdef int _check_ids(self, IdBuf* ids) except -1:
+        """Raise for an id in range that the decoder refuses, before any id is fed."""
+        return 0
+
     cdef int _finish(self, DecodeState* st, bint skip_special, ByteBuf* out) except -1:
         return 0
 
@@ -410,6 +414,7 @@ cdef class StreamDecoder:
                     raise MemoryError()
             else:
                 checked_ids(ids, self.decoder.n_pieces, "ids", &checked)
+            self.decoder._check_ids(&checked)
             for i in range(checked.size):
                 self.decoder._feed(&self.state, checked.data[i], self.skip_special, &out)
             self.decoder._flush(&self.state, &out)

@@ -1,5 +1,6 @@
 # Type stub of hf_decoders.pyx: tokenizers' decoders as a chain of streaming stages.
 from enum import IntEnum
+from typing import Any
 
 from toksmith._core.detokenizer import Decoder, TokenIds
 
@@ -26,6 +27,9 @@ class DedupStage(Stage):
 
 class ReplaceStage(Stage):
     def __init__(self, pattern: bytes, content: bytes, *, empty_token_stays_empty: bool = False) -> None: ...
+
+class RegexReplaceStage(Stage):
+    def __init__(self, matcher: Any, content: bytes) -> None: ...
 
 class BpeSuffixStage(Stage):
     def __init__(self, suffix: bytes) -> None: ...

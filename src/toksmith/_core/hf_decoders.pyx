@@ -17,6 +17,7 @@ stage                  holds back
 =====================  ===============================================================
 ReplaceStage           the start of a match of its pattern (less what its content
                        shares with that start)
+RegexReplaceStage      each token until it ends (after a Fuse: the whole text)
 StripStage             trailing `content` characters (at most `stop`), and up to
                        `start` leading ones
 MetaspaceStage         nothing
@@ -486,6 +487,36 @@ cdef int _replace_into(ByteBuf* out, const char* s, Py_ssize_t n, const char* pa
     if bytebuf_append(out, s + start, n - start) < 0:
         raise MemoryError()
     return 0
+
+
+cdef class RegexReplaceStage(Stage):
+    """Parity: normalizers/replace.rs `impl Decoder for Replace` with a Regex pattern: each
+    token's matches (onig's find_iter, as find_matches gives them) replaced by `content`;
+    an empty token stays empty. `matcher.replace(text, content)` does the matching
+    (toksmith.hf.native_regex's LinearRegex). A token is held until it ends: after a Fuse
+    the whole text waits for finish, since a match may reach back over any of it.
+    """
+    cdef object matcher
+    cdef bytes content_bytes
+
+    def __cinit__(self, matcher, bytes content):
+        self.matcher = matcher
+        self.content_bytes = content
+        self.raw_safe = False
+
+    cdef int data(self, ChainState* cs, const char* p, Py_ssize_t n) except -1:
+        if bytebuf_append(&cs.states[self.k].buf, p, n) < 0:
+            raise MemoryError()
+        return 0
+
+    cdef int end(self, ChainState* cs) except -1:
+        cdef StageState* st = &cs.states[self.k]
+        cdef bytes replaced
+        if st.buf.size:
+            replaced = self.matcher.replace(st.buf.data[:st.buf.size], self.content_bytes)
+            st.buf.size = 0
+            self.emit(cs, replaced, len(replaced))
+        return self.next.end(cs)
 
 
 cdef class BpeSuffixStage(Stage):
@@ -1004,6 +1035,11 @@ cdef class ByteLevelStage(Stage):
 
 # ---------------------------------------------------------------------- the decoder
 
+cdef int _raise_missing(long pid) except -1:
+    raise TokenIdError(f"token id {pid} is no token of this tokenizer.json (neither the model nor "
+                       f"the added tokens have it)")
+
+
 cdef class HfDecoder(Decoder):
     """A tokenizer.json's decoder: the token text of every id run through a chain of stages.
 
@@ -1060,6 +1096,13 @@ cdef class HfDecoder(Decoder):
         if cs.states == NULL:
             cs.failed = True
 
+    cdef int _check_ids(self, IdBuf* ids) except -1:
+        cdef Py_ssize_t i
+        for i in range(ids.size):
+            if self.kinds[ids.data[i]] == TOKEN_MISSING:
+                _raise_missing(ids.data[i])
+        return 0
+
     cdef int _feed(self, DecodeState* st, long pid, bint skip_special, ByteBuf* out) except -1:
         cdef ChainState* cs = <ChainState*>st.chain
         cdef unsigned char kind = self.kinds[pid]
@@ -1068,8 +1111,7 @@ cdef class HfDecoder(Decoder):
             raise MemoryError() if cs == NULL or cs.states == NULL else \
                 ValueError("this decode stream failed earlier; create a new one")
         if kind == TOKEN_MISSING:
-            raise TokenIdError(f"token id {pid} is no token of this tokenizer.json (neither the "
-                               f"model nor the added tokens have it)")
+            _raise_missing(pid)
         if kind == TOKEN_SPECIAL and skip_special:
             return 0
         cs.out = out
@@ -1108,6 +1150,7 @@ cdef class HfDecoder(Decoder):
         self._start(&st)
         try:
             checked_ids(ids, self.n_pieces, "ids", &checked)
+            self._check_ids(&checked)
             if st.chain != NULL:
                 (<ChainState*>st.chain).raw = raw
             for i in range(checked.size):

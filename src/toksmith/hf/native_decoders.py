@@ -5,7 +5,8 @@ content, normalized when the token is marked `normalized` and the file has a nor
 the special added tokens dropped with skip_special), the decoder's `decode_chain` runs
 over the texts, and the results are joined; without a decoder the texts are joined by
 spaces. Every decoder type becomes stages of `toksmith._core.hf_decoders`; a Replace
-with a Regex pattern is refused by JSON path (no native Oniguruma matcher yet).
+with a Regex pattern runs on toksmith.hf.native_regex's matcher where the build has it
+(and is refused by JSON path where it does not, or where that matcher refuses the pattern).
 
 >>> build_decoder(spec, hf).decode([15496, 995])               # doctest: +SKIP
 'Hello world'
@@ -16,7 +17,7 @@ from typing import Callable
 
 from toksmith._core.hf_decoders import (ByteFallbackStage, ByteLevelStage, BpeSuffixStage, DedupStage,
                                         DropEmptyStage, FuseStage, HfDecoder, JoinSpacesStage, MetaspaceStage,
-                                        ReplaceStage, Stage, StripStage, TokenKind, WordPiecePrefixStage)
+                                        RegexReplaceStage, ReplaceStage, Stage, StripStage, TokenKind, WordPiecePrefixStage)
 from toksmith.hf import components as c
 from toksmith.spec import TokenizerSpec
 from toksmith.vocab import TokenType
@@ -26,10 +27,18 @@ CLEANUP = ((" .", "."), (" ?", "?"), (" !", "!"), (" ,", ","), (" ' ", "'"), (" 
            (" do not", " don't"), (" 's", "'s"), (" 've", "'ve"), (" 're", "'re"))
 
 
+# Stages call the next one down the chain (C recursion): a longer chain is refused.
+MAX_STAGES = 256
+
+
 def build_decoder(spec: TokenizerSpec, hf: c.HfTokenizerSpec) -> HfDecoder:
     """The native decoder of the file (its `$.decoder`, or none)."""
     texts, kinds = decode_texts(spec, hf)
     stages, _ = decoder_stages(hf, hf.decoder, "$.decoder", fused=False)
+    if len(stages) > MAX_STAGES:
+        from toksmith.hf.pipeline import unsupported
+        raise unsupported(hf, "$.decoder", hf.decoder, f"a chain of {len(stages)} decoder stages "
+                                                       f"(at most {MAX_STAGES} run natively)")
     return HfDecoder.build(texts, kinds, stages, list(spec.vocab.pieces))
 
 
@@ -46,7 +55,8 @@ def decode_texts(spec: TokenizerSpec, hf: c.HfTokenizerSpec) -> tuple[list[bytes
         normalizer = build_normalizer(hf, hf.normalizer, "$.normalizer")
         if normalizer is not None:
             for token in normalized:
-                texts[token.id] = normalizer.normalize_text(token.content).encode("utf-8", "surrogatepass")
+                text = normalizer.normalize_text(_utf8(token.content))
+                texts[token.id] = _utf8(text) if isinstance(text, str) else bytes(text)
     specials = {t.content.encode("utf-8", "surrogatepass") for t in hf.added_tokens if t.special and t.content}
     kinds = bytes(TokenKind.TOKEN_MISSING if t == TokenType.UNDEFINED
                   else TokenKind.TOKEN_SPECIAL if text in specials else TokenKind.TOKEN_TEXT
@@ -117,9 +127,14 @@ def _metaspace(hf, component: c.Metaspace, path: str, fused: bool):
 
 def _replace_decoder(hf, component: c.Replace, path: str, fused: bool):
     if isinstance(component.pattern, c.RegexPattern):
-        from toksmith.hf.pipeline import unsupported
-        raise unsupported(hf, path, component, "a Replace decoder with a Regex pattern needs a native "
-                                               "Oniguruma matcher, which this version does not have")
+        try:
+            from toksmith.hf.native_regex import native_pattern
+        except ImportError:     # the native Oniguruma matcher is not in this build
+            from toksmith.hf.pipeline import unsupported
+            raise unsupported(hf, path, component, "a Replace decoder with a Regex pattern needs the native "
+                                                   "Oniguruma matcher, which this build does not have") from None
+        return [RegexReplaceStage(native_pattern(hf, component.pattern, f"{path}.pattern"),
+                                  _utf8(component.content))], fused
     return _replace(component.pattern.text, component.content, empty_token_stays_empty=True), fused
 
 
