@@ -87,8 +87,13 @@ def test_minilm_corpora_match_tokenizers(fixtures, corpus_lines):
     path = fixture_file(fixtures, MINILM)
     texts, spliced_count = every_line(corpus_lines, SPECIALS)
     compared = compare("MiniLM", path, texts, one_call=400)
+    # and the whole file decodes as tokenizers does (the WordPiece decoder: hf_decoders)
+    tok, ref = toksmith.load(path), _reference(path)
+    for skip in (False, True):
+        for text, e in zip(texts, ref.encode_batch(texts)):
+            assert tok.decode(e.ids, skip_special=skip) == ref.decode(e.ids, skip_special_tokens=skip), text[:80]
     report(f"all-MiniLM-L6-v2 tokenizer.json vs tokenizers: {compared} lines ({spliced_count} with an added "
-           f"token spliced in) x 4 flag combinations, batch and one call: 0 mismatches")
+           f"token spliced in) x 4 flag combinations, batch and one call, and decode x 2: 0 mismatches")
 
 
 def test_minilm_pairs_match_tokenizers(fixtures, corpus_lines):
