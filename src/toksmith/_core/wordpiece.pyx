@@ -210,7 +210,8 @@ cdef class WordPiece(VocabModel):
     cdef int encode(self, const unsigned char* s, Py_ssize_t n, void* work, IdBuf* ids,
                     IdBuf* spans, Py_ssize_t base) noexcept nogil:
         # Parity: tokenizers models/wordpiece/mod.rs WordPiece::tokenize
-        cdef Py_ssize_t start = 0, length, chars, i, ids_before, spans_before
+        cdef Py_ssize_t start = 0, length, chars, i, count = 0, spans_before
+        cdef int32_t* out
         cdef const Cell* cells = self.words.cells
         cdef const int32_t* values = self.words.values
         cdef int32_t token = -1
@@ -223,21 +224,28 @@ cdef class WordPiece(VocabModel):
                 chars += (s[i] & 0xC0) != 0x80
             if chars > self.max_input_chars_per_word:
                 return self._unknown(n, ids, spans, base)
-        ids_before = ids.size
+        # room for the most pieces there can be (one a byte): the ids go in unchecked and
+        # count only once every piece matched
+        if idbuf_reserve(ids, n) < 0:
+            return ERR_NO_MEMORY
+        out = ids.data + ids.size
         spans_before = spans.size if spans != NULL else 0
         while start < n:
             length = _longest(cells, values, s + start, n - start, &token)
             if length == 0:
                 # is_bad: the whole pre-token becomes the unk token
-                ids.size = ids_before
                 if spans != NULL:
                     spans.size = spans_before
                 return self._unknown(n, ids, spans, base)
-            if _push_id(ids, spans, token, base + start, base + start + length) < 0:
+            out[count] = token
+            count += 1
+            if spans != NULL and (idbuf_push(spans, <int32_t>(base + start)) < 0
+                                  or idbuf_push(spans, <int32_t>(base + start + length)) < 0):
                 return ERR_NO_MEMORY
             start += length
             cells = self.rest_cells
             values = self.rest_values
+        ids.size += count
         return 0
 
 
