@@ -304,7 +304,9 @@ cdef class DedupStage(Stage):
             raise MemoryError()
         if st.flags & F_DIFFERENT:
             return self.next.data(cs, p, n)
-        if st.buf.size <= st.buf2.size and memcmp(st.buf.data, st.buf2.data, st.buf.size) == 0:
+        # the token so far was a prefix of the previous one: do the new bytes continue it?
+        if st.buf.size <= st.buf2.size and memcmp(st.buf.data + st.buf.size - n, st.buf2.data + st.buf.size - n,
+                                                  n) == 0:
             return 0
         st.flags |= F_DIFFERENT
         return self.next.data(cs, st.buf.data, st.buf.size)
@@ -462,10 +464,11 @@ cdef void _kmp_borders(const unsigned char* pat, Py_ssize_t m, Py_ssize_t* borde
         borders[q + 1] = k
 
 
-cdef int _replace_into(ByteBuf* out, const char* s, Py_ssize_t n, const char* pat, Py_ssize_t plen,
-                       const char* content, Py_ssize_t clen) except -1:
-    """out = Rust's str::replace of s[:n] (an empty pattern: content around every character)."""
-    cdef Py_ssize_t i = 0, start = 0, u
+cdef int _replace_into(ByteBuf* out, const char* s, Py_ssize_t n, const unsigned char* pat, Py_ssize_t plen,
+                       const Py_ssize_t* borders, const char* content, Py_ssize_t clen) except -1:
+    """out = Rust's str::replace of s[:n] (leftmost matches, not overlapping, found with the
+    pattern's KMP `borders`; an empty pattern: content around every character)."""
+    cdef Py_ssize_t i = 0, start = 0, q = 0, u
     out.size = 0
     if plen == 0:
         if bytebuf_append(out, content, clen) < 0:
@@ -476,14 +479,17 @@ cdef int _replace_into(ByteBuf* out, const char* s, Py_ssize_t n, const char* pa
                 raise MemoryError()
             i += u
         return 0
-    while i + plen <= n:
-        if s[i] == pat[0] and memcmp(s + i, pat, plen) == 0:
-            if bytebuf_append(out, s + start, i - start) < 0 or bytebuf_append(out, content, clen) < 0:
+    while i < n:
+        while q > 0 and <unsigned char>s[i] != pat[q]:
+            q = borders[q]
+        if <unsigned char>s[i] == pat[q]:
+            q += 1
+        i += 1
+        if q == plen:
+            if bytebuf_append(out, s + start, i - plen - start) < 0 or bytebuf_append(out, content, clen) < 0:
                 raise MemoryError()
-            i += plen
             start = i
-        else:
-            i += 1
+            q = 0
     if bytebuf_append(out, s + start, n - start) < 0:
         raise MemoryError()
     return 0
@@ -548,7 +554,7 @@ cdef class BpeSuffixStage(Stage):
         if not (st.flags & F_PENDING):
             return 0
         if last:
-            _replace_into(&st.buf2, st.buf.data, st.buf.size, <const char*>self.suf, self.slen, b"", 0)
+            _replace_into(&st.buf2, st.buf.data, st.buf.size, self.suf, self.slen, self.borders, b"", 0)
         self.emit(cs, st.buf2.data + st.b, st.buf2.size - st.b)
         st.buf.size = 0
         st.b = 0
@@ -624,8 +630,8 @@ cdef class BpeSuffixStage(Stage):
         cdef Py_ssize_t n = 0, m
         last.data = NULL; last.size = 0; last.cap = 0
         try:
-            _replace_into(&st.buf2, st.buf.data, st.buf.size, <const char*>self.suf, self.slen, b" ", 1)
-            _replace_into(&last, st.buf.data, st.buf.size, <const char*>self.suf, self.slen, b"", 0)
+            _replace_into(&st.buf2, st.buf.data, st.buf.size, self.suf, self.slen, self.borders, b" ", 1)
+            _replace_into(&last, st.buf.data, st.buf.size, self.suf, self.slen, self.borders, b"", 0)
             m = min(last.size, st.buf2.size)
             while n < m and last.data[n] == st.buf2.data[n]:
                 n += 1
