@@ -23,5 +23,40 @@ def build_model(spec: TokenizerSpec, hf: c.HfTokenizerSpec) -> Model:
     return builder(spec, hf, hf.model)
 
 
+def _bpe(spec: TokenizerSpec, hf: c.HfTokenizerSpec, model: c.BpeModel) -> Model:
+    """tokenizers' BPE over characters (models/bpe/model.rs), as `_core.hf_bpe.HfBpe`.
+
+    The reader checked every merge against the vocabulary as BpeBuilder::build does, so
+    each (left, right) names two tokens and the token they form."""
+    from toksmith._core.hf_bpe import HfBpe
+    from toksmith.hf.read_models import merged_token
+    vocab = model.vocab
+    texts: list[bytes | None] = [None] * (max(vocab.values(), default=-1) + 1)
+    for text, i in vocab.items():
+        texts[i] = text.encode("utf-8", "surrogatepass")
+    lefts = [vocab[a] for a, _ in model.merges]
+    rights = [vocab[b] for _, b in model.merges]
+    prefix = (model.continuing_subword_prefix or "").encode("utf-8", "surrogatepass")
+    plen = len(prefix)
+    if plen:
+        mergeds = [vocab[merged_token(a, b, plen)] for a, b in model.merges]
+    else:
+        mergeds = [vocab[a + b] for a, b in model.merges]
+    unk = model.unk_token
+    unk_id = vocab.get(unk, -1) if unk is not None else -1
+    # Word::merge_all checks a popped entry by the token its pair forms now; a changed pair
+    # can form the same token only when a symbol that is no character (unk_token, "<0xXX>")
+    # has a text no longer than the prefix: see HfBpe._merge_heap.
+    other_texts = ([unk] if unk_id >= 0 else []) + ([f"<0x{b:02X}>" for b in range(256)] if model.byte_fallback else [])
+    exact = any(len(t.encode("utf-8", "surrogatepass")) <= plen for t in other_texts if t in vocab)
+    return HfBpe.build(texts, lefts, rights, mergeds, unk_id=unk_id,
+                       unk_missing=unk is not None and unk_id < 0, fuse_unk=model.fuse_unk,
+                       byte_fallback=model.byte_fallback, prefix=prefix,
+                       suffix=(model.end_of_word_suffix or "").encode("utf-8", "surrogatepass"),
+                       ignore_merges=model.ignore_merges, exact_stale_check=exact)
+
+
 # type of model -> builder(spec, hf, model) -> Model
-MODEL_BUILDERS: dict[type, Callable[..., Model]] = {}
+MODEL_BUILDERS: dict[type, Callable[..., Model]] = {
+    c.BpeModel: _bpe,
+}
