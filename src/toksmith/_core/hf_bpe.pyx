@@ -172,8 +172,8 @@ cdef class HfBpe(Model):
         unk_id: the id of unk_token (-1: none); unk_missing: unk_token is set but is no
             token (a text that needs it is then refused, as tokenizers refuses it).
         prefix, suffix: continuing_subword_prefix and end_of_word_suffix (UTF-8).
-        exact_stale_check: a symbol's text may be no longer than the prefix (see
-            _merge_heap), so every word takes the heap with tokenizers' exact check.
+        exact_stale_check: some merge's right side is no longer than the prefix (see
+            _merge_heap): every word then takes the heap with tokenizers' exact check.
         """
         cdef HfBpe self = HfBpe()
         cdef Py_ssize_t n = len(tokens), m = len(lefts), i, k, total = 0, length, at = 0, cap = 64
@@ -454,10 +454,10 @@ cdef class HfBpe(Model):
     cdef inline int _add(self, HfBpeWork* w, int32_t token, Py_ssize_t lo, Py_ssize_t hi,
                          Py_ssize_t hlen) noexcept nogil:
         """Parity: Word::add (a symbol of tokenizers' length `hlen`; lo, hi its span)."""
-        cdef Py_ssize_t k = w.sym.size
-        if k >= w.sym.cap:
-            if idbuf_reserve(&w.sym, 1) < 0 or idbuf_reserve(&w.lo, k + 1 - w.lo.size) < 0 \
-                    or idbuf_reserve(&w.hi, k + 1 - w.hi.size) < 0 or idbuf_reserve(&w.hlen, k + 1 - w.hlen.size) < 0:
+        cdef Py_ssize_t k = w.sym.size      # the four buffers have this size
+        if k >= w.sym.cap or k >= w.lo.cap or k >= w.hi.cap or k >= w.hlen.cap:
+            if idbuf_reserve(&w.sym, 1) < 0 or idbuf_reserve(&w.lo, 1) < 0 \
+                    or idbuf_reserve(&w.hi, 1) < 0 or idbuf_reserve(&w.hlen, 1) < 0:
                 return -1
         w.sym.data[k] = token
         w.lo.data[k] = <int32_t>lo
@@ -566,8 +566,8 @@ cdef class HfBpe(Model):
         """Merge a short word by scanning for the pair of lowest rank, the leftmost on ties.
 
         This is Word::merge_all's order whenever a heap entry whose pair has changed never
-        names the token the new pair forms (exact_stale_check false): then the heap only
-        ever acts on current pairs, the lowest (rank, position) first."""
+        names the token the new pair forms (exact_stale_check false, see _merge_heap): then
+        the heap only ever acts on current pairs, the lowest (rank, position) first."""
         cdef Py_ssize_t m = w.sym.size, i, best
         cdef int32_t best_rank
         cdef int32_t* sym = w.sym.data
@@ -615,8 +615,10 @@ cdef class HfBpe(Model):
 
         An entry is pushed with the pair's two tokenizers lengths: the same position with
         the same total length is the same pair (symbols only grow), so it is current. A
-        changed pair forms the same token only when some symbol's text is no longer than
-        continuing_subword_prefix (exact_stale_check), and only then is it looked up."""
+        changed pair covers more symbols; merged(a, b) is a + b minus len(prefix) leading
+        bytes of b, so its text is longer too, and it forms another token, unless a merge's
+        right side is no longer than the prefix (exact_stale_check): only then is it
+        looked up."""
         cdef Py_ssize_t m = w.sym.size, i, need = 2 * m + 2
         cdef int32_t* sym
         cdef int32_t* hlen

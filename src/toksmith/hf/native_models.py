@@ -44,11 +44,12 @@ def _bpe(spec: TokenizerSpec, hf: c.HfTokenizerSpec, model: c.BpeModel) -> Model
         mergeds = [vocab[a + b] for a, b in model.merges]
     unk = model.unk_token
     unk_id = vocab.get(unk, -1) if unk is not None else -1
-    # Word::merge_all checks a popped entry by the token its pair forms now; a changed pair
-    # can form the same token only when a symbol that is no character (unk_token, "<0xXX>")
-    # has a text no longer than the prefix: see HfBpe._merge_heap.
-    other_texts = ([unk] if unk_id >= 0 else []) + ([f"<0x{b:02X}>" for b in range(256)] if model.byte_fallback else [])
-    exact = any(len(t.encode("utf-8", "surrogatepass")) <= plen for t in other_texts if t in vocab)
+    # Word::merge_all checks a popped entry by the token its pair forms now. A pair that
+    # changed covers more symbols, and forms a longer text, unless a merge's right side is
+    # no longer than the prefix it loses (the reader made sure none is shorter): only
+    # then may a changed pair form the same token (see HfBpe._merge_heap).
+    exact = any(len(b.encode("utf-8", "surrogatepass")) <= plen for _, b in model.merges) if plen \
+        else not all(b for _, b in model.merges)
     return HfBpe.build(texts, lefts, rights, mergeds, unk_id=unk_id,
                        unk_missing=unk is not None and unk_id < 0, fuse_unk=model.fuse_unk,
                        byte_fallback=model.byte_fallback, prefix=prefix,
