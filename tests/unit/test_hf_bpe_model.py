@@ -114,3 +114,20 @@ def test_random_vocabularies_including_changed_pairs_forming_the_same_token(seed
     assert mine.exact_stale_check == any(len(b) <= 2 for _, b in merges)
     words = ["".join(rnd.choice("abx") for _ in range(rnd.randint(1, 60))) for _ in range(300)]
     _same(mine, ref, words)
+
+
+def test_words_are_cut_before_spaces_only_where_no_merge_crosses():
+    # Llama-style: no merge joins "▁..." to a text that does not end with "▁": cut there
+    vocab = {"▁": 0, "a": 1, "b": 2, "▁a": 3, "▁▁": 4, "ab": 5, "▁ab": 6, "b▁": 7, "<unk>": 8}
+    words = ["▁a▁b", "▁▁a▁▁ab", "ab▁ab", "a▁", "▁", "x▁a", "▁x▁▁x"]
+    mine, ref = _pair(vocab, [("▁", "a"), ("▁", "▁"), ("a", "b"), ("▁a", "b")], unk_token="<unk>", fuse_unk=True)
+    assert mine.n_cut_chars == 1
+    _same(mine, ref, words)
+    # a merge from "b" into "▁": no cut
+    mine, ref = _pair(vocab, [("▁", "a"), ("b", "▁"), ("a", "b")], unk_token="<unk>")
+    assert mine.n_cut_chars == 0
+    _same(mine, ref, words)
+    # an unk_token ending with the character: no cut either
+    mine, ref = _pair({**vocab, "x▁": 9}, [("▁", "a")], unk_token="x▁")
+    assert mine.n_cut_chars == 0 and mine.unk_id == 9
+    _same(mine, ref, words)

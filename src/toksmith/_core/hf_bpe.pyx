@@ -17,8 +17,8 @@ Why not `byte_bpe.ByteLevelBpe` (which also runs BPE over UTF-8 characters for l
 gemma4): there a symbol is known by the bytes it covers, and its fast tables are keyed by
 those bytes. Here a symbol is a token id that the bytes do not name: "a" and "##a" cover the
 same byte, an unknown character becomes `unk_token` or byte tokens that may merge further,
-and a character that maps to nothing lets its neighbours meet. The hash keys, the word
-cache entry and the pair slots are the ones byte_bpe uses (byte_keys.pxd, byte_bpe.pxd).
+and a character that maps to nothing lets its neighbours meet. The hash keys and the pair
+and token slots are byte_bpe's (byte_keys.pxd, byte_bpe.pxd), the word cache spm_bpe's.
 
     >>> bpe = HfBpe.build([b"a", b"b", b"ab"], [0], [1], [2])
     >>> bpe.encode_piece(b"abab")
@@ -30,8 +30,10 @@ from libc.stdint cimport INT32_MAX, int32_t, int64_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc
 from libc.string cimport memcmp, memcpy, memset
 
-from toksmith._core.buffers cimport ByteBuf, IdBuf, bytebuf_free, bytebuf_reserve, idbuf_free, idbuf_reserve
-from toksmith._core.byte_bpe cimport PairSlot, TokenSlot, WORD_IDS, WORD_TEXT, WordEntry
+from toksmith._core.buffers cimport (ByteBuf, IdBuf, bytebuf_append, bytebuf_free, bytebuf_reserve, idbuf_free,
+                                     idbuf_reserve)
+from toksmith._core.byte_bpe cimport PairSlot, TokenSlot
+from toksmith._core.spm_bpe cimport CacheEntry
 from toksmith._core.byte_keys cimport hash_bytes, mix64, pair_key, token_key
 from toksmith._core.errors cimport ERR_NO_MEMORY, ERR_TOO_LONG, ERR_UNK_NOT_IN_VOCAB
 from toksmith._core.model cimport Model, WorkHeader
@@ -41,8 +43,12 @@ from toksmith._core.errors import raise_for_status
 
 # Words of at most this many initial symbols are merged by a linear scan (see _merge_linear).
 cdef Py_ssize_t LINEAR_MAX_SYMBOLS = 32
-# Per-thread word cache (direct-mapped, one cache line a word) and pair memo (16 bytes a slot).
-cdef Py_ssize_t CACHE_SLOTS = 1 << 14
+# Per-thread word cache (spm_bpe's design: open addressing, texts and ids kept aside, started
+# over when full) for words or chunks of at most CACHED_MAX_BYTES; per-thread pair memo.
+cdef Py_ssize_t CACHED_MAX_BYTES = 256
+cdef Py_ssize_t CACHE_SLOTS = 1 << 16
+cdef Py_ssize_t CACHE_MAX_ENTRIES = 1 << 15
+cdef Py_ssize_t CACHE_MAX_TEXT_BYTES = 1 << 20
 cdef Py_ssize_t PAIR_MEMO_SLOTS = 1 << 13
 
 # Which text a character's symbol has (merge_word): bit 0 a character after the first
@@ -67,7 +73,10 @@ cdef struct HfBpeWork:
     IdBuf out           # (id, start, end) triples of the word
     ByteBuf key         # a character's text with prefix / suffix
     MergeHeap heap
-    WordEntry* cache
+    CacheEntry* cache       # results of recent words (see _encode_chunk)
+    Py_ssize_t cache_used
+    ByteBuf cache_text
+    IdBuf cache_ids         # (id, start, end) triples
     PairSlot* memo
     uint64_t cache_model
 
@@ -79,6 +88,8 @@ cdef void _free_work(void* work) noexcept nogil:
     _free_buffers(w)
     free(w.cache)
     free(w.memo)
+    bytebuf_free(&w.cache_text)
+    idbuf_free(&w.cache_ids)
     free(w)
 
 
@@ -94,6 +105,25 @@ cdef void _free_buffers(HfBpeWork* w) noexcept nogil:
     idbuf_free(&w.out)
     bytebuf_free(&w.key)
     heap_free(&w.heap)
+
+
+cdef int _append_triples(const int32_t* t, Py_ssize_t count, IdBuf* ids, IdBuf* spans,
+                         Py_ssize_t base) noexcept nogil:
+    """Append the ids of `count` (id, start, end) triples, and their spans moved by base."""
+    cdef Py_ssize_t k
+    if idbuf_reserve(ids, count) < 0:
+        return ERR_NO_MEMORY
+    for k in range(count):
+        ids.data[ids.size + k] = t[3 * k]
+    ids.size += count
+    if spans != NULL:
+        if idbuf_reserve(spans, 2 * count) < 0:
+            return ERR_NO_MEMORY
+        for k in range(count):
+            spans.data[spans.size + 2 * k] = <int32_t>(base + t[3 * k + 1])
+            spans.data[spans.size + 2 * k + 1] = <int32_t>(base + t[3 * k + 2])
+        spans.size += 2 * count
+    return 0
 
 
 cdef inline Py_ssize_t _char_len(const unsigned char* s, Py_ssize_t n) noexcept nogil:
@@ -131,6 +161,7 @@ cdef class HfBpe(Model):
     cdef uint64_t pair_mask
     cdef readonly Py_ssize_t n_pairs
     cdef int32_t ascii_ids[4][128]     # [kind][byte]: id of an ASCII character's text, or -1
+    cdef int32_t* bmp_ids              # no prefix or suffix: id of each U+0800..U+FFFF character, or -1
     cdef int32_t byte_ids[256]         # id of "<0xXX>", or -1
     cdef bytes prefix
     cdef bytes suffix
@@ -147,12 +178,17 @@ cdef class HfBpe(Model):
     cdef readonly bint byte_fallback
     cdef readonly bint ignore_merges
     cdef readonly bint exact_stale_check
+    cdef list _cut_texts                   # keeps cut_chars alive
+    cdef const unsigned char* cut_chars[2]
+    cdef Py_ssize_t cut_lengths[2]
+    cdef readonly Py_ssize_t n_cut_chars
 
     def __cinit__(self, *args, **kwargs):
         self.texts = NULL
         self.text_offsets = NULL
         self.text_slots = NULL
         self.pairs = NULL
+        self.bmp_ids = NULL
         self.work_kind = &_WORK_KIND
 
     def __dealloc__(self):
@@ -160,11 +196,12 @@ cdef class HfBpe(Model):
         free(self.text_offsets)
         free(self.text_slots)
         free(self.pairs)
+        free(self.bmp_ids)
 
     @staticmethod
     def build(list tokens, lefts, rights, mergeds, *, int32_t unk_id=-1, bint unk_missing=False,
               bint fuse_unk=False, bint byte_fallback=False, bytes prefix=b"", bytes suffix=b"",
-              bint ignore_merges=False, bint exact_stale_check=False):
+              bint ignore_merges=False, bint exact_stale_check=False, list cut_chars=None):
         """Tables for a vocabulary: token id i has UTF-8 text tokens[i] (None: no token).
 
         lefts, rights, mergeds: the merges in rank order as token ids (left + right
@@ -174,6 +211,11 @@ cdef class HfBpe(Model):
         prefix, suffix: continuing_subword_prefix and end_of_word_suffix (UTF-8).
         exact_stale_check: some merge's right side is no longer than the prefix (see
             _merge_heap): every word then takes the heap with tokenizers' exact check.
+        cut_chars: at most two characters (UTF-8) that no merge joins to what comes
+            before them unless it ends with them too (Llama's U+2581): a word is then cut
+            before each one that follows another character, and the chunks are merged on
+            their own (short words: the linear scan and the word cache). The caller checks
+            that it holds (no prefix, suffix, ignore_merges, or unk_token ending with one).
         """
         cdef HfBpe self = HfBpe()
         cdef Py_ssize_t n = len(tokens), m = len(lefts), i, k, total = 0, length, at = 0, cap = 64
@@ -245,7 +287,32 @@ cdef class HfBpe(Model):
                     buf[0] = <unsigned char>i
                     self.ascii_ids[kind][i] = self._affixed_token(kind, buf, 1, buf + 1)
         self._add_merges(lefts, rights, mergeds)
+        if not self.affixed:
+            self._fill_bmp_ids()
+        self._cut_texts = [bytes(c) for c in (cut_chars or [])]
+        if len(self._cut_texts) > 2 or not all(self._cut_texts):
+            raise ValueError("at most two non-empty cut characters")
+        self.n_cut_chars = len(self._cut_texts)
+        for k in range(self.n_cut_chars):
+            self.cut_chars[k] = <const unsigned char*>PyBytes_AS_STRING(self._cut_texts[k])
+            self.cut_lengths[k] = len(self._cut_texts[k])
         return self
+
+    cdef int _fill_bmp_ids(self) except -1:
+        """The direct table of three-byte characters (CJK text looks each one up)."""
+        cdef Py_ssize_t i, length
+        cdef const unsigned char* p
+        self.bmp_ids = <int32_t*>malloc(65536 * sizeof(int32_t))
+        if self.bmp_ids == NULL:
+            raise MemoryError()
+        for i in range(65536):
+            self.bmp_ids[i] = -1
+        for i in range(self.n_pieces):
+            length = self.text_offsets[i + 1] - self.text_offsets[i]
+            p = self.texts + self.text_offsets[i]
+            if length == 3 and (p[0] & 0xF0) == 0xE0 and self._token_of(p, 3) == i:
+                self.bmp_ids[((p[0] & 0x0F) << 12) | ((p[1] & 0x3F) << 6) | (p[2] & 0x3F)] = <int32_t>i
+        return 0
 
     cdef int _add_merges(self, lefts, rights, mergeds) except -1:
         cdef Py_ssize_t m = len(lefts), cap = 64, k
@@ -347,10 +414,10 @@ cdef class HfBpe(Model):
             _free_buffers(w)
 
     cdef int _ready_caches(self, HfBpeWork* w) noexcept nogil:
-        """Empty the word cache and pair memo of a work last used by another model
-        (allocating them on first use); 0, or -1 (memory)."""
+        """Empty the word cache and pair memo (a work last used by another model, or a
+        full cache), allocating them on first use; 0, or -1 (memory)."""
         if w.cache == NULL:
-            w.cache = <WordEntry*>calloc(CACHE_SLOTS, sizeof(WordEntry))
+            w.cache = <CacheEntry*>calloc(CACHE_SLOTS, sizeof(CacheEntry))
             w.memo = <PairSlot*>calloc(PAIR_MEMO_SLOTS, sizeof(PairSlot))
             if w.cache == NULL or w.memo == NULL:
                 free(w.cache)
@@ -359,18 +426,18 @@ cdef class HfBpe(Model):
                 w.memo = NULL
                 return -1
         else:
-            memset(w.cache, 0, CACHE_SLOTS * sizeof(WordEntry))
+            memset(w.cache, 0, CACHE_SLOTS * sizeof(CacheEntry))
             memset(w.memo, 0, PAIR_MEMO_SLOTS * sizeof(PairSlot))
+        w.cache_used = 0
+        w.cache_text.size = 0
+        w.cache_ids.size = 0
         w.cache_model = self.serial
         return 0
 
     cdef int encode(self, const unsigned char* s, Py_ssize_t n, void* work, IdBuf* ids,
                     IdBuf* spans, Py_ssize_t base) noexcept nogil:
         cdef HfBpeWork* w = <HfBpeWork*>work
-        cdef uint64_t h = 0
-        cdef WordEntry* e = NULL
-        cdef Py_ssize_t k, count
-        cdef const int32_t* t
+        cdef Py_ssize_t start = 0, cut
         cdef int rc
         if n <= 0:
             return 0
@@ -379,52 +446,67 @@ cdef class HfBpe(Model):
         if w.cache_model != self.serial or w.cache == NULL:
             if self._ready_caches(w) < 0:
                 return ERR_NO_MEMORY
-        if n <= WORD_TEXT:
-            # The cache only remembers results (tokenizers' cache does not change them either).
-            h = hash_bytes(s, n)
-            e = &w.cache[h & <uint64_t>(CACHE_SLOTS - 1)]
-            if e.hash == h and e.text_len == n and memcmp(e.text, s, n) == 0:
-                count = e.n_ids
-                if idbuf_reserve(ids, count) < 0:
-                    return ERR_NO_MEMORY
-                for k in range(count):
-                    ids.data[ids.size + k] = e.ids[k]
-                ids.size += count
-                if spans != NULL:
-                    if idbuf_reserve(spans, 2 * count) < 0:
-                        return ERR_NO_MEMORY
-                    for k in range(count):
-                        spans.data[spans.size + 2 * k] = <int32_t>(base + e.starts[k])
-                        spans.data[spans.size + 2 * k + 1] = <int32_t>(base + e.ends[k])
-                    spans.size += 2 * count
-                return 0
+        if self.n_cut_chars == 0:
+            return self._encode_chunk(s, n, w, ids, spans, base)
+        # No merge crosses a cut (see build's cut_chars): each chunk is merged on its own.
+        while start < n:
+            cut = self._next_cut(s, n, start)
+            rc = self._encode_chunk(s + start, cut - start, w, ids, spans, base + start)
+            if rc < 0:
+                return rc
+            start = cut
+        return 0
+
+    cdef Py_ssize_t _next_cut(self, const unsigned char* s, Py_ssize_t n, Py_ssize_t start) noexcept nogil:
+        """The first position after `start` where a cut character follows another
+        character than itself, or n."""
+        cdef Py_ssize_t i, k, length
+        cdef const unsigned char* c
+        for i in range(start + 1, n):
+            for k in range(self.n_cut_chars):
+                c = self.cut_chars[k]
+                length = self.cut_lengths[k]
+                if s[i] == c[0] and i + length <= n and memcmp(s + i, c, length) == 0 \
+                        and not (i >= length and memcmp(s + i - length, c, length) == 0):
+                    return i
+        return n
+
+    cdef int _encode_chunk(self, const unsigned char* s, Py_ssize_t n, HfBpeWork* w, IdBuf* ids,
+                           IdBuf* spans, Py_ssize_t base) noexcept nogil:
+        """Append the ids of s[:n] (a word, or a chunk of one), through the word cache
+        (it only remembers results: tokenizers' own cache does not change them either)."""
+        cdef uint64_t h, slot, mask = <uint64_t>(CACHE_SLOTS - 1)
+        cdef CacheEntry* e
+        cdef int rc
+        if n > CACHED_MAX_BYTES:
+            rc = self._encode_word(s, n, w)
+            return rc if rc < 0 else _append_triples(w.out.data, w.out.size // 3, ids, spans, base)
+        if w.cache_used >= CACHE_MAX_ENTRIES or w.cache_text.size > CACHE_MAX_TEXT_BYTES:
+            if self._ready_caches(w) < 0:
+                return ERR_NO_MEMORY
+        h = hash_bytes(s, n)
+        slot = h & mask
+        while w.cache[slot].hash != 0:
+            e = &w.cache[slot]
+            if e.hash == h and e.text_len == n and memcmp(w.cache_text.data + e.text_at, s, n) == 0:
+                return _append_triples(w.cache_ids.data + e.ids_at, e.n_ids, ids, spans, base)
+            slot = (slot + 1) & mask
         rc = self._encode_word(s, n, w)
         if rc < 0:
             return rc
-        t = w.out.data
-        count = w.out.size // 3
-        if e != NULL and count <= WORD_IDS:
-            e.hash = h
-            e.text_len = <unsigned char>n
-            e.n_ids = <unsigned char>count
-            memcpy(e.text, s, n)
-            for k in range(count):
-                e.ids[k] = t[3 * k]
-                e.starts[k] = <unsigned char>t[3 * k + 1]
-                e.ends[k] = <unsigned char>t[3 * k + 2]
-        if idbuf_reserve(ids, count) < 0:
+        e = &w.cache[slot]
+        if bytebuf_append(&w.cache_text, <const char*>s, n) < 0 \
+                or idbuf_reserve(&w.cache_ids, w.out.size) < 0:
             return ERR_NO_MEMORY
-        for k in range(count):
-            ids.data[ids.size + k] = t[3 * k]
-        ids.size += count
-        if spans != NULL:
-            if idbuf_reserve(spans, 2 * count) < 0:
-                return ERR_NO_MEMORY
-            for k in range(count):
-                spans.data[spans.size + 2 * k] = <int32_t>(base + t[3 * k + 1])
-                spans.data[spans.size + 2 * k + 1] = <int32_t>(base + t[3 * k + 2])
-            spans.size += 2 * count
-        return 0
+        memcpy(w.cache_ids.data + w.cache_ids.size, w.out.data, w.out.size * sizeof(int32_t))
+        e.hash = h
+        e.text_at = <int32_t>(w.cache_text.size - n)
+        e.text_len = <int32_t>n
+        e.ids_at = <int32_t>w.cache_ids.size
+        e.n_ids = <int32_t>(w.out.size // 3)
+        w.cache_ids.size += w.out.size
+        w.cache_used += 1
+        return _append_triples(w.out.data, w.out.size // 3, ids, spans, base)
 
     # ------------------------------------------------------------------ one word
 
@@ -496,7 +578,10 @@ cdef class HfBpe(Model):
             if s[i] < 0x80:
                 token = self.ascii_ids[kind][s[i]]
             elif not self.affixed:
-                token = self._token_of(s + i, clen)
+                if clen == 3 and self.bmp_ids != NULL:
+                    token = self.bmp_ids[((s[i] & 0x0F) << 12) | ((s[i + 1] & 0x3F) << 6) | (s[i + 2] & 0x3F)]
+                else:
+                    token = self._token_of(s + i, clen)
             else:
                 token = self._affixed_token(kind, s + i, clen, <unsigned char*>w.key.data)
             if token >= 0:

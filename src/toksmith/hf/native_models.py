@@ -54,7 +54,28 @@ def _bpe(spec: TokenizerSpec, hf: c.HfTokenizerSpec, model: c.BpeModel) -> Model
                        unk_missing=unk is not None and unk_id < 0, fuse_unk=model.fuse_unk,
                        byte_fallback=model.byte_fallback, prefix=prefix,
                        suffix=(model.end_of_word_suffix or "").encode("utf-8", "surrogatepass"),
-                       ignore_merges=model.ignore_merges, exact_stale_check=exact)
+                       ignore_merges=model.ignore_merges, exact_stale_check=exact,
+                       cut_chars=[c.encode() for c in _cut_characters(model)])
+
+
+def _cut_characters(model: c.BpeModel) -> list[str]:
+    """The characters a word may be cut before (HfBpe.build's cut_chars): " " and U+2581
+    (Llama's escaped space) where no merge joins one to a text that does not end with it.
+
+    Before such a character c (a token) that follows another character, a merge would need
+    a left side ending there and a right side starting with c; the left side's text ends
+    with the character before (one character other than c), or with unk_token or a
+    "<0xXX>" text. So no merge (a, b) with b starting with c and a not ending with c, and
+    no unk_token ending with c, means no merge crosses that place, and the pieces merge
+    on their own exactly as the whole word does."""
+    if model.continuing_subword_prefix or model.end_of_word_suffix or model.ignore_merges:
+        return []
+    cuts = []
+    for char in (" ", "\u2581"):
+        if char in model.vocab and not (model.unk_token or "").endswith(char) \
+                and not any(b.startswith(char) and not a.endswith(char) for a, b in model.merges):
+            cuts.append(char)
+    return cuts
 
 
 # type of model -> builder(spec, hf, model) -> Model
