@@ -14,7 +14,7 @@ import json
 import random
 
 import pytest
-from tokenizers import Tokenizer, models
+from tokenizers import Tokenizer
 
 from toksmith._core.hf_bpe import HfBpe
 from toksmith.hf.native_models import _bpe

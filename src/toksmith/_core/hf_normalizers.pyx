@@ -17,7 +17,7 @@ alignments then start past 0: Metaspace's prepend_scheme "first" looks at that).
 from cpython.bytes cimport PyBytes_AS_STRING
 from libc.stdint cimport uint32_t
 from libc.stdlib cimport free, malloc
-from libc.string cimport memchr, memcmp, memcpy
+from libc.string cimport memchr, memcpy
 
 from toksmith._core.buffers cimport ByteBuf, bytebuf_append, bytebuf_free, bytebuf_reserve
 from toksmith._core.byte_unicode cimport cpt_of_byte

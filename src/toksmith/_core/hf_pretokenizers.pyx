@@ -18,7 +18,7 @@ from cpython.bytes cimport PyBytes_AS_STRING
 from libc.stdint cimport uint32_t
 from libc.string cimport memchr, memcmp, memcpy
 
-from toksmith._core.buffers cimport ByteBuf, IdBuf, bytebuf_append, bytebuf_reserve, idbuf_push, idbuf_reserve
+from toksmith._core.buffers cimport ByteBuf, IdBuf, bytebuf_append, bytebuf_reserve, idbuf_push
 from toksmith._core.byte_unicode cimport cpt_of_byte
 from toksmith._core.errors cimport ERR_NO_MEMORY
 from toksmith._core.hf_chars cimport decode_one
