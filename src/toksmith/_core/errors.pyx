@@ -41,6 +41,11 @@ def raise_for_status(int rc, object text=None):
             "a pre-token of two or more characters holds a space, as whitespace runs do under "
             "tokenizer.ggml.pre 'whitespace' outside tokenizer.ggml.model 'whitespace'); there is "
             "no reference result to match, so toksmith refuses the text")
+    if rc == ERR_UNK_NOT_IN_VOCAB:
+        # Parity: tokenizers raises Error::UnkTokenOutOfVocabulary on the same texts (models/bpe/model.rs
+        # merge_word): the file loads, and only a text with a character the vocabulary lacks fails.
+        raise ValueError("the text has a character that is not in the vocabulary, and the model's unk_token "
+                         "is not in its vocabulary either (tokenizers refuses this text too)")
     if rc == ERR_SURROGATE and isinstance(text, str):
         text.encode("utf-8")   # raises UnicodeEncodeError with the position
     raise RuntimeError(f"internal error {rc}")
@@ -49,4 +54,5 @@ def raise_for_status(int rc, object text=None):
 # The codes by name, for Python code and tests.
 ERROR_CODES = {"ERR_NO_MEMORY": ERR_NO_MEMORY, "ERR_CORRUPT_CHARSMAP": ERR_CORRUPT_CHARSMAP,
                "ERR_TOO_LONG": ERR_TOO_LONG, "ERR_SURROGATE": ERR_SURROGATE,
-               "ERR_REFERENCE_ABORTS": ERR_REFERENCE_ABORTS}
+               "ERR_REFERENCE_ABORTS": ERR_REFERENCE_ABORTS,
+               "ERR_UNK_NOT_IN_VOCAB": ERR_UNK_NOT_IN_VOCAB}

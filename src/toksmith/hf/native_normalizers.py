@@ -34,7 +34,32 @@ def _sequence(hf: c.HfTokenizerSpec, seq: c.NormalizerSequence, path: str) -> No
     return members[0] if len(members) == 1 else NormalizerSequence(members)
 
 
+def _replace(hf: c.HfTokenizerSpec, replace: c.Replace, path: str) -> Normalizer:
+    if not isinstance(replace.pattern, c.StringPattern):
+        from toksmith.hf.pipeline import unsupported
+        raise unsupported(hf, path, replace, "no native Replace by a regex yet")
+    from toksmith._core.hf_normalizers import HfStringReplace
+    return HfStringReplace(replace.pattern.text, replace.content)
+
+
+def _simple(hf: c.HfTokenizerSpec, component: c.Normalizer, path: str) -> Normalizer:
+    """The normalizers built from their fields alone (toksmith._core.hf_normalizers)."""
+    from toksmith._core import hf_normalizers as n
+    if isinstance(component, c.Strip):
+        return n.HfStrip(component.left, component.right)
+    if isinstance(component, c.Prepend):
+        return n.HfPrepend(component.prepend)
+    if isinstance(component, c.ByteLevelNormalizer):
+        return n.HfByteLevelNormalizer()
+    return n.HfNmt()
+
+
 # type of component -> builder(hf, component, json_path) -> Normalizer
 NORMALIZER_BUILDERS: dict[type, Callable[..., Normalizer | None]] = {
     c.NormalizerSequence: _sequence,
+    c.Strip: _simple,
+    c.Prepend: _simple,
+    c.ByteLevelNormalizer: _simple,
+    c.Nmt: _simple,
+    c.Replace: _replace,
 }

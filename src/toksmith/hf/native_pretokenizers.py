@@ -35,7 +35,35 @@ def _sequence(hf: c.HfTokenizerSpec, seq: c.PreTokenizerSequence, path: str) -> 
     return members[0] if len(members) == 1 else PreTokenizerSequence(members)
 
 
+def _simple(hf: c.HfTokenizerSpec, component: c.PreTokenizer, path: str) -> PreTokenizer:
+    """The pre-tokenizers built from their fields alone (toksmith._core.hf_pretokenizers)."""
+    from toksmith._core import hf_pretokenizers as p
+    if isinstance(component, c.Digits):
+        return p.HfDigits(component.individual_digits)
+    if isinstance(component, c.CharDelimiterSplit):
+        return p.HfCharDelimiterSplit(component.delimiter)
+    if isinstance(component, c.FixedLength):
+        return p.HfFixedLength(component.length)
+    return p.HfUnicodeScripts()
+
+
+def byte_level_pretokenizer(pre: c.ByteLevel, *, map_bytes: bool = True) -> PreTokenizer:
+    """ByteLevel (pre_tokenizers/byte_level.rs): add_prefix_space, GPT-2's regex (the native
+    r50k splitter: the same pieces, tested against tokenizers), the byte<->unicode map
+    (`map_bytes`: False for a byte-level model that maps its vocabulary instead).
+    trim_offsets changes offsets only, never ids."""
+    from toksmith._core.hf_pretokenizers import HfByteLevel
+    from toksmith.pretokenizers.tiktoken_encodings import TiktokenPattern
+    splitter = TiktokenPattern.R50K.build_splitter() if pre.use_regex else None
+    return HfByteLevel(add_prefix_space=pre.add_prefix_space, splitter=splitter, map_bytes=map_bytes)
+
+
 # type of component -> builder(hf, component, json_path) -> PreTokenizer
 PRETOKENIZER_BUILDERS: dict[type, Callable[..., PreTokenizer | None]] = {
     c.PreTokenizerSequence: _sequence,
+    c.Digits: _simple,
+    c.CharDelimiterSplit: _simple,
+    c.FixedLength: _simple,
+    c.UnicodeScripts: _simple,
+    c.ByteLevel: lambda hf, pre, path: byte_level_pretokenizer(pre),
 }

@@ -12,6 +12,8 @@ run approximately.
 """
 from __future__ import annotations
 
+from typing import Callable
+
 from toksmith._core.byte_unicode import byte_unicode_decode_or_keep
 from toksmith._core.detokenizer import Decoder, LlamaCppDecoder, Render
 from toksmith._core.engine import Engine
@@ -97,7 +99,13 @@ def build_hf_engine(spec: TokenizerSpec) -> Engine:
     """The compiled pipeline of a tokenizer.json `TokenizerSpec`."""
     hf = spec.hf
     if spec.algorithm is Algorithm.BYTE_BPE:
-        return _build_byte_level(spec, hf)
+        try:
+            return _build_byte_level(spec, hf)
+        except UnsupportedModelError:
+            # The general path runs any byte-level BPE file exactly too (ByteLevel as a
+            # rewriting pre-tokenizer or normalizer, then tokenizers' BPE over characters),
+            # more slowly; when it cannot either, its error names the component it lacks.
+            pass
     return _build_generic(spec, hf)
 
 
@@ -114,7 +122,9 @@ def _build_generic(spec: TokenizerSpec, hf: c.HfTokenizerSpec) -> Engine:
     with bad_data_names_file(hf.source, "$.model"):
         model = build_model(spec, hf)
     decoder = build_decoder(spec, hf)
-    raw_splitter, normalized_splitter = added_token_splitters(hf, has_normalizer=normalizer is not None)
+    raw_splitter, normalized_splitter = added_token_splitters(
+        hf, has_normalizer=normalizer is not None,
+        normalize=normalizer.normalize_text if normalizer is not None else None)
     # Parity: tokenizers takes str; bytes given to toksmith are decoded as Python's
     # bytes.decode("utf-8", "replace") does first, before the file's own normalizer.
     normalizer = NormalizerSequence([PythonUtf8Repair(), normalizer]) if normalizer is not None \
@@ -196,23 +206,30 @@ def added_token_splitter(hf: c.HfTokenizerSpec) -> HfAddedTokenSplitter | None:
     return added_token_splitters(hf, has_normalizer=False)[0]
 
 
-def added_token_splitters(hf: c.HfTokenizerSpec, *, has_normalizer: bool
+def added_token_splitters(hf: c.HfTokenizerSpec, *, has_normalizer: bool,
+                          normalize: Callable[[str], str] | None = None
                           ) -> tuple[HfAddedTokenSplitter | None, HfAddedTokenSplitter | None]:
     """(the splitter of the raw text, the splitter of each fragment's normalized text).
 
     Parity: tokenizers AddedVocabulary::extract_and_normalize: the tokens marked
-    `normalized` are matched in the normalizer's output, the others in the raw input.
+    `normalized` are matched in the normalizer's output, the others in the raw input;
+    a `normalized` token is matched by its content normalized (`normalize`: the file's
+    normalizer; AddedVocabulary::add_tokens keeps that form in normalized_cache).
     Without a normalizer one splitter does both passes."""
     tokens = [t for t in hf.added_tokens if t.content]
     if not has_normalizer:
         return _splitter(tokens), None
-    return _splitter([t for t in tokens if not t.normalized]), _splitter([t for t in tokens if t.normalized])
+    normalized = [t for t in tokens if t.normalized]
+    texts = [normalize(t.content) if normalize is not None else t.content for t in normalized]
+    return (_splitter([t for t in tokens if not t.normalized]),
+            _splitter([t for t, text in zip(normalized, texts) if text], [text for text in texts if text]))
 
 
-def _splitter(tokens: list[c.AddedToken]) -> HfAddedTokenSplitter | None:
+def _splitter(tokens: list[c.AddedToken], contents: list[str] | None = None) -> HfAddedTokenSplitter | None:
+    """The splitter of `tokens`, matched by `contents` (default: their own contents)."""
     if not tokens:
         return None
-    texts = [t.content.encode("utf-8", "surrogatepass") for t in tokens]
+    texts = [t.encode("utf-8", "surrogatepass") for t in (contents or [t.content for t in tokens])]
     flags = bytes((HF_SPECIAL if t.special else 0) | (HF_SINGLE_WORD if t.single_word else 0)
                   | (HF_LSTRIP if t.lstrip else 0) | (HF_RSTRIP if t.rstrip else 0)
                   | (HF_NORMALIZED if t.normalized else 0) for t in tokens)

@@ -60,7 +60,7 @@ def _merges(f: Fields, vocab: dict[str, int], prefix: str | None) -> tuple[tuple
         if ok and plen == 0:
             ok = all(map(vocab.__contains__, map(str.__add__, lefts, rights)))
         elif ok:
-            ok = all(vocab.__contains__(_joined(a, b, plen)) for a, b in zip(lefts, rights))
+            ok = all(vocab.__contains__(merged_token(a, b, plen)) for a, b in zip(lefts, rights))
     except (TypeError, ValueError, UnicodeError):
         ok = False
     if not ok:
@@ -94,7 +94,7 @@ def _split_legacy_merges(f: Fields, value: list) -> tuple[list[str], list[str]]:
     return lefts, rights
 
 
-def _joined(a: str, b: str, plen: int) -> str:
+def merged_token(a: str, b: str, plen: int) -> str:
     # Parity: tokenizers BpeBuilder::build: a + b minus the first len(prefix) BYTES of b, prefix or not.
     tail = b.encode()
     if len(tail) < plen:
@@ -114,7 +114,7 @@ def _explain_bad_merge(f: Fields, pairs: list, vocab: dict[str, int], plen: int,
             if side not in vocab:
                 fail(f.source, where, f"merge names token {side!r}, which is not in the vocab")
         try:
-            joined = _joined(a, b, plen) if plen else a + b
+            joined = merged_token(a, b, plen) if plen else a + b
         except (ValueError, UnicodeError):
             joined = None
         if joined is None or joined not in vocab:
