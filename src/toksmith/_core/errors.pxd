@@ -6,3 +6,4 @@ cdef enum:
     ERR_TOO_LONG = -3           # a text grew past 2**31 - 2 bytes after normalization
     ERR_SURROGATE = -4          # a str holds a lone surrogate, which UTF-8 cannot encode
     ERR_REFERENCE_ABORTS = -5   # the reference aborts the process on this text (llama.cpp GGML_ASSERT)
+    ERR_NO_UNK_ID = -6          # an HF Unigram model without unk_id met a character that is no piece

@@ -41,6 +41,10 @@ def raise_for_status(int rc, object text=None):
             "a pre-token of two or more characters holds a space, as whitespace runs do under "
             "tokenizer.ggml.pre 'whitespace' outside tokenizer.ggml.model 'whitespace'); there is "
             "no reference result to match, so toksmith refuses the text")
+    if rc == ERR_NO_UNK_ID:
+        # Parity: tokenizers models/unigram/model.rs UnigramError::MissingUnkId.
+        raise ValueError("Encountered an unknown token but `unk_id` is missing: the Unigram model "
+                         "has no unk_id and the text has a character that is no piece")
     if rc == ERR_SURROGATE and isinstance(text, str):
         text.encode("utf-8")   # raises UnicodeEncodeError with the position
     raise RuntimeError(f"internal error {rc}")
@@ -49,4 +53,4 @@ def raise_for_status(int rc, object text=None):
 # The codes by name, for Python code and tests.
 ERROR_CODES = {"ERR_NO_MEMORY": ERR_NO_MEMORY, "ERR_CORRUPT_CHARSMAP": ERR_CORRUPT_CHARSMAP,
                "ERR_TOO_LONG": ERR_TOO_LONG, "ERR_SURROGATE": ERR_SURROGATE,
-               "ERR_REFERENCE_ABORTS": ERR_REFERENCE_ABORTS}
+               "ERR_REFERENCE_ABORTS": ERR_REFERENCE_ABORTS, "ERR_NO_UNK_ID": ERR_NO_UNK_ID}
