@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Callable
 
+from toksmith._core.pretok_metaspace import PREPEND_ALWAYS, PREPEND_FIRST, PREPEND_NEVER, MetaspacePreTokenizer
 from toksmith._core.pretokenizer import PreTokenizer
 from toksmith._core.stage_sequences import PreTokenizerSequence
 from toksmith.hf import components as c
@@ -35,7 +36,18 @@ def _sequence(hf: c.HfTokenizerSpec, seq: c.PreTokenizerSequence, path: str) -> 
     return members[0] if len(members) == 1 else PreTokenizerSequence(members)
 
 
+_PREPEND_SCHEMES = {c.PrependScheme.ALWAYS: PREPEND_ALWAYS, c.PrependScheme.FIRST: PREPEND_FIRST,
+                    c.PrependScheme.NEVER: PREPEND_NEVER}
+
+
+def _metaspace(hf: c.HfTokenizerSpec, component: c.Metaspace, path: str) -> PreTokenizer:
+    # Parity: tokenizers pre_tokenizers/metaspace.rs (legacy add_prefix_space is mapped by the reader).
+    return MetaspacePreTokenizer(component.replacement, _PREPEND_SCHEMES[component.prepend_scheme],
+                                 component.split)
+
+
 # type of component -> builder(hf, component, json_path) -> PreTokenizer
 PRETOKENIZER_BUILDERS: dict[type, Callable[..., PreTokenizer | None]] = {
     c.PreTokenizerSequence: _sequence,
+    c.Metaspace: _metaspace,
 }
