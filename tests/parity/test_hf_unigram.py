@@ -31,34 +31,16 @@ from sentencepiece import sentencepiece_model_pb2 as pb
 from tokenizers import AddedToken, Regex, decoders, models, normalizers, pre_tokenizers, processors, trainers
 
 import toksmith
-from tests.conftest import LONG_RUNS, CORPUS_FILES, first_difference, fixture_file, report
+from tests.conftest import CORPUS_FILES, LONG_RUNS, first_difference, fixture_file, report
+from tests.hf_stand_ins import decoder_stand_ins
 from tests.parity.test_byte_bpe_gguf import spliced
-from toksmith._core.detokenizer import LlamaCppDecoder, Render
-from toksmith.hf import components as c
-from toksmith.hf.native_decoders import DECODER_BUILDERS
-from toksmith.vocab import TokenType
 
 FLAGS = ((False, False), (False, True), (True, False), (True, True))
 
 
-def _stand_in_decoder(spec, hf, decoder) -> LlamaCppDecoder:
-    """Token texts joined (encode tests only: nothing here decodes)."""
-    n = len(spec.vocab)
-    renders = bytearray([Render.RENDER_TEXT]) * n
-    for i, t in enumerate(spec.vocab.types):
-        if t == TokenType.CONTROL:
-            renders[i] = Render.RENDER_SPECIAL
-        elif t == TokenType.UNDEFINED:
-            renders[i] = Render.RENDER_INVALID
-    return LlamaCppDecoder.build(list(spec.vocab.pieces), bytes(renders), [-1] * n)
-
-
 @pytest.fixture(scope="module", autouse=True)
 def metaspace_decoder_stand_in():
-    with pytest.MonkeyPatch.context() as mp:
-        for decoder_type in (c.Metaspace, type(None)):
-            if decoder_type not in DECODER_BUILDERS:
-                mp.setitem(DECODER_BUILDERS, decoder_type, _stand_in_decoder)
+    with decoder_stand_ins():
         yield
 
 
