@@ -8,8 +8,8 @@ CORE_MODULES = ["trie", "normalizer", "unigram", "spm_bpe", "specials", "detoken
                 "wire", "pieces", "text", "threadpool", "model", "pretokenizer", "errors", "token_types",
                 "postprocessor", "pretok_llama", "pretok_tiktoken", "symbol_texts", "byte_unicode", "byte_bpe",
                 "rank_file", "utf8_repair", "whitespace_session", "dna_regions", "spaced_piece_guard",
-                "hf_added_tokens", "stage_sequences", "graphemes", "hf_precompiled", "pretok_metaspace",
-                "hf_unigram", "hf_replace"]
+                "hf_added_tokens", "stage_sequences", "hf_decoders", "graphemes", "hf_precompiled",
+                "pretok_metaspace", "hf_unigram", "hf_replace"]
 
 # Batches run on the core's own pthread pool (_core/threadpool.pyx), not OpenMP:
 # OpenMP's pool hangs a forked child.

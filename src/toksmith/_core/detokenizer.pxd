@@ -6,7 +6,7 @@
 # run it, so streamed text always concatenates to decode(ids).
 from libc.stdint cimport int32_t, uint8_t
 
-from toksmith._core.buffers cimport ByteBuf, bytebuf_free
+from toksmith._core.buffers cimport ByteBuf, IdBuf, bytebuf_free
 from toksmith._core.clean_spaces cimport CleanSpaces
 from toksmith._core.normalizer cimport Normalizer
 
@@ -31,11 +31,16 @@ cdef struct DecodeState:
     int32_t held_eos         # llama.cpp: a trailing EOS that remove_special may drop
     ByteBuf rendered         # llama.cpp with clean_spaces: one id's text before the passes
     CleanSpaces clean        # llama.cpp with clean_spaces: the bytes the passes still hold
+    void* chain              # a decoder's own per-stream state (hf_decoders: one state per stage)
+    void (*chain_free)(void*) noexcept nogil   # frees `chain`
 
 
 cdef inline void decode_state_free(DecodeState* st) noexcept nogil:
     bytebuf_free(&st.pending)
     bytebuf_free(&st.rendered)
+    if st.chain != NULL and st.chain_free != NULL:
+        st.chain_free(st.chain)
+    st.chain = NULL
 
 
 cdef class Decoder:
@@ -50,6 +55,7 @@ cdef class Decoder:
     cdef void _start(self, DecodeState* st) noexcept
     cdef int _feed(self, DecodeState* st, long pid, bint skip_special, ByteBuf* out) except -1
     cdef int _flush(self, DecodeState* st, ByteBuf* out) except -1
+    cdef int _check_ids(self, IdBuf* ids) except -1
     cdef int _finish(self, DecodeState* st, bint skip_special, ByteBuf* out) except -1
     cdef int _flush_pending(self, DecodeState* st, ByteBuf* out, bint complete) except -1
     cdef bint _next_byte_is_ascii(self, DecodeState* st) noexcept
@@ -82,3 +88,8 @@ cdef class StreamDecoder:
     cdef bint skip_special
     cdef object utf8
     cdef bint finished
+
+
+# Every id of `ids` appended to `out`, each checked (detokenizer.pyx): the one path that
+# every entry point taking ids uses.
+cdef int checked_ids(object ids, Py_ssize_t n_pieces, str name, IdBuf* out) except -1

@@ -103,6 +103,8 @@ cdef class Decoder:
         st.rendered.size = 0
         st.rendered.cap = 0
         clean_spaces_start(&st.clean)
+        st.chain = NULL
+        st.chain_free = NULL
 
     cdef int _feed(self, DecodeState* st, long pid, bint skip_special, ByteBuf* out) except -1:
         if bytebuf_append(out, self.piece_data + self.piece_offsets[pid],
@@ -112,6 +114,10 @@ cdef class Decoder:
 
     cdef int _flush(self, DecodeState* st, ByteBuf* out) except -1:
         """After a batch of fed ids: move what can no longer change to `out`."""
+        return 0
+
+    cdef int _check_ids(self, IdBuf* ids) except -1:
+        """Raise for an id in range that the decoder refuses, before any id is fed."""
         return 0
 
     cdef int _finish(self, DecodeState* st, bint skip_special, ByteBuf* out) except -1:
@@ -408,6 +414,7 @@ cdef class StreamDecoder:
                     raise MemoryError()
             else:
                 checked_ids(ids, self.decoder.n_pieces, "ids", &checked)
+            self.decoder._check_ids(&checked)
             for i in range(checked.size):
                 self.decoder._feed(&self.state, checked.data[i], self.skip_special, &out)
             self.decoder._flush(&self.state, &out)

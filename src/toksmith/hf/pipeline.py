@@ -13,7 +13,7 @@ run approximately.
 from __future__ import annotations
 
 from toksmith._core.byte_unicode import byte_unicode_decode_or_keep
-from toksmith._core.detokenizer import LlamaCppDecoder, Render
+from toksmith._core.detokenizer import Decoder, LlamaCppDecoder, Render
 from toksmith._core.engine import Engine
 from toksmith._core.hf_added_tokens import (HF_LSTRIP, HF_NORMALIZED, HF_RSTRIP, HF_SINGLE_WORD, HF_SPECIAL,
                                             HfAddedTokenSplitter)
@@ -166,12 +166,14 @@ def _check_byte_alphabet(hf: c.HfTokenizerSpec, texts: list[bytes | None]) -> No
                           f"byte-level vocabulary without the characters of bytes {missing[:8]}")
 
 
-def byte_level_decoder(spec: TokenizerSpec, hf: c.HfTokenizerSpec) -> LlamaCppDecoder:
+def byte_level_decoder(spec: TokenizerSpec, hf: c.HfTokenizerSpec) -> Decoder:
     """Parity: tokenizers decoders/byte_level.rs: each token's characters mapped back to
     bytes (a token with a character outside the map keeps its UTF-8), joined, decoded
-    with replacement; skip_special drops the special added tokens."""
+    with replacement; skip_special drops the special added tokens. Any other decoder
+    runs as the chain of hf/native_decoders.py."""
     if not isinstance(hf.decoder, c.ByteLevel):
-        raise unsupported(hf, "$.decoder", hf.decoder, "a byte-level BPE pipeline needs the ByteLevel decoder")
+        from toksmith.hf.native_decoders import build_decoder
+        return build_decoder(spec, hf)
     n = len(spec.vocab)
     pieces = byte_unicode_decode_or_keep(spec.vocab.pieces)
     renders = bytearray([Render.RENDER_TEXT]) * n
