@@ -16,9 +16,8 @@ False is tokenizers' encode_special_tokens=True) and the batch API; the built fi
 add_special and parse_special on for every line, and the other three combinations on a
 seeded quarter of the lines (a full run of each is slow in `tokenizers`).
 
-Decode is not compared here: the Metaspace decoder is built on another branch. Until it
-lands, the files load with a stand-in text decoder (the fixture below), which encode never
-uses.
+Decode (the Metaspace decoder, both skip_special values) is compared on the ids of every
+rut5 line, and on the sampled lines of the built files.
 """
 from __future__ import annotations
 
@@ -32,16 +31,9 @@ from tokenizers import AddedToken, Regex, decoders, models, normalizers, pre_tok
 
 import toksmith
 from tests.conftest import CORPUS_FILES, LONG_RUNS, first_difference, fixture_file, report
-from tests.hf_stand_ins import decoder_stand_ins
 from tests.parity.test_byte_bpe_gguf import spliced
 
 FLAGS = ((False, False), (False, True), (True, False), (True, True))
-
-
-@pytest.fixture(scope="module", autouse=True)
-def metaspace_decoder_stand_in():
-    with decoder_stand_ins():
-        yield
 
 
 def _charsmap(fixtures, relative: str) -> bytes:
@@ -133,7 +125,7 @@ def _long_runs(corpus: str) -> list[str]:
     return LONG_RUNS if corpus == "tricky_strings.txt" else []
 
 
-def _compare(name, tok, ref, texts, add_special, parse_special, where):
+def _compare(name, tok, ref, texts, add_special, parse_special, where, decode=False):
     ref.encode_special_tokens = not parse_special
     want = [e.ids for e in ref.encode_batch(texts, add_special_tokens=add_special)]
     got = tok.encode_batch(texts, add_special=add_special, parse_special=parse_special)
@@ -141,6 +133,11 @@ def _compare(name, tok, ref, texts, add_special, parse_special, where):
         if g != w:
             pytest.fail(f"{name} {where} add_special={add_special} parse_special={parse_special} "
                         f"{text[:80]!r}: {first_difference(g, w)}")
+    if decode:
+        for skip in (False, True):
+            want_text = ref.decode_batch(want, skip_special_tokens=skip)
+            for text, ids, w in zip(texts, want, want_text):
+                assert tok.decode(ids, skip_special=skip) == w, (name, where, skip, text[:80])
     return len(texts)
 
 
@@ -155,13 +152,14 @@ def test_rut5_corpora_match_tokenizers(fixtures, corpus_lines):
         texts = spliced(lines, added, seed=len(corpus)) + _long_runs(corpus)
         spliced_count += sum(a != b for a, b in zip(texts, lines))
         for add_special, parse_special in FLAGS:
-            _compare("rut5", tok, ref, texts, add_special, parse_special, corpus)
+            _compare("rut5", tok, ref, texts, add_special, parse_special, corpus,
+                     decode=(add_special, parse_special) == (True, True))
         ref.encode_special_tokens = False
         for text in texts[:300]:
             assert tok.encode(text, add_special=True, parse_special=True) == ref.encode(text).ids
         compared += len(texts)
     report(f"rut5-large tokenizer.json vs tokenizers: {compared} lines ({spliced_count} with an added token "
-           f"spliced in) x 4 flag combinations + batch: 0 mismatches")
+           f"spliced in) x 4 flag combinations + batch, decode x2: 0 mismatches")
 
 
 def test_rut5_pairs_match_tokenizers(fixtures, corpus_lines):
@@ -188,10 +186,11 @@ def test_built_files_match_tokenizers(built_files, corpus_lines, name):
         full += _compare(name, tok, ref, texts, True, True, corpus)
         sample = [t for t in texts if rnd.random() < 0.25]
         for add_special, parse_special in FLAGS[:3]:
-            sampled += _compare(name, tok, ref, sample, add_special, parse_special, corpus)
+            sampled += _compare(name, tok, ref, sample, add_special, parse_special, corpus,
+                                decode=not add_special)
     ref.encode_special_tokens = False
     report(f"{name} (built, trained Unigram) tokenizer.json vs tokenizers: {full} lines x add_special+parse_special, "
-           f"{sampled} sampled line-encodes x the other 3 flag combinations: 0 mismatches")
+           f"{sampled} sampled line-encodes x the other 3 flag combinations (decode x2 on a third): 0 mismatches")
 
 
 def test_byte_fallback_is_exercised(built_files, corpus_lines):

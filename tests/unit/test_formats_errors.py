@@ -241,12 +241,8 @@ def test_real_unsupported_files(fixtures):
     for relative in ("hf/all-MiniLM-L6-v2/tokenizer.json",):
         err = expect_format_error(fixture_file(fixtures, relative), toksmith.UnsupportedModelError)
         assert ": $." in str(err) and "not supported yet" in str(err)
-    # rut5-large: its normalizers, pre-tokenizer and Unigram model run natively; until a
-    # Metaspace decoder is registered it is refused for that alone
-    try:
-        toksmith.load(fixture_file(fixtures, "hf/rut5-large/tokenizer.json"))
-    except toksmith.UnsupportedModelError as err:
-        assert ": $.decoder: Metaspace" in str(err)
+    # rut5-large (Precompiled + Replace, Metaspace, Unigram) is supported now
+    assert toksmith.load(fixture_file(fixtures, "hf/rut5-large/tokenizer.json")).vocab_size == 32100
     # WordPiece ("bert") GGUF vocabularies are not supported yet
     for relative in ("gguf/ggml-vocab-bert-bge.gguf",):
         expect_format_error(fixture_file(fixtures, relative), toksmith.UnsupportedModelError)

@@ -11,7 +11,6 @@ import tokenizers
 from tokenizers import models
 
 import toksmith
-from tests.hf_stand_ins import decoder_stand_ins
 from toksmith._core.errors import ModelDataError
 from toksmith._core.hf_unigram import HfUnigram
 
@@ -25,8 +24,7 @@ def _load(tmp_path, vocab, unk_id=0, byte_fallback=False):
     ref = tokenizers.Tokenizer(models.Unigram(vocab, unk_id=unk_id, byte_fallback=byte_fallback))
     path = tmp_path / f"u{len(vocab)}{unk_id}{byte_fallback}.json"
     ref.save(str(path))
-    with decoder_stand_ins():
-        return toksmith.load(path), tokenizers.Tokenizer.from_file(str(path))
+    return toksmith.load(path), tokenizers.Tokenizer.from_file(str(path))
 
 
 @pytest.mark.parametrize("byte_fallback", [False, True])
