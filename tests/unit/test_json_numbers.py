@@ -11,6 +11,7 @@ import pytest
 import tokenizers
 
 from toksmith.hf.json_numbers import serde_json_f64
+from toksmith.hf.reader import read_hf_json
 
 
 def _tokenizers_values(tmp_path, tokens: list[str]) -> list[float]:
@@ -67,3 +68,12 @@ def test_out_of_range_is_an_error_as_in_tokenizers(tmp_path, token):
                                    "123456789012345678901234567890e-10", "17976931348623157e292", "-0.0", "-0e5"])
 def test_edge_values(tmp_path, token):
     assert repr(serde_json_f64(token)) == repr(_tokenizers_values(tmp_path, [token])[0])
+
+
+def test_integer_scores_read_like_tokenizers(tmp_path):
+    # integers past u64 are parsed as floats by serde_json (digits past the u64 dropped)
+    tokens = ["0", "-3", "18446744073709551615", "18446744073709551616", "-9223372036854775809",
+              "184467440737095516160", "-123456789012345678901234567890"]
+    want = _tokenizers_values(tmp_path, tokens)
+    got = [score for _, score in read_hf_json((tmp_path / "scores.json").read_bytes(), "scores.json").model.vocab]
+    assert [repr(x) for x in got] == [repr(x) for x in want]

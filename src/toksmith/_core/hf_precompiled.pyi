@@ -2,4 +2,5 @@
 from toksmith._core.normalizer import Normalizer
 
 class HfPrecompiledNormalizer(Normalizer):
+    repairs_invalid_utf8: bool
     def __init__(self, charsmap: bytes = ...) -> None: ...

@@ -47,6 +47,10 @@ cdef int INVALID_UTF8 = -1000
 cdef class HfPrecompiledNormalizer(CharsMapNormalizer):
     """The charsmap tables of CharsMapNormalizer, applied by tokenizers' rules."""
 
+    # Invalid UTF-8 is decoded as Python's bytes.decode("utf-8", "replace") does first:
+    # a pipeline needs no PythonUtf8Repair stage in front of this one.
+    repairs_invalid_utf8 = True
+
     cdef uint8_t* bmp_info               # KIND_* | INFO_* of every BMP code point
     cdef uint8_t ascii_simple[128]       # ASCII byte that stays as it is when it is a cluster alone
     cdef uint8_t ascii_category[128]

@@ -24,10 +24,9 @@ _I32_MIN = -(1 << 31)
 
 
 def serde_json_f64(token: str) -> float:
-    """The f64 serde_json's default parser gives for the JSON number `token` (a float
-    token: with a fraction or an exponent); ValueError where it reports "number out of
-    range"."""
-    if len(token) - (token[0] == "-") <= 20 and "e" not in token and "E" not in token:
+    """The f64 serde_json's default parser gives for the JSON number `token` when it is read
+    as a float; ValueError where it reports "number out of range"."""
+    if len(token) - (token[0] == "-") <= 20 and "." in token and "e" not in token and "E" not in token:
         # the common case: at most 19 digits around a point (no u64 overflow, no exponent)
         f = int(token.replace(".", "", 1)) / _POW10[len(token) - token.index(".") - 1]
         return -0.0 if f == 0.0 and token[0] == "-" else f
