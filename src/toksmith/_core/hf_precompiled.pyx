@@ -23,6 +23,7 @@ from toksmith._core.graphemes cimport (GB_ANY, GB_CATEGORY_MASK, GB_EXTEND, GB_S
                                        grapheme_tables, grapheme_take)
 from toksmith._core.normalizer cimport (TEXT_UNCHANGED, CharsMapNormalizer, _charsmap_step, _offset,
                                         _value)
+from toksmith._core.swar cimport zero_bytes
 from toksmith._core.utf8 cimport valid_char_len
 from toksmith._core.utf8_repair cimport PythonUtf8Repair
 
@@ -193,7 +194,7 @@ cdef class HfPrecompiledNormalizer(CharsMapNormalizer):
                 while pos + 9 <= n:
                     memcpy(&w, s + pos, 8)
                     if (w & HIGH_BITS) or ((w + ADD_0x60) & HIGH_BITS) != HIGH_BITS \
-                            or _zero_bytes(w ^ ALL_0x7F) or s[pos + 8] >= 0x80:
+                            or zero_bytes(w ^ ALL_0x7F) or s[pos + 8] >= 0x80:
                         break
                     pos += 8
                     skipped = True
@@ -324,12 +325,6 @@ cdef class HfPrecompiledNormalizer(CharsMapNormalizer):
 cdef uint64_t HIGH_BITS = 0x8080808080808080
 cdef uint64_t ADD_0x60 = 0x6060606060606060     # a byte below 0x80 gets its high bit iff >= 0x20
 cdef uint64_t ALL_0x7F = 0x7F7F7F7F7F7F7F7F
-cdef uint64_t LOW7 = 0x7F7F7F7F7F7F7F7F
-
-
-cdef inline uint64_t _zero_bytes(uint64_t x) noexcept nogil:
-    """The high bit of each byte of x that is 0 (exactly: no borrow between bytes)."""
-    return ~(((x & LOW7) + LOW7) | x | LOW7)
 
 
 cdef inline void _reset_cursor(GraphemeCursor* c, uint8_t category) noexcept nogil:

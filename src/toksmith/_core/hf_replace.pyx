@@ -14,15 +14,7 @@ from libc.string cimport memchr, memcmp, memcpy
 from toksmith._core.buffers cimport ByteBuf, bytebuf_append
 from toksmith._core.errors cimport ERR_NO_MEMORY
 from toksmith._core.normalizer cimport NORMALIZED_LATE_START, TEXT_UNCHANGED, Normalizer
-
-
-cdef uint64_t ONES = 0x0101010101010101
-cdef uint64_t LOW7 = 0x7F7F7F7F7F7F7F7F
-
-
-cdef inline uint64_t _zero_bytes(uint64_t x) noexcept nogil:
-    """The high bit of each byte of x that is 0 (exactly: no borrow between bytes)."""
-    return ~(((x & LOW7) + LOW7) | x | LOW7)
+from toksmith._core.swar cimport first_marked_byte, spread_byte, zero_bytes
 
 
 cdef class LiteralReplace(Normalizer):
@@ -60,20 +52,23 @@ cdef class LiteralReplace(Normalizer):
         """A one-byte pattern: 8 bytes at a time past text without a match (a run of
         min_run needs two of the byte side by side when min_run > 1)."""
         cdef unsigned char p0 = <unsigned char>self.p[0]
-        cdef uint64_t spread = <uint64_t>p0 * ONES, w, hits
+        cdef uint64_t spread = spread_byte(p0), w, hits
         cdef Py_ssize_t i = 0, j, k, copied = 0
         cdef Py_ssize_t step = 7 if self.min_run > 1 else 8
         cdef bint changed = False, late = False
         out.size = 0
         while i < n:
+            # to the next byte of the pattern (8 bytes at a time past text without one, or
+            # without two side by side when a run needs two)
             while i + 8 <= n:
                 memcpy(&w, s + i, 8)
-                hits = _zero_bytes(w ^ spread)
-                if step == 7:
-                    hits &= hits >> 8     # two matching bytes side by side
-                if hits:
+                hits = zero_bytes(w ^ spread)
+                if hits and (step == 8 or hits & (hits >> 8)):
+                    i += first_marked_byte(hits)
                     break
                 i += step
+            if i >= n:
+                break
             if s[i] != p0:
                 i += 1
                 continue
