@@ -55,3 +55,11 @@ def test_replacement_is_one_character():
     with pytest.raises(ValueError, match="prepend scheme"):
         MetaspacePreTokenizer("_", 7, True)
     assert MetaspacePreTokenizer("\U0001F999", PREPEND_NEVER, False).replacement == "\U0001F999"
+
+
+def test_invalid_utf8_is_copied_not_crashed_on():
+    # the pipeline repairs text before this stage; alone, stray bytes (even the replacement's
+    # lead byte) are kept and only spaces become the replacement
+    pretok = MetaspacePreTokenizer("\u2581", PREPEND_ALWAYS, True)
+    assert pretok.split_text(b"a \xff\xe2 b\xe2\x96") == [b"\xe2\x96\x81a", b"\xe2\x96\x81\xff\xe2", b"\xe2\x96\x81b\xe2\x96"]
+    assert pretok.split_text(b"\xe2" * 1000 + b" " * 1000)[0] == b"\xe2\x96\x81" + b"\xe2" * 1000
