@@ -238,9 +238,11 @@ def test_a_broken_tokenizer_json_and_a_cut_rank_file_are_named(tmp_path):
 
 def test_real_unsupported_files(fixtures):
     # tokenizer.json: a component without a native stage yet is refused by name (its JSON path)
-    for relative in ("hf/rut5-large/tokenizer.json", "hf/all-MiniLM-L6-v2/tokenizer.json"):
+    for relative in ("hf/all-MiniLM-L6-v2/tokenizer.json",):
         err = expect_format_error(fixture_file(fixtures, relative), toksmith.UnsupportedModelError)
         assert ": $." in str(err) and "not supported yet" in str(err)
+    # rut5-large (Precompiled + Replace, Metaspace, Unigram) is supported now
+    assert toksmith.load(fixture_file(fixtures, "hf/rut5-large/tokenizer.json")).vocab_size == 32100
     # WordPiece ("bert") GGUF vocabularies are not supported yet
     for relative in ("gguf/ggml-vocab-bert-bge.gguf",):
         expect_format_error(fixture_file(fixtures, relative), toksmith.UnsupportedModelError)

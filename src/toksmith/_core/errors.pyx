@@ -46,6 +46,10 @@ def raise_for_status(int rc, object text=None):
         # merge_word): the file loads, and only a text with a character the vocabulary lacks fails.
         raise ValueError("the text has a character that is not in the vocabulary, and the model's unk_token "
                          "is not in its vocabulary either (tokenizers refuses this text too)")
+    if rc == ERR_NO_UNK_ID:
+        # Parity: tokenizers models/unigram/model.rs UnigramError::MissingUnkId.
+        raise ValueError("Encountered an unknown token but `unk_id` is missing: the Unigram model "
+                         "has no unk_id and the text has a character that is no piece")
     if rc == ERR_SURROGATE and isinstance(text, str):
         text.encode("utf-8")   # raises UnicodeEncodeError with the position
     raise RuntimeError(f"internal error {rc}")
@@ -55,4 +59,4 @@ def raise_for_status(int rc, object text=None):
 ERROR_CODES = {"ERR_NO_MEMORY": ERR_NO_MEMORY, "ERR_CORRUPT_CHARSMAP": ERR_CORRUPT_CHARSMAP,
                "ERR_TOO_LONG": ERR_TOO_LONG, "ERR_SURROGATE": ERR_SURROGATE,
                "ERR_REFERENCE_ABORTS": ERR_REFERENCE_ABORTS,
-               "ERR_UNK_NOT_IN_VOCAB": ERR_UNK_NOT_IN_VOCAB}
+               "ERR_UNK_NOT_IN_VOCAB": ERR_UNK_NOT_IN_VOCAB, "ERR_NO_UNK_ID": ERR_NO_UNK_ID}

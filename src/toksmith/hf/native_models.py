@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Callable
 
+from toksmith._core.hf_unigram import HfUnigram
 from toksmith._core.model import Model
 from toksmith.hf import components as c
 from toksmith.spec import TokenizerSpec
@@ -78,7 +79,15 @@ def _cut_characters(model: c.BpeModel) -> list[str]:
     return cuts
 
 
+def _unigram(spec: TokenizerSpec, hf: c.HfTokenizerSpec, model: c.UnigramModel) -> Model:
+    # Parity: tokenizers models/unigram/model.rs (encode_optimized, tokenize).
+    pieces = [piece.encode("utf-8", "surrogatepass") for piece, _ in model.vocab]
+    return HfUnigram(pieces, [score for _, score in model.vocab],
+                     -1 if model.unk_id is None else model.unk_id, model.byte_fallback)
+
+
 # type of model -> builder(spec, hf, model) -> Model
 MODEL_BUILDERS: dict[type, Callable[..., Model]] = {
     c.BpeModel: _bpe,
+    c.UnigramModel: _unigram,
 }

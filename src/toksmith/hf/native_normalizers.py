@@ -10,9 +10,14 @@ from __future__ import annotations
 
 from typing import Callable
 
+import re
+
+from toksmith._core.hf_precompiled import HfPrecompiledNormalizer
+from toksmith._core.hf_replace import LiteralReplace
 from toksmith._core.normalizer import Normalizer
 from toksmith._core.stage_sequences import NormalizerSequence
 from toksmith.hf import components as c
+from toksmith.models.common import bad_data_names_file
 
 
 def build_normalizer(hf: c.HfTokenizerSpec, component: c.Normalizer | None, path: str) -> Normalizer | None:
@@ -34,14 +39,6 @@ def _sequence(hf: c.HfTokenizerSpec, seq: c.NormalizerSequence, path: str) -> No
     return members[0] if len(members) == 1 else NormalizerSequence(members)
 
 
-def _replace(hf: c.HfTokenizerSpec, replace: c.Replace, path: str) -> Normalizer:
-    if not isinstance(replace.pattern, c.StringPattern):
-        from toksmith.hf.pipeline import unsupported
-        raise unsupported(hf, path, replace, "no native Replace by a regex yet")
-    from toksmith._core.hf_normalizers import HfStringReplace
-    return HfStringReplace(replace.pattern.text, replace.content)
-
-
 def _simple(hf: c.HfTokenizerSpec, component: c.Normalizer, path: str) -> Normalizer:
     """The normalizers built from their fields alone (toksmith._core.hf_normalizers)."""
     from toksmith._core import hf_normalizers as n
@@ -54,6 +51,36 @@ def _simple(hf: c.HfTokenizerSpec, component: c.Normalizer, path: str) -> Normal
     return n.HfNmt()
 
 
+def _precompiled(hf: c.HfTokenizerSpec, component: c.Precompiled, path: str) -> Normalizer:
+    # Parity: tokenizers normalizers/precompiled.rs (grapheme by grapheme, shortest key).
+    with bad_data_names_file(hf.source, f"{path}.precompiled_charsmap"):
+        return HfPrecompiledNormalizer(component.charsmap)
+
+
+# A regex that is one literal character repeated: "c+" or "c{m,}" (c plain or escaped
+# punctuation); greedy, it matches the maximal runs of c that are at least m long.
+_REPEATED_CHAR = re.compile(r"(?s)(?P<char>[^\\.^$|?*+()\[\]{}]|\\[ -/:-@\[-`{-~])"
+                            r"(?:(?P<plus>\+)|\{(?P<min>[1-9][0-9]{0,5}),\})")
+
+
+def _replace(hf: c.HfTokenizerSpec, component: c.Replace, path: str) -> Normalizer:
+    # Parity: tokenizers normalizers/replace.rs: a String pattern is its escaped text.
+    content = component.content.encode("utf-8", "surrogatepass")
+    pattern = component.pattern
+    if isinstance(pattern, c.StringPattern):
+        if not pattern.text:
+            from toksmith.hf.pipeline import unsupported
+            raise unsupported(hf, f"{path}.pattern", component, "an empty String pattern")
+        return LiteralReplace(pattern.text.encode("utf-8", "surrogatepass"), content, 0)
+    m = _REPEATED_CHAR.fullmatch(pattern.regex)
+    if m is None:
+        from toksmith.hf.pipeline import unsupported
+        raise unsupported(hf, f"{path}.pattern", component,
+                          "a Regex pattern other than one literal character repeated (c+, c{m,})")
+    char = m["char"][-1]
+    return LiteralReplace(char.encode("utf-8", "surrogatepass"), content, 1 if m["plus"] else int(m["min"]))
+
+
 # type of component -> builder(hf, component, json_path) -> Normalizer
 NORMALIZER_BUILDERS: dict[type, Callable[..., Normalizer | None]] = {
     c.NormalizerSequence: _sequence,
@@ -61,5 +88,6 @@ NORMALIZER_BUILDERS: dict[type, Callable[..., Normalizer | None]] = {
     c.Prepend: _simple,
     c.ByteLevelNormalizer: _simple,
     c.Nmt: _simple,
+    c.Precompiled: _precompiled,
     c.Replace: _replace,
 }

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Callable
 
+from toksmith._core.pretok_metaspace import PREPEND_ALWAYS, PREPEND_FIRST, PREPEND_NEVER, MetaspacePreTokenizer
 from toksmith._core.pretokenizer import PreTokenizer
 from toksmith._core.stage_sequences import PreTokenizerSequence
 from toksmith.hf import components as c
@@ -58,6 +59,16 @@ def byte_level_pretokenizer(pre: c.ByteLevel, *, map_bytes: bool = True) -> PreT
     return HfByteLevel(add_prefix_space=pre.add_prefix_space, splitter=splitter, map_bytes=map_bytes)
 
 
+_PREPEND_SCHEMES = {c.PrependScheme.ALWAYS: PREPEND_ALWAYS, c.PrependScheme.FIRST: PREPEND_FIRST,
+                    c.PrependScheme.NEVER: PREPEND_NEVER}
+
+
+def _metaspace(hf: c.HfTokenizerSpec, component: c.Metaspace, path: str) -> PreTokenizer:
+    # Parity: tokenizers pre_tokenizers/metaspace.rs (legacy add_prefix_space is mapped by the reader).
+    return MetaspacePreTokenizer(component.replacement, _PREPEND_SCHEMES[component.prepend_scheme],
+                                 component.split)
+
+
 # type of component -> builder(hf, component, json_path) -> PreTokenizer
 PRETOKENIZER_BUILDERS: dict[type, Callable[..., PreTokenizer | None]] = {
     c.PreTokenizerSequence: _sequence,
@@ -66,4 +77,5 @@ PRETOKENIZER_BUILDERS: dict[type, Callable[..., PreTokenizer | None]] = {
     c.FixedLength: _simple,
     c.UnicodeScripts: _simple,
     c.ByteLevel: lambda hf, pre, path: byte_level_pretokenizer(pre),
+    c.Metaspace: _metaspace,
 }

@@ -126,13 +126,24 @@ def _build_generic(spec: TokenizerSpec, hf: c.HfTokenizerSpec) -> Engine:
         hf, has_normalizer=normalizer is not None,
         normalize=normalizer.normalize_text if normalizer is not None else None)
     # Parity: tokenizers takes str; bytes given to toksmith are decoded as Python's
-    # bytes.decode("utf-8", "replace") does first, before the file's own normalizer.
-    normalizer = NormalizerSequence([PythonUtf8Repair(), normalizer]) if normalizer is not None \
-        else PythonUtf8Repair()
+    # bytes.decode("utf-8", "replace") does first, before the file's own normalizer (unless
+    # its first stage does that itself: a second pass over valid text costs ~8%).
+    if normalizer is None:
+        normalizer = PythonUtf8Repair()
+    elif not _repairs_invalid_utf8(normalizer):
+        normalizer = NormalizerSequence([PythonUtf8Repair(), normalizer])
     with bad_data_names_file(hf.source):
         return Engine(len(spec.vocab), spec.vocab.types, splitter=raw_splitter, normalizer=normalizer,
                       pretokenizer=pretokenizer, model=model, postprocessor=post_processor(hf),
                       decoder=decoder, normalized_splitter=normalized_splitter)
+
+
+def _repairs_invalid_utf8(stage) -> bool:
+    """The stage (or the first of a sequence) decodes invalid UTF-8 as Python's "replace"
+    does before its own work (HfPrecompiledNormalizer.repairs_invalid_utf8)."""
+    while isinstance(stage, NormalizerSequence):
+        stage = stage.members[0]
+    return getattr(stage, "repairs_invalid_utf8", False)
 
 
 # ---------------------------------------------------------------------- byte-level BPE
