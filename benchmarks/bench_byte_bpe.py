@@ -1,7 +1,9 @@
 """Byte-level BPE throughput and load time: toksmith beside tiktoken, HF tokenizers, tokie and kitoken.
 
-Models: OpenAI's cl100k_base, o200k_base and r50k_base (GPT-2) rank files, and Llama 3
-(toksmith reads the llama.cpp GGUF, the peers the same vocabulary's tokenizer.json).
+Models: OpenAI's cl100k_base, o200k_base and r50k_base (GPT-2) rank files, Llama 3
+(toksmith reads the llama.cpp GGUF, the peers the same vocabulary's tokenizer.json), and
+the tokenizer.json files themselves read by every library (llama3-json: Llama 3's;
+gpt2-json: GPT-2's, built with `tokenizers` from hf/gpt2).
 Every tokenizer encodes the same lines, one call per line, on one thread (first pass on
 a freshly loaded tokenizer, warm pass beside it), then all lines as one batch on all
 cores. Then each corpus file as ONE long document in one call. A library that is
@@ -111,9 +113,10 @@ def long_documents(root: Path, repeat: int) -> None:
 def main() -> None:
     args = parse_args(__doc__, extra=lambda p: p.add_argument(
         "--only", action="append", help="run only this model (cl100k_base, o200k_base, r50k_base, llama3, "
-                                        "long); repeatable"))
+                                        "llama3-json, gpt2-json, long); repeatable"))
     root = Path(args.fixtures)
-    wanted = set(args.only or ("cl100k_base", "o200k_base", "r50k_base", "llama3", "long"))
+    wanted = set(args.only or ("cl100k_base", "o200k_base", "r50k_base", "llama3", "llama3-json", "gpt2-json",
+                               "long"))
     corpora = read_corpora(root, CORPORA)
     print_preamble(args.repeat)
     with tempfile.TemporaryDirectory() as tmp:
@@ -124,11 +127,20 @@ def main() -> None:
             if name == "r50k_base":
                 table.update(hf_peers(gpt2_tokenizer_json(root, Path(tmp) / "gpt2.json")))
             bench_model(name, rel, table, corpora, args.repeat, reference="tiktoken")
+        llama3_json = Path(tmp) / "llama3.json"
+        llama3_json.write_bytes(gzip.decompress((root / "hf/llama3/tokenizer.json.gz").read_bytes()))
         if "llama3" in wanted:
-            llama3_json = Path(tmp) / "llama3.json"
-            llama3_json.write_bytes(gzip.decompress((root / "hf/llama3/tokenizer.json.gz").read_bytes()))
             table = {"toksmith": toksmith_peer(root / "gguf/ggml-vocab-llama-bpe.gguf"), **hf_peers(llama3_json)}
             bench_model("Llama 3 (toksmith: GGUF; peers: tokenizer.json)", "gguf/ggml-vocab-llama-bpe.gguf",
+                        table, corpora, args.repeat, reference="hf-tokenizers")
+        if "llama3-json" in wanted:
+            table = {"toksmith": toksmith_peer(llama3_json), **hf_peers(llama3_json)}
+            bench_model("Llama 3 tokenizer.json (every library reads it)", "hf/llama3/tokenizer.json.gz",
+                        table, corpora, args.repeat, reference="hf-tokenizers")
+        if "gpt2-json" in wanted:
+            gpt2_json = gpt2_tokenizer_json(root, Path(tmp) / "gpt2.json")
+            table = {"toksmith": toksmith_peer(gpt2_json), **hf_peers(gpt2_json)}
+            bench_model("GPT-2 tokenizer.json (every library reads it)", "hf/gpt2 (built with tokenizers)",
                         table, corpora, args.repeat, reference="hf-tokenizers")
     if "long" in wanted:
         long_documents(root, args.repeat)

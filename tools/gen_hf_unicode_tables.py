@@ -278,7 +278,7 @@ def add_inert_flags(t, nfc_of, nfkc_of) -> None:
             flags[cp] |= F_NFKC_INERT
         if flags[cp] & F_CHINESE:
             # BertNormalizer copies a Chinese character as it is unless NFD changes it
-            # (hf_normalizers.pyx; the compatibility ideographs decompose)
+            # (unicode_normalizers.pyx; the compatibility ideographs decompose)
             assert not flags[cp] & (F_LOWER | F_MN | F_MARK | F_DROP | F_BERT_SPACE), hex(cp)
 
 

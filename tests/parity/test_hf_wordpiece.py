@@ -29,8 +29,8 @@ from tokenizers import AddedToken, models, normalizers, pre_tokenizers, processo
 import toksmith
 from tests.conftest import LONG_RUNS, first_difference, fixture_file, multilingual_sample, report
 from tests.parity.test_byte_bpe_gguf import spliced
-from toksmith._core.hf_normalizers import HfCharNormalizer, HfUnicodeNormalizer
-from toksmith._core.hf_pretokenizers import HfBertPreTokenizer, HfPunctuation, HfRunsPreTokenizer
+from toksmith._core.unicode_normalizers import HfCharNormalizer, HfUnicodeNormalizer
+from toksmith._core.bert_pretokenizers import HfBertPreTokenizer, HfPunctuation, HfRunsPreTokenizer
 
 MINILM = "hf/all-MiniLM-L6-v2/tokenizer.json"
 SPECIALS = ["[UNK]", "[CLS]", "[SEP]", "[PAD]", "[MASK]"]

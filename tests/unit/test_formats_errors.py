@@ -237,12 +237,10 @@ def test_a_broken_tokenizer_json_and_a_cut_rank_file_are_named(tmp_path):
 
 
 def test_real_unsupported_files(fixtures):
-    # tokenizer.json: a component without a native stage yet is refused by name (its JSON path)
-    for relative in ("hf/rut5-large/tokenizer.json",):
-        err = expect_format_error(fixture_file(fixtures, relative), toksmith.UnsupportedModelError)
-        assert ": $." in str(err) and "not supported yet" in str(err)
-    # all-MiniLM-L6-v2 (BertNormalizer, BertPreTokenizer, WordPiece) loads now
-    # (tests/parity/test_hf_wordpiece.py compares it with tokenizers)
+    # rut5-large (Precompiled + Replace, Metaspace, Unigram) and all-MiniLM-L6-v2 (BertNormalizer,
+    # BertPreTokenizer, WordPiece) load now (tests/parity/test_hf_unigram.py and
+    # test_hf_wordpiece.py compare them with tokenizers)
+    assert toksmith.load(fixture_file(fixtures, "hf/rut5-large/tokenizer.json")).vocab_size == 32100
     import tokenizers
     path = fixture_file(fixtures, "hf/all-MiniLM-L6-v2/tokenizer.json")
     ref = tokenizers.Tokenizer.from_file(str(path))

@@ -20,8 +20,8 @@ from tokenizers import normalizers as N
 from tokenizers import pre_tokenizers as P
 
 from tests.conftest import LONG_RUNS, fixture_file, multilingual_sample
-from toksmith._core.hf_normalizers import HfCharNormalizer, HfUnicodeNormalizer
-from toksmith._core.hf_pretokenizers import HfBertPreTokenizer, HfPunctuation, HfRunsPreTokenizer
+from toksmith._core.unicode_normalizers import HfCharNormalizer, HfUnicodeNormalizer
+from toksmith._core.bert_pretokenizers import HfBertPreTokenizer, HfPunctuation, HfRunsPreTokenizer
 from toksmith._core.stage_sequences import NormalizerSequence, PreTokenizerSequence
 from toksmith._core.wordpiece import WordLevel, WordPiece
 

@@ -16,8 +16,8 @@ import pytest
 from tokenizers import normalizers as N
 from tokenizers import pre_tokenizers as P
 
-from toksmith._core.hf_normalizers import HfCharNormalizer, HfUnicodeNormalizer
-from toksmith._core.hf_pretokenizers import HfBertPreTokenizer, HfPunctuation, HfRunsPreTokenizer
+from toksmith._core.unicode_normalizers import HfCharNormalizer, HfUnicodeNormalizer
+from toksmith._core.bert_pretokenizers import HfBertPreTokenizer, HfPunctuation, HfRunsPreTokenizer
 
 CODE_POINTS = [cp for cp in range(0x110000) if not 0xD800 <= cp <= 0xDFFF]
 CHUNK = 4096

@@ -6,4 +6,5 @@ cdef enum:
     ERR_TOO_LONG = -3           # a text grew past 2**31 - 2 bytes after normalization
     ERR_SURROGATE = -4          # a str holds a lone surrogate, which UTF-8 cannot encode
     ERR_REFERENCE_ABORTS = -5   # the reference aborts the process on this text (llama.cpp GGML_ASSERT)
-    ERR_MISSING_UNK = -6        # the model needs its unk token and the vocabulary has none (tokenizers fails too)
+    ERR_UNK_NOT_IN_VOCAB = -6   # the text needs the model's unk_token, which its vocabulary lacks
+    ERR_NO_UNK_ID = -7          # an HF Unigram model without unk_id met a character that is no piece

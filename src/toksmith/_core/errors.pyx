@@ -41,9 +41,16 @@ def raise_for_status(int rc, object text=None):
             "a pre-token of two or more characters holds a space, as whitespace runs do under "
             "tokenizer.ggml.pre 'whitespace' outside tokenizer.ggml.model 'whitespace'); there is "
             "no reference result to match, so toksmith refuses the text")
-    if rc == ERR_MISSING_UNK:
-        raise ValueError("the model's unk token is not in its vocabulary and this text needs it "
-                         "(tokenizers fails the same way: 'Missing [UNK] token from the vocabulary')")
+    if rc == ERR_UNK_NOT_IN_VOCAB:
+        # Parity: tokenizers fails on the same texts (BPE merge_word: UnkTokenOutOfVocabulary;
+        # WordPiece: "Missing [UNK] token from the vocabulary"): the file loads, and only a
+        # text that needs the unk token fails.
+        raise ValueError("the text needs the model's unk token (unk_token), which is not in its "
+                         "vocabulary (tokenizers refuses this text too)")
+    if rc == ERR_NO_UNK_ID:
+        # Parity: tokenizers models/unigram/model.rs UnigramError::MissingUnkId.
+        raise ValueError("Encountered an unknown token but `unk_id` is missing: the Unigram model "
+                         "has no unk_id and the text has a character that is no piece")
     if rc == ERR_SURROGATE and isinstance(text, str):
         text.encode("utf-8")   # raises UnicodeEncodeError with the position
     raise RuntimeError(f"internal error {rc}")
@@ -52,4 +59,5 @@ def raise_for_status(int rc, object text=None):
 # The codes by name, for Python code and tests.
 ERROR_CODES = {"ERR_NO_MEMORY": ERR_NO_MEMORY, "ERR_CORRUPT_CHARSMAP": ERR_CORRUPT_CHARSMAP,
                "ERR_TOO_LONG": ERR_TOO_LONG, "ERR_SURROGATE": ERR_SURROGATE,
-               "ERR_REFERENCE_ABORTS": ERR_REFERENCE_ABORTS, "ERR_MISSING_UNK": ERR_MISSING_UNK}
+               "ERR_REFERENCE_ABORTS": ERR_REFERENCE_ABORTS,
+               "ERR_UNK_NOT_IN_VOCAB": ERR_UNK_NOT_IN_VOCAB, "ERR_NO_UNK_ID": ERR_NO_UNK_ID}

@@ -1,384 +1,312 @@
-"""HF tokenizers' character-class pre-tokenizers, natively: BertPreTokenizer, Whitespace,
-WhitespaceSplit and Punctuation (every split behavior).
+"""tokenizer.json's simple pre-tokenizers: Digits, CharDelimiterSplit, FixedLength,
+UnicodeScripts and ByteLevel (tokenizers 0.23.3 pre_tokenizers/*.rs), as native
+`PreTokenizer` stages.
 
-Character classes come from tables read from tokenizers itself
-(tools/gen_hf_unicode_tables.py): Rust's `char::is_whitespace`, BERT's punctuation
-(`is_ascii_punctuation || unicode_categories::is_punctuation`) and Rust regex's `\\w`.
-A pre-tokenizer that drops characters (whitespace, or Punctuation with behavior
-"removed") writes its pre-tokens to `work.text` and returns PRETOK_REWRITTEN, but only
-once something is dropped; otherwise its pre-tokens are pieces of the input.
+The character tables (Rust's char::is_numeric and UnicodeScripts' script classes) are
+read from tokenizers itself by tools/gen_hf_pretokenizer_tables.py.
 
-    >>> HfBertPreTokenizer().split_text(b"Hey friend!  How?")
-    [b'Hey', b'friend', b'!', b'How', b'?']
-    >>> HfPunctuation("merged_with_next").split_text(b"a!!b")
-    [b'a', b'!', b'!b']
+    >>> HfDigits(False).split_text(b"ab12c")
+    [b'ab', b'12', b'c']
+    >>> HfCharDelimiterSplit("x").split_text(b"axxb")
+    [b'a', b'b']
+    >>> HfFixedLength(2).split_text(b"abcde")
+    [b'ab', b'cd', b'e']
+    >>> HfUnicodeScripts().split_text(" どこYes".encode())
+    [b'\\xe3\\x81\\xa9\\xe3\\x81\\x93', b'Yes']
 """
-from libc.stdint cimport int32_t, uint16_t, uint32_t
+from cpython.bytes cimport PyBytes_AS_STRING
+from libc.stdint cimport uint32_t
+from libc.string cimport memchr, memcmp, memcpy
 
-from libc.string cimport memcpy
-
-from toksmith._core.buffers cimport ByteBuf, IdBuf, bytebuf_reserve, idbuf_push, idbuf_reserve
+from toksmith._core.buffers cimport ByteBuf, IdBuf, bytebuf_append, bytebuf_reserve, idbuf_push
+from toksmith._core.byte_unicode cimport cpt_of_byte
 from toksmith._core.errors cimport ERR_NO_MEMORY
-from toksmith._core.pretokenizer cimport PRETOK_REWRITTEN, PreTokenizer, PreTokenizerWork
-from toksmith._core.unicode_hf cimport HF_PUNCT, HF_WHITESPACE, HF_WORD, utf8_decode
+from toksmith._core.hf_chars cimport decode_one
+from toksmith._core.pretokenizer cimport PRETOK_REWRITTEN, PreTokenizer, PreTokenizerWork, pretok_inner_work
 
-include "unicode_hf_flags.pxi"
-
-cdef enum:
-    C_OTHER = 0
-    C_SPACE = 1      # dropped
-    C_PUNCT = 2      # BertPreTokenizer / Punctuation: split off; Whitespace: [^\w\s]
-    C_WORD = 3       # Whitespace: \w
-
-cdef enum Behavior:
-    REMOVED = 0
-    ISOLATED = 1
-    MERGED_WITH_PREVIOUS = 2
-    MERGED_WITH_NEXT = 3
-    CONTIGUOUS = 4
-
-# BertPreTokenizer: for characters of classes (prev, c), BERT_PAIRS[prev << 2 | c] has
-# bit 0: a pre-token ends between them (prev is not whitespace, and it is punctuation or
-# c is not an other character); bit 1: c is kept (not whitespace).
-cdef unsigned char BERT_PAIRS[16]
-for _prev in (C_OTHER, C_SPACE, C_PUNCT):
-    for _c in (C_OTHER, C_SPACE, C_PUNCT):
-        BERT_PAIRS[(_prev << 2) | _c] = ((_prev != C_SPACE and (_prev == C_PUNCT or _c != C_OTHER))
-                                         | ((_c != C_SPACE) << 1))
-
-# HF_WHITESPACE and HF_PUNCT are bits 10 and 11 of a character's flags: its BERT class
-cdef unsigned char FLAG_CLASSES[4]
-FLAG_CLASSES[:] = [C_OTHER, C_SPACE, C_PUNCT, C_SPACE]
-assert HF_WHITESPACE == 1 << 10 and HF_PUNCT == 1 << 11
-
-BEHAVIORS = {"removed": REMOVED, "isolated": ISOLATED, "merged_with_previous": MERGED_WITH_PREVIOUS,
-             "merged_with_next": MERGED_WITH_NEXT, "contiguous": CONTIGUOUS}
+include "unicode_hf_pretok.pxi"
 
 
-# ---------------------------------------------------------------------- pieces out
+cdef inline bint _in_ranges(uint32_t cp, const unsigned int* ranges, Py_ssize_t count,
+                            Py_ssize_t width) noexcept nogil:
+    """Whether cp lies in one of `count` sorted (first, last, ...) rows of `width` values."""
+    cdef Py_ssize_t lo = 0, hi = count, mid
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if cp < ranges[width * mid]:
+            hi = mid
+        elif cp > ranges[width * mid + 1]:
+            lo = mid + 1
+        else:
+            return True
+    return False
 
-cdef struct Pieces:
-    # Pre-tokens of s as (start, end) ranges in order; the first gap between them
-    # (dropped characters) switches to writing their text to work.text. Room for every
-    # end and byte is reserved up front: adding a pre-token checks nothing.
-    const unsigned char* s
-    PreTokenizerWork* work
-    IdBuf* ends
-    char* text                # work.text.data while rewriting
-    Py_ssize_t text_size
-    Py_ssize_t covered        # s[:covered] is accounted for while not rewriting
-    Py_ssize_t first_start    # start of the first pre-token, -1 before it
-    bint rewriting
+
+cdef inline bint _is_numeric(uint32_t cp) noexcept nogil:
+    """Parity: Rust's char::is_numeric (Nd, Nl, No)."""
+    if cp < 0x80:
+        return 48 <= cp <= 57
+    return _in_ranges(cp, HF_NUMERIC_RANGES, HF_NUMERIC_RANGES_COUNT, 2)
 
 
-cdef inline int pieces_init(Pieces* p, const unsigned char* s, Py_ssize_t n, PreTokenizerWork* work,
-                            IdBuf* ends) noexcept nogil:
-    p.s = s
-    p.work = work
-    p.ends = ends
-    p.covered = 0
-    p.first_start = -1
-    p.rewriting = False
-    work.text.size = 0
-    if idbuf_reserve(ends, n) < 0 or bytebuf_reserve(&work.text, n) < 0:
-        return ERR_NO_MEMORY
-    p.text = work.text.data
-    p.text_size = 0
+# Script class of each BMP code point (0: Any); the rest is searched in HF_SCRIPT_RANGES.
+cdef unsigned char _BMP_SCRIPT[65536]
+
+
+cdef void _fill_bmp_scripts():
+    cdef Py_ssize_t r
+    cdef uint32_t cp
+    for r in range(HF_SCRIPT_RANGES_COUNT):
+        cp = HF_SCRIPT_RANGES[3 * r]
+        while cp <= HF_SCRIPT_RANGES[3 * r + 1] and cp < 65536:
+            _BMP_SCRIPT[cp] = <unsigned char>HF_SCRIPT_RANGES[3 * r + 2]
+            cp += 1
+
+
+if HF_SCRIPT_CLASSES > 255:
+    raise ImportError("unicode_hf_pretok.pxi: more script classes than a byte holds")
+_fill_bmp_scripts()
+
+
+cdef inline uint32_t _script(uint32_t cp) noexcept nogil:
+    """Parity: unicode_scripts/pre_tokenizer.rs fixed_script, as a class number (0: Any)."""
+    cdef Py_ssize_t lo = 0, hi = HF_SCRIPT_RANGES_COUNT, mid
+    if cp < 65536:
+        return _BMP_SCRIPT[cp]
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if cp < HF_SCRIPT_RANGES[3 * mid]:
+            hi = mid
+        elif cp > HF_SCRIPT_RANGES[3 * mid + 1]:
+            lo = mid + 1
+        else:
+            return HF_SCRIPT_RANGES[3 * mid + 2]
     return 0
 
 
-cdef inline void pieces_add(Pieces* p, Py_ssize_t start, Py_ssize_t end) noexcept nogil:
-    """One pre-token s[start:end] (start < end, after every earlier one)."""
-    cdef Py_ssize_t k, length = end - start
-    if p.first_start < 0:
-        p.first_start = start
-    if not p.rewriting:
-        if start == p.covered:
-            p.covered = end
-            p.ends.data[p.ends.size] = <int>end
-            p.ends.size += 1
-            return
-        p.rewriting = True
-        memcpy(p.text, p.s, p.covered)
-        p.text_size = p.covered
-    if length <= 16:
-        for k in range(length):
-            p.text[p.text_size + k] = p.s[start + k]
-    else:
-        memcpy(p.text + p.text_size, p.s + start, length)
-    p.text_size += length
-    p.ends.data[p.ends.size] = <int>p.text_size
-    p.ends.size += 1
+cdef class HfDigits(PreTokenizer):
+    """Parity: pre_tokenizers/digits.rs: numeric characters (char::is_numeric) split from
+    the rest, each alone (individual_digits) or as runs (SplitDelimiterBehavior::Contiguous)."""
 
+    cdef readonly bint individual_digits
 
-cdef inline int pieces_finish(Pieces* p, Py_ssize_t n) noexcept nogil:
-    """0 when the pre-tokens cover s[:n] exactly, else PRETOK_REWRITTEN (work.text written)."""
-    if not p.rewriting:
-        if p.covered == n:
-            return 0
-        memcpy(p.text, p.s, p.covered)    # characters dropped at the end
-        p.text_size = p.covered
-    p.work.text.size = p.text_size
-    p.work.dropped_start = p.first_start != 0
-    return PRETOK_REWRITTEN
-
-
-cdef inline int char_at(const unsigned char* s, Py_ssize_t n, Py_ssize_t i, uint16_t* flags) noexcept nogil:
-    """Length of the character at s[i] and its flags (a byte that is not UTF-8: 1, no flags)."""
-    cdef uint32_t cp
-    cdef int l = utf8_decode(s + i, n - i, &cp)
-    if l == 0:
-        flags[0] = 0
-        return 1
-    flags[0] = hf_flags(cp)
-    return l
-
-
-# ---------------------------------------------------------------------- BertPreTokenizer
-
-cdef void _bert_run(const unsigned char* s, Py_ssize_t n, const unsigned char* classes, char* d, int32_t* e,
-                    Py_ssize_t* kept, Py_ssize_t* m, unsigned char* prev) noexcept nogil:
-    """HfBertPreTokenizer.split's loop: every character of s[:n] in turn (the pair table
-    decides; see there)."""
-    cdef const unsigned char* p = s
-    cdef const unsigned char* stop = s + n
-    cdef char* out = d
-    cdef int32_t* ends = e
-    cdef unsigned char b, c, t, last = C_SPACE
-    cdef uint32_t cp
-    cdef int l, k
-    while p < stop:
-        b = p[0]
-        if b < 0x80:
-            c = classes[b]
-            t = BERT_PAIRS[(last << 2) | c]
-            ends[0] = <int32_t>(out - d)
-            ends += t & 1
-            out[0] = <char>b
-            out += t >> 1
-            last = c
-            p += 1
-            continue
-        l = utf8_decode(p, stop - p, &cp)
-        if l == 0:
-            l = 1
-            c = C_OTHER     # not UTF-8 (never from the engine): kept as it is
-        else:
-            c = FLAG_CLASSES[(hf_flags(cp) >> 10) & 3]
-        t = BERT_PAIRS[(last << 2) | c]
-        ends[0] = <int32_t>(out - d)
-        ends += t & 1
-        for k in range(l):
-            out[k] = <char>p[k]
-        out += (t >> 1) * l
-        last = c
-        p += l
-    kept[0] = out - d
-    m[0] = ends - e
-    prev[0] = last
-
-
-cdef class HfBertPreTokenizer(PreTokenizer):
-    """tokenizers' BertPreTokenizer (pre_tokenizers/bert.rs): split on char::is_whitespace
-    (removed), then isolate each BERT punctuation character."""
-
-    cdef unsigned char ascii_class[128]
-
-    def __cinit__(self):
-        cdef int b
-        cdef uint16_t f
-        for b in range(128):
-            f = hf_flags(b)
-            self.ascii_class[b] = C_SPACE if f & HF_WHITESPACE else C_PUNCT if f & HF_PUNCT else C_OTHER
-
-    def __reduce__(self):
-        return HfBertPreTokenizer, ()
+    def __cinit__(self, bint individual_digits):
+        self.individual_digits = individual_digits
 
     cdef int split(self, const unsigned char* s, Py_ssize_t n, PreTokenizerWork* work,
                    IdBuf* ends) noexcept nogil:
-        # One pass, no branch per character but ASCII or not: copy the characters that
-        # are not whitespace, and between two characters note a pre-token end when the
-        # table of the pair says so (after punctuation; after other characters unless
-        # more follow).
-        cdef Py_ssize_t i = 0, kept = 0, m = 0
-        cdef char* d
-        cdef int32_t* e
-        if n == 0:
-            return 0
-        if bytebuf_reserve(&work.text, n) < 0 or idbuf_reserve(ends, n) < 0:
-            return ERR_NO_MEMORY
-        d = work.text.data
-        e = ends.data + ends.size
-        cdef unsigned char prev
-        _bert_run(s, n, self.ascii_class, d, e, &kept, &m, &prev)
-        e[m] = <int32_t>kept
-        m += BERT_PAIRS[(prev << 2) | C_SPACE] & 1
-        ends.size += m
-        if kept == n:
-            return 0
-        work.text.size = kept
-        work.dropped_start = m == 0 or self._first_is_space(s, n)
-        return PRETOK_REWRITTEN
-
-    cdef inline bint _first_is_space(self, const unsigned char* s, Py_ssize_t n) noexcept nogil:
-        cdef uint16_t f
-        if s[0] < 0x80:
-            return self.ascii_class[s[0]] == C_SPACE
-        char_at(s, n, 0, &f)
-        return (f & HF_WHITESPACE) != 0
-
-
-# ---------------------------------------------------------------------- Whitespace, WhitespaceSplit
-
-cdef class HfRunsPreTokenizer(PreTokenizer):
-    """Pre-tokens are the maximal runs of characters of one class, whitespace dropped.
-
-    Whitespace (pre_tokenizers/whitespace.rs): the matches of `\\w+|[^\\w\\s]+` (Rust regex
-    classes); WhitespaceSplit: split on char::is_whitespace, removed. Build with
-    `HfRunsPreTokenizer.whitespace()` or `.whitespace_split()`."""
-
-    cdef readonly bint word_runs          # Whitespace (True) or WhitespaceSplit
-    cdef unsigned char ascii_class[128]
-
-    def __cinit__(self, bint word_runs):
-        cdef int b
-        self.word_runs = word_runs
-        for b in range(128):
-            self.ascii_class[b] = self._class(hf_flags(b))
-
-    @staticmethod
-    def whitespace():
-        return HfRunsPreTokenizer(True)
-
-    @staticmethod
-    def whitespace_split():
-        return HfRunsPreTokenizer(False)
-
-    def __reduce__(self):
-        return HfRunsPreTokenizer, (self.word_runs,)
-
-    cdef inline int _class(self, uint16_t f) noexcept nogil:
-        if f & HF_WHITESPACE:
-            return C_SPACE
-        if not self.word_runs:
-            return C_OTHER
-        return C_WORD if f & HF_WORD else C_PUNCT
-
-    cdef int split(self, const unsigned char* s, Py_ssize_t n, PreTokenizerWork* work,
-                   IdBuf* ends) noexcept nogil:
-        cdef Pieces p
-        cdef Py_ssize_t i = 0, run = 0
-        cdef int l, cls, run_class = C_SPACE
-        cdef uint16_t f
-        if pieces_init(&p, s, n, work, ends) < 0:
-            return ERR_NO_MEMORY
+        cdef Py_ssize_t i = 0, k
+        cdef uint32_t cp
+        cdef int kind = -1, last = -1      # 1: numeric, 0: not; -1: nothing yet
         while i < n:
             if s[i] < 0x80:
-                cls = self.ascii_class[s[i]]
-                l = 1
+                kind = 48 <= s[i] <= 57
+                k = 1
             else:
-                l = char_at(s, n, i, &f)
-                cls = self._class(f)
-            if cls != run_class:
-                if run_class != C_SPACE:
-                    pieces_add(&p, run, i)
-                run = i
-                run_class = cls
-            i += l
-        if run_class != C_SPACE:
-            pieces_add(&p, run, n)
-        return pieces_finish(&p, n)
+                k = decode_one(s + i, n - i, &cp)
+                kind = _is_numeric(cp)
+            if last >= 0 and (kind != last or (kind and self.individual_digits)):
+                if idbuf_push(ends, <int>i) < 0:
+                    return ERR_NO_MEMORY
+            last = kind
+            i += k
+        if n > 0 and idbuf_push(ends, <int>n) < 0:
+            return ERR_NO_MEMORY
+        return 0
 
 
-# ---------------------------------------------------------------------- Punctuation
+cdef class HfCharDelimiterSplit(PreTokenizer):
+    """Parity: pre_tokenizers/delimiter.rs: split on the delimiter character, which is
+    dropped (SplitDelimiterBehavior::Removed; no empty pre-token)."""
 
-cdef class HfPunctuation(PreTokenizer):
-    """tokenizers' Punctuation pre-tokenizer (pre_tokenizers/punctuation.rs): every BERT
-    punctuation character is a match, split with `behavior` as NormalizedString::split
-    does (tokenizer/normalizer.rs): removed, isolated, merged_with_previous,
-    merged_with_next or contiguous."""
+    cdef readonly bytes delimiter
+    cdef const unsigned char* delimiter_p
+    cdef Py_ssize_t delimiter_len
 
-    cdef readonly str behavior
-    cdef Behavior kind
-    cdef unsigned char ascii_punct[128]
+    def __cinit__(self, delimiter):
+        self.delimiter = delimiter.encode("utf-8") if isinstance(delimiter, str) else bytes(delimiter)
+        if len(self.delimiter.decode("utf-8")) != 1:
+            raise ValueError("the delimiter is one character")
+        self.delimiter_p = <const unsigned char*>PyBytes_AS_STRING(self.delimiter)
+        self.delimiter_len = len(self.delimiter)
 
-    def __cinit__(self, str behavior="isolated"):
-        cdef int b
-        if behavior not in BEHAVIORS:
-            raise ValueError(f"unknown split behavior {behavior!r}: {', '.join(BEHAVIORS)}")
-        self.behavior = behavior
-        self.kind = BEHAVIORS[behavior]
-        for b in range(128):
-            self.ascii_punct[b] = (hf_flags(b) & HF_PUNCT) != 0
-
-    def __reduce__(self):
-        return HfPunctuation, (self.behavior,)
-
-    cdef inline bint _punct_at(self, const unsigned char* s, Py_ssize_t n, Py_ssize_t i, int* l) noexcept nogil:
-        cdef uint16_t f
-        if s[i] < 0x80:
-            l[0] = 1
-            return self.ascii_punct[s[i]]
-        l[0] = char_at(s, n, i, &f)
-        return (f & HF_PUNCT) != 0
+    cdef Py_ssize_t _find(self, const unsigned char* s, Py_ssize_t n, Py_ssize_t i) noexcept nogil:
+        """Where the next delimiter in s[i:n] starts, or n (UTF-8: a match of the whole
+        character's bytes is that character)."""
+        cdef const unsigned char* d = self.delimiter_p
+        cdef Py_ssize_t dlen = self.delimiter_len
+        cdef const void* p
+        while i < n:
+            p = memchr(s + i, d[0], n - i)
+            if p == NULL:
+                return n
+            i = <const unsigned char*>p - s
+            if i + dlen <= n and memcmp(s + i, d, dlen) == 0:
+                return i
+            i += 1
+        return n
 
     cdef int split(self, const unsigned char* s, Py_ssize_t n, PreTokenizerWork* work,
                    IdBuf* ends) noexcept nogil:
-        cdef Pieces p
-        cdef Py_ssize_t i = 0, run = -1
-        cdef int l, l2
-        cdef bint prev_match = False, any_entry = False
-        if self.kind == REMOVED:
-            if pieces_init(&p, s, n, work, ends) < 0:
+        cdef Py_ssize_t dlen = self.delimiter_len, start = 0, hit
+        if n == 0:
+            return 0
+        hit = self._find(s, n, 0)
+        if hit == n:
+            return 0 if idbuf_push(ends, <int>n) == 0 else ERR_NO_MEMORY
+        work.text.size = 0
+        work.dropped_start = hit == 0
+        while True:
+            if hit > start and (bytebuf_append(&work.text, <const char*>s + start, hit - start) < 0
+                                or idbuf_push(ends, <int>work.text.size) < 0):
                 return ERR_NO_MEMORY
-            while i < n:
-                if self._punct_at(s, n, i, &l):
-                    if run >= 0:
-                        pieces_add(&p, run, i)
-                    run = -1
-                elif run < 0:
-                    run = i
-                i += l
-            if run >= 0:
-                pieces_add(&p, run, n)
-            return pieces_finish(&p, n)
-        # The other behaviors keep every character: only where pre-tokens end changes.
-        # Entries are the maximal runs of non-punctuation and each punctuation character.
+            if hit == n:
+                break
+            start = hit + dlen
+            hit = self._find(s, n, start)
+        work.dropped_start = work.dropped_start or work.text.size == 0
+        return PRETOK_REWRITTEN
+
+
+cdef class HfFixedLength(PreTokenizer):
+    """Parity: pre_tokenizers/fixed_length.rs: pieces of `length` characters (the last one
+    shorter)."""
+
+    cdef readonly Py_ssize_t length
+
+    def __cinit__(self, Py_ssize_t length):
+        if length < 1:
+            raise ValueError("FixedLength needs a length of at least 1")
+        self.length = length
+
+    cdef int split(self, const unsigned char* s, Py_ssize_t n, PreTokenizerWork* work,
+                   IdBuf* ends) noexcept nogil:
+        cdef Py_ssize_t i = 0, count = 0
+        cdef uint32_t cp
         while i < n:
-            if not self._punct_at(s, n, i, &l):
-                if run < 0:
-                    run = i
-                i += l
-                continue
-            if run >= 0:
-                # a run of non-matches ends here, whatever the behavior
+            i += decode_one(s + i, n - i, &cp)
+            count += 1
+            if count == self.length or i >= n:
                 if idbuf_push(ends, <int>i) < 0:
                     return ERR_NO_MEMORY
-                run = -1
-                prev_match = False
-                any_entry = True
-            # the punctuation character s[i:i + l]. Parity: the fold of each behavior
-            # in NormalizedString::split over (offsets, is_match) entries
-            if self.kind == ISOLATED:
-                if idbuf_push(ends, <int>(i + l)) < 0:
-                    return ERR_NO_MEMORY
-            elif self.kind == CONTIGUOUS:
-                if prev_match:
-                    ends.data[ends.size - 1] = <int>(i + l)
-                elif idbuf_push(ends, <int>(i + l)) < 0:
-                    return ERR_NO_MEMORY
-            elif self.kind == MERGED_WITH_PREVIOUS:
-                if not prev_match and any_entry:
-                    ends.data[ends.size - 1] = <int>(i + l)
-                elif idbuf_push(ends, <int>(i + l)) < 0:
-                    return ERR_NO_MEMORY
-            else:   # MERGED_WITH_NEXT: joins the run of non-matches right after it
-                if i + l >= n or self._punct_at(s, n, i + l, &l2):
-                    if idbuf_push(ends, <int>(i + l)) < 0:
-                        return ERR_NO_MEMORY
-            prev_match = True
-            any_entry = True
-            i += l
-        if run >= 0 and idbuf_push(ends, <int>n) < 0:
-            return ERR_NO_MEMORY
+                count = 0
         return 0
+
+
+cdef class HfUnicodeScripts(PreTokenizer):
+    """Parity: unicode_scripts/pre_tokenizer.rs: a cut where the script class changes
+    between two characters that are not "Any" (' ' and unlisted code points); Any
+    characters stay with the piece before them, and those at the start are dropped."""
+
+    cdef int split(self, const unsigned char* s, Py_ssize_t n, PreTokenizerWork* work,
+                   IdBuf* ends) noexcept nogil:
+        cdef Py_ssize_t i = 0, k, first = -1
+        cdef uint32_t cp, script, last = 0
+        while i < n:
+            if s[i] < 0x80:
+                script = _BMP_SCRIPT[s[i]]
+                k = 1
+            else:
+                k = decode_one(s + i, n - i, &cp)
+                script = _script(cp)
+            if script != 0:
+                if first < 0:
+                    first = i
+                elif script != last and idbuf_push(ends, <int>(i - first)) < 0:
+                    return ERR_NO_MEMORY
+                last = script
+            i += k
+        if first == 0:
+            return 0 if idbuf_push(ends, <int>n) == 0 else ERR_NO_MEMORY
+        # leading Any characters (or nothing but them) are dropped
+        work.text.size = 0
+        work.dropped_start = True
+        if first > 0:
+            if bytebuf_append(&work.text, <const char*>s + first, n - first) < 0 \
+                    or idbuf_push(ends, <int>(n - first)) < 0:
+                return ERR_NO_MEMORY
+        return PRETOK_REWRITTEN
+
+
+cdef class HfByteLevel(PreTokenizer):
+    """Parity: pre_tokenizers/byte_level.rs ByteLevel::pre_tokenize: a ' ' before a piece
+    that does not start with one (add_prefix_space), GPT-2's regex (use_regex: the native
+    splitter given), then every byte as its GPT-2 byte<->unicode character (map_bytes;
+    False leaves that to a byte-level model that maps its vocabulary instead)."""
+
+    cdef readonly bint add_prefix_space
+    cdef readonly bint map_bytes
+    cdef readonly PreTokenizer splitter      # None: no regex
+
+    def __cinit__(self, *, bint add_prefix_space, PreTokenizer splitter=None, bint map_bytes=True):
+        self.add_prefix_space = add_prefix_space
+        self.splitter = splitter
+        self.map_bytes = map_bytes
+
+    cdef int split(self, const unsigned char* s, Py_ssize_t n, PreTokenizerWork* work,
+                   IdBuf* ends) noexcept nogil:
+        cdef const unsigned char* src = s
+        cdef Py_ssize_t src_n = n, first = ends.size, k, at, e
+        cdef ByteBuf* spaced = &work.text2 if self.map_bytes else &work.text
+        cdef PreTokenizerWork* inner = NULL
+        cdef int rc = 0
+        cdef int cp
+        cdef unsigned char* o
+        if n == 0:
+            return 0
+        if self.add_prefix_space and s[0] != 32:
+            spaced.size = 0
+            if bytebuf_reserve(spaced, n + 1) < 0:
+                return ERR_NO_MEMORY
+            spaced.data[0] = 32
+            memcpy(spaced.data + 1, s, n)
+            spaced.size = n + 1
+            src = <const unsigned char*>spaced.data
+            src_n = n + 1
+        if self.splitter is not None:
+            inner = pretok_inner_work(work)
+            if inner == NULL:
+                return ERR_NO_MEMORY
+            inner.at_input_start = work.at_input_start
+            rc = self.splitter.split(src, src_n, inner, ends)
+            if rc < 0:
+                return rc
+            if rc == PRETOK_REWRITTEN:
+                src = <const unsigned char*>inner.text.data
+                src_n = inner.text.size
+        elif idbuf_push(ends, <int>src_n) < 0:
+            return ERR_NO_MEMORY
+        if not self.map_bytes:
+            if src == s:
+                return 0
+            if src != <const unsigned char*>work.text.data:
+                work.text.size = 0
+                if bytebuf_append(&work.text, <const char*>src, src_n) < 0:
+                    return ERR_NO_MEMORY
+            work.dropped_start = rc == PRETOK_REWRITTEN and inner.dropped_start
+            return PRETOK_REWRITTEN
+        # every byte becomes one or two bytes: rewrite the text and move the ends along
+        work.text.size = 0
+        if bytebuf_reserve(&work.text, 2 * src_n) < 0:
+            return ERR_NO_MEMORY
+        o = <unsigned char*>work.text.data
+        at = 0
+        k = first
+        for e in range(src_n):
+            while k < ends.size and ends.data[k] == e:
+                ends.data[k] = <int>at
+                k += 1
+            cp = cpt_of_byte(src[e])
+            if cp < 0x80:
+                o[at] = <unsigned char>cp
+                at += 1
+            else:
+                o[at] = <unsigned char>(0xC0 | (cp >> 6))
+                o[at + 1] = <unsigned char>(0x80 | (cp & 0x3F))
+                at += 2
+        while k < ends.size:
+            ends.data[k] = <int>at
+            k += 1
+        work.text.size = at
+        work.dropped_start = rc == PRETOK_REWRITTEN and inner.dropped_start
+        return PRETOK_REWRITTEN

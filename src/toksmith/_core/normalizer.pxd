@@ -26,6 +26,43 @@ cdef enum:
     PASS_UNLESS_KEY_MATCHES = 3    # bmp_passes only
 
 
+# darts-clone double-array units of a precompiled charsmap (sentencepiece's layout).
+cdef inline bint _has_leaf(uint32_t unit) noexcept nogil:
+    return (unit >> 8) & 1
+
+
+cdef inline uint32_t _value(uint32_t unit) noexcept nogil:
+    return unit & 0x7FFFFFFF
+
+
+cdef inline uint32_t _label(uint32_t unit) noexcept nogil:
+    return unit & ((<uint32_t>1 << 31) | 0xFF)
+
+
+cdef inline uint32_t _offset(uint32_t unit) noexcept nogil:
+    return (unit >> 10) << ((unit & (1 << 9)) >> 6)
+
+
+cdef inline Py_ssize_t _charsmap_step(const uint32_t* units, Py_ssize_t n_units,
+                                      Py_ssize_t node_pos, int c, bint* leaf) noexcept nogil:
+    """darts-clone transition by byte c from node_pos (-1: none); *leaf says a key ends there."""
+    cdef uint32_t unit
+    leaf[0] = False
+    if node_pos < 0:
+        return -1
+    node_pos ^= c
+    if node_pos >= n_units:
+        return -1
+    unit = units[node_pos]
+    if _label(unit) != <uint32_t>c:
+        return -1
+    node_pos ^= _offset(unit)
+    if node_pos >= n_units:
+        return -1
+    leaf[0] = _has_leaf(unit)
+    return node_pos
+
+
 cdef class Normalizer:
     """Base: the text unchanged."""
     cdef int normalize(self, const unsigned char* s, Py_ssize_t n, ByteBuf* out) noexcept nogil

@@ -20,7 +20,7 @@ from libc.stdint cimport int32_t, uint32_t
 from libc.stdlib cimport free, malloc
 
 from toksmith._core.buffers cimport IdBuf, idbuf_free, idbuf_push, idbuf_reserve
-from toksmith._core.errors cimport ERR_MISSING_UNK, ERR_NO_MEMORY
+from toksmith._core.errors cimport ERR_UNK_NOT_IN_VOCAB, ERR_NO_MEMORY
 from toksmith._core.model cimport Model, WorkHeader
 from toksmith._core.trie cimport DoubleArrayTrie
 
@@ -140,7 +140,7 @@ cdef class VocabModel(Model):
         """The whole pre-token is the unk token. Parity: Error::MissingUnkToken when the
         vocabulary has no unk token."""
         if self.unk_id < 0:
-            return ERR_MISSING_UNK
+            return ERR_UNK_NOT_IN_VOCAB
         return _push_id(ids, spans, self.unk_id, base, base + n)
 
     @property

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Callable
 
+from toksmith._core.hf_unigram import HfUnigram
 from toksmith._core.model import Model
 from toksmith._core.wordpiece import WordLevel, WordPiece
 from toksmith.hf import components as c
@@ -46,8 +47,72 @@ def _wordlevel(spec: TokenizerSpec, hf: c.HfTokenizerSpec, model: c.WordLevelMod
     return WordLevel(keys, ids, unk_id=model.vocab.get(model.unk_token, -1))
 
 
+def _bpe(spec: TokenizerSpec, hf: c.HfTokenizerSpec, model: c.BpeModel) -> Model:
+    """tokenizers' BPE over characters (models/bpe/model.rs), as `_core.hf_bpe.HfBpe`.
+
+    The reader checked every merge against the vocabulary as BpeBuilder::build does, so
+    each (left, right) names two tokens and the token they form."""
+    from toksmith._core.hf_bpe import HfBpe
+    from toksmith.hf.read_models import merged_token
+    vocab = model.vocab
+    texts: list[bytes | None] = [None] * (max(vocab.values(), default=-1) + 1)
+    for text, i in vocab.items():
+        texts[i] = text.encode("utf-8", "surrogatepass")
+    lefts = [vocab[a] for a, _ in model.merges]
+    rights = [vocab[b] for _, b in model.merges]
+    prefix = (model.continuing_subword_prefix or "").encode("utf-8", "surrogatepass")
+    plen = len(prefix)
+    if plen:
+        mergeds = [vocab[merged_token(a, b, plen)] for a, b in model.merges]
+    else:
+        mergeds = [vocab[a + b] for a, b in model.merges]
+    unk = model.unk_token
+    unk_id = vocab.get(unk, -1) if unk is not None else -1
+    # Word::merge_all checks a popped entry by the token its pair forms now. A pair that
+    # changed covers more symbols, and forms a longer text, unless a merge's right side is
+    # no longer than the prefix it loses (the reader made sure none is shorter): only
+    # then may a changed pair form the same token (see HfBpe._merge_heap).
+    exact = any(len(b.encode("utf-8", "surrogatepass")) <= plen for _, b in model.merges) if plen \
+        else not all(b for _, b in model.merges)
+    return HfBpe.build(texts, lefts, rights, mergeds, unk_id=unk_id,
+                       unk_missing=unk is not None and unk_id < 0, fuse_unk=model.fuse_unk,
+                       byte_fallback=model.byte_fallback, prefix=prefix,
+                       suffix=(model.end_of_word_suffix or "").encode("utf-8", "surrogatepass"),
+                       ignore_merges=model.ignore_merges, exact_stale_check=exact,
+                       cut_chars=[c.encode() for c in _cut_characters(model)])
+
+
+def _cut_characters(model: c.BpeModel) -> list[str]:
+    """The characters a word may be cut before (HfBpe.build's cut_chars): " " and U+2581
+    (Llama's escaped space) where no merge joins one to a text that does not end with it.
+
+    Before such a character c (a token) that follows another character, a merge would need
+    a left side ending there and a right side starting with c; the left side's text ends
+    with the character before (one character other than c), or with unk_token or a
+    "<0xXX>" text. So no merge (a, b) with b starting with c and a not ending with c, and
+    no unk_token ending with c, means no merge crosses that place, and the pieces merge
+    on their own exactly as the whole word does."""
+    if model.continuing_subword_prefix or model.end_of_word_suffix or model.ignore_merges:
+        return []
+    cuts = []
+    for char in (" ", "\u2581"):
+        if char in model.vocab and not (model.unk_token or "").endswith(char) \
+                and not any(b.startswith(char) and not a.endswith(char) for a, b in model.merges):
+            cuts.append(char)
+    return cuts
+
+
+def _unigram(spec: TokenizerSpec, hf: c.HfTokenizerSpec, model: c.UnigramModel) -> Model:
+    # Parity: tokenizers models/unigram/model.rs (encode_optimized, tokenize).
+    pieces = [piece.encode("utf-8", "surrogatepass") for piece, _ in model.vocab]
+    return HfUnigram(pieces, [score for _, score in model.vocab],
+                     -1 if model.unk_id is None else model.unk_id, model.byte_fallback)
+
+
 # type of model -> builder(spec, hf, model) -> Model
 MODEL_BUILDERS: dict[type, Callable[..., Model]] = {
     c.WordPieceModel: _wordpiece,
     c.WordLevelModel: _wordlevel,
+    c.BpeModel: _bpe,
+    c.UnigramModel: _unigram,
 }

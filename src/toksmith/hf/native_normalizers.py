@@ -10,10 +10,15 @@ from __future__ import annotations
 
 from typing import Callable
 
-from toksmith._core.hf_normalizers import HfCharNormalizer, HfUnicodeNormalizer
+import re
+
+from toksmith._core.hf_precompiled import HfPrecompiledNormalizer
+from toksmith._core.hf_replace import LiteralReplace
+from toksmith._core.unicode_normalizers import HfCharNormalizer, HfUnicodeNormalizer
 from toksmith._core.normalizer import Normalizer
 from toksmith._core.stage_sequences import NormalizerSequence
 from toksmith.hf import components as c
+from toksmith.models.common import bad_data_names_file
 
 
 def build_normalizer(hf: c.HfTokenizerSpec, component: c.Normalizer | None, path: str) -> Normalizer | None:
@@ -45,6 +50,48 @@ def _unicode_form(form: str) -> Callable[..., Normalizer]:
     return lambda hf, n, path: HfUnicodeNormalizer(form)
 
 
+def _simple(hf: c.HfTokenizerSpec, component: c.Normalizer, path: str) -> Normalizer:
+    """The normalizers built from their fields alone (toksmith._core.hf_normalizers)."""
+    from toksmith._core import hf_normalizers as n
+    if isinstance(component, c.Strip):
+        return n.HfStrip(component.left, component.right)
+    if isinstance(component, c.Prepend):
+        return n.HfPrepend(component.prepend)
+    if isinstance(component, c.ByteLevelNormalizer):
+        return n.HfByteLevelNormalizer()
+    return n.HfNmt()
+
+
+def _precompiled(hf: c.HfTokenizerSpec, component: c.Precompiled, path: str) -> Normalizer:
+    # Parity: tokenizers normalizers/precompiled.rs (grapheme by grapheme, shortest key).
+    with bad_data_names_file(hf.source, f"{path}.precompiled_charsmap"):
+        return HfPrecompiledNormalizer(component.charsmap)
+
+
+# A regex that is one literal character repeated: "c+" or "c{m,}" (c plain or escaped
+# punctuation); greedy, it matches the maximal runs of c that are at least m long.
+_REPEATED_CHAR = re.compile(r"(?s)(?P<char>[^\\.^$|?*+()\[\]{}]|\\[ -/:-@\[-`{-~])"
+                            r"(?:(?P<plus>\+)|\{(?P<min>[1-9][0-9]{0,5}),\})")
+
+
+def _replace(hf: c.HfTokenizerSpec, component: c.Replace, path: str) -> Normalizer:
+    # Parity: tokenizers normalizers/replace.rs: a String pattern is its escaped text.
+    content = component.content.encode("utf-8", "surrogatepass")
+    pattern = component.pattern
+    if isinstance(pattern, c.StringPattern):
+        if not pattern.text:
+            from toksmith.hf.pipeline import unsupported
+            raise unsupported(hf, f"{path}.pattern", component, "an empty String pattern")
+        return LiteralReplace(pattern.text.encode("utf-8", "surrogatepass"), content, 0)
+    m = _REPEATED_CHAR.fullmatch(pattern.regex)
+    if m is None:
+        from toksmith.hf.pipeline import unsupported
+        raise unsupported(hf, f"{path}.pattern", component,
+                          "a Regex pattern other than one literal character repeated (c+, c{m,})")
+    char = m["char"][-1]
+    return LiteralReplace(char.encode("utf-8", "surrogatepass"), content, 1 if m["plus"] else int(m["min"]))
+
+
 # type of component -> builder(hf, component, json_path) -> Normalizer
 NORMALIZER_BUILDERS: dict[type, Callable[..., Normalizer | None]] = {
     c.NormalizerSequence: _sequence,
@@ -55,4 +102,10 @@ NORMALIZER_BUILDERS: dict[type, Callable[..., Normalizer | None]] = {
     c.NFD: _unicode_form("NFD"),
     c.NFKC: _unicode_form("NFKC"),
     c.NFKD: _unicode_form("NFKD"),
+    c.Strip: _simple,
+    c.Prepend: _simple,
+    c.ByteLevelNormalizer: _simple,
+    c.Nmt: _simple,
+    c.Precompiled: _precompiled,
+    c.Replace: _replace,
 }

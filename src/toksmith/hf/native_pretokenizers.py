@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from typing import Callable
 
-from toksmith._core.hf_pretokenizers import HfBertPreTokenizer, HfPunctuation, HfRunsPreTokenizer
+from toksmith._core.bert_pretokenizers import HfBertPreTokenizer, HfPunctuation, HfRunsPreTokenizer
+from toksmith._core.pretok_metaspace import PREPEND_ALWAYS, PREPEND_FIRST, PREPEND_NEVER, MetaspacePreTokenizer
 from toksmith._core.pretokenizer import PreTokenizer
 from toksmith._core.stage_sequences import PreTokenizerSequence
 from toksmith.hf import components as c
@@ -40,6 +41,38 @@ def _sequence(hf: c.HfTokenizerSpec, seq: c.PreTokenizerSequence, path: str) -> 
 _BEHAVIOR_NAMES = {c.SplitBehavior.REMOVED: "removed", c.SplitBehavior.ISOLATED: "isolated",
                    c.SplitBehavior.MERGED_WITH_PREVIOUS: "merged_with_previous",
                    c.SplitBehavior.MERGED_WITH_NEXT: "merged_with_next", c.SplitBehavior.CONTIGUOUS: "contiguous"}
+def _simple(hf: c.HfTokenizerSpec, component: c.PreTokenizer, path: str) -> PreTokenizer:
+    """The pre-tokenizers built from their fields alone (toksmith._core.hf_pretokenizers)."""
+    from toksmith._core import hf_pretokenizers as p
+    if isinstance(component, c.Digits):
+        return p.HfDigits(component.individual_digits)
+    if isinstance(component, c.CharDelimiterSplit):
+        return p.HfCharDelimiterSplit(component.delimiter)
+    if isinstance(component, c.FixedLength):
+        return p.HfFixedLength(component.length)
+    return p.HfUnicodeScripts()
+
+
+def byte_level_pretokenizer(pre: c.ByteLevel, *, map_bytes: bool = True) -> PreTokenizer:
+    """ByteLevel (pre_tokenizers/byte_level.rs): add_prefix_space, GPT-2's regex (the native
+    r50k splitter: the same pieces, tested against tokenizers), the byte<->unicode map
+    (`map_bytes`: False for a byte-level model that maps its vocabulary instead).
+    trim_offsets changes offsets only, never ids."""
+    from toksmith._core.hf_pretokenizers import HfByteLevel
+    from toksmith.pretokenizers.tiktoken_encodings import TiktokenPattern
+    splitter = TiktokenPattern.R50K.build_splitter() if pre.use_regex else None
+    return HfByteLevel(add_prefix_space=pre.add_prefix_space, splitter=splitter, map_bytes=map_bytes)
+
+
+_PREPEND_SCHEMES = {c.PrependScheme.ALWAYS: PREPEND_ALWAYS, c.PrependScheme.FIRST: PREPEND_FIRST,
+                    c.PrependScheme.NEVER: PREPEND_NEVER}
+
+
+def _metaspace(hf: c.HfTokenizerSpec, component: c.Metaspace, path: str) -> PreTokenizer:
+    # Parity: tokenizers pre_tokenizers/metaspace.rs (legacy add_prefix_space is mapped by the reader).
+    return MetaspacePreTokenizer(component.replacement, _PREPEND_SCHEMES[component.prepend_scheme],
+                                 component.split)
+
 
 # type of component -> builder(hf, component, json_path) -> PreTokenizer
 PRETOKENIZER_BUILDERS: dict[type, Callable[..., PreTokenizer | None]] = {
@@ -48,4 +81,10 @@ PRETOKENIZER_BUILDERS: dict[type, Callable[..., PreTokenizer | None]] = {
     c.Whitespace: lambda hf, p, path: HfRunsPreTokenizer.whitespace(),
     c.WhitespaceSplit: lambda hf, p, path: HfRunsPreTokenizer.whitespace_split(),
     c.Punctuation: lambda hf, p, path: HfPunctuation(_BEHAVIOR_NAMES[p.behavior]),
+    c.Digits: _simple,
+    c.CharDelimiterSplit: _simple,
+    c.FixedLength: _simple,
+    c.UnicodeScripts: _simple,
+    c.ByteLevel: lambda hf, pre, path: byte_level_pretokenizer(pre),
+    c.Metaspace: _metaspace,
 }

@@ -12,7 +12,7 @@ run approximately.
 """
 from __future__ import annotations
 
-import dataclasses
+from typing import Callable
 
 from toksmith._core.byte_unicode import byte_unicode_decode_or_keep
 from toksmith._core.detokenizer import Decoder, LlamaCppDecoder, Render
@@ -99,7 +99,13 @@ def build_hf_engine(spec: TokenizerSpec) -> Engine:
     """The compiled pipeline of a tokenizer.json `TokenizerSpec`."""
     hf = spec.hf
     if spec.algorithm is Algorithm.BYTE_BPE:
-        return _build_byte_level(spec, hf)
+        try:
+            return _build_byte_level(spec, hf)
+        except UnsupportedModelError:
+            # The general path runs any byte-level BPE file exactly too (ByteLevel as a
+            # rewriting pre-tokenizer or normalizer, then tokenizers' BPE over characters),
+            # more slowly; when it cannot either, its error names the component it lacks.
+            pass
     return _build_generic(spec, hf)
 
 
@@ -120,13 +126,24 @@ def _build_generic(spec: TokenizerSpec, hf: c.HfTokenizerSpec) -> Engine:
         hf, has_normalizer=normalizer is not None,
         normalize=normalizer.normalize_text if normalizer is not None else None)
     # Parity: tokenizers takes str; bytes given to toksmith are decoded as Python's
-    # bytes.decode("utf-8", "replace") does first, before the file's own normalizer.
-    normalizer = NormalizerSequence([PythonUtf8Repair(), normalizer]) if normalizer is not None \
-        else PythonUtf8Repair()
+    # bytes.decode("utf-8", "replace") does first, before the file's own normalizer (unless
+    # its first stage does that itself: a second pass over valid text costs ~8%).
+    if normalizer is None:
+        normalizer = PythonUtf8Repair()
+    elif not _repairs_invalid_utf8(normalizer):
+        normalizer = NormalizerSequence([PythonUtf8Repair(), normalizer])
     with bad_data_names_file(hf.source):
         return Engine(len(spec.vocab), spec.vocab.types, splitter=raw_splitter, normalizer=normalizer,
                       pretokenizer=pretokenizer, model=model, postprocessor=post_processor(hf),
                       decoder=decoder, normalized_splitter=normalized_splitter)
+
+
+def _repairs_invalid_utf8(stage) -> bool:
+    """The stage (or the first of a sequence) decodes invalid UTF-8 as Python's "replace"
+    does before its own work (HfPrecompiledNormalizer.repairs_invalid_utf8)."""
+    while isinstance(stage, NormalizerSequence):
+        stage = stage.members[0]
+    return getattr(stage, "repairs_invalid_utf8", False)
 
 
 # ---------------------------------------------------------------------- byte-level BPE
@@ -200,30 +217,30 @@ def added_token_splitter(hf: c.HfTokenizerSpec) -> HfAddedTokenSplitter | None:
     return added_token_splitters(hf, has_normalizer=False)[0]
 
 
-def added_token_splitters(hf: c.HfTokenizerSpec, *, has_normalizer: bool, normalize=None
+def added_token_splitters(hf: c.HfTokenizerSpec, *, has_normalizer: bool,
+                          normalize: Callable[[str], str] | None = None
                           ) -> tuple[HfAddedTokenSplitter | None, HfAddedTokenSplitter | None]:
     """(the splitter of the raw text, the splitter of each fragment's normalized text).
 
     Parity: tokenizers AddedVocabulary::extract_and_normalize: the tokens marked
     `normalized` are matched in the normalizer's output, the others in the raw input;
-    `normalize` (the file's normalizer, str -> str) gives the text a normalized token is
-    matched as (AddedVocabulary::add_tokens: its content normalized; a token whose
-    content normalizes to nothing never matches). Without a normalizer one splitter
-    does both passes."""
+    a `normalized` token is matched by its content normalized (`normalize`: the file's
+    normalizer; AddedVocabulary::add_tokens keeps that form in normalized_cache).
+    Without a normalizer one splitter does both passes."""
     tokens = [t for t in hf.added_tokens if t.content]
     if not has_normalizer:
         return _splitter(tokens), None
     normalized = [t for t in tokens if t.normalized]
-    if normalize is not None:
-        normalized = [t for t in (dataclasses.replace(t, content=normalize(t.content)) for t in normalized)
-                      if t.content]
-    return _splitter([t for t in tokens if not t.normalized]), _splitter(normalized)
+    texts = [normalize(t.content) if normalize is not None else t.content for t in normalized]
+    return (_splitter([t for t in tokens if not t.normalized]),
+            _splitter([t for t, text in zip(normalized, texts) if text], [text for text in texts if text]))
 
 
-def _splitter(tokens: list[c.AddedToken]) -> HfAddedTokenSplitter | None:
+def _splitter(tokens: list[c.AddedToken], contents: list[str] | None = None) -> HfAddedTokenSplitter | None:
+    """The splitter of `tokens`, matched by `contents` (default: their own contents)."""
     if not tokens:
         return None
-    texts = [t.content.encode("utf-8", "surrogatepass") for t in tokens]
+    texts = [t.encode("utf-8", "surrogatepass") for t in (contents or [t.content for t in tokens])]
     flags = bytes((HF_SPECIAL if t.special else 0) | (HF_SINGLE_WORD if t.single_word else 0)
                   | (HF_LSTRIP if t.lstrip else 0) | (HF_RSTRIP if t.rstrip else 0)
                   | (HF_NORMALIZED if t.normalized else 0) for t in tokens)

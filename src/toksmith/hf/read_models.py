@@ -11,12 +11,12 @@ per check.
 """
 from __future__ import annotations
 
-import math
 from itertools import repeat
 from typing import Any
 
 from . import components as c
 from ._fields import U32_MAX, Fields, expect_type, fail, json_type_name, shown
+from .json_numbers import serde_json_f64
 
 
 def read_vocab_map(value: Any, path: str, source: str) -> dict[str, int]:
@@ -60,7 +60,7 @@ def _merges(f: Fields, vocab: dict[str, int], prefix: str | None) -> tuple[tuple
         if ok and plen == 0:
             ok = all(map(vocab.__contains__, map(str.__add__, lefts, rights)))
         elif ok:
-            ok = all(vocab.__contains__(_joined(a, b, plen)) for a, b in zip(lefts, rights))
+            ok = all(vocab.__contains__(merged_token(a, b, plen)) for a, b in zip(lefts, rights))
     except (TypeError, ValueError, UnicodeError):
         ok = False
     if not ok:
@@ -94,7 +94,7 @@ def _split_legacy_merges(f: Fields, value: list) -> tuple[list[str], list[str]]:
     return lefts, rights
 
 
-def _joined(a: str, b: str, plen: int) -> str:
+def merged_token(a: str, b: str, plen: int) -> str:
     # Parity: tokenizers BpeBuilder::build: a + b minus the first len(prefix) BYTES of b, prefix or not.
     tail = b.encode()
     if len(tail) < plen:
@@ -114,7 +114,7 @@ def _explain_bad_merge(f: Fields, pairs: list, vocab: dict[str, int], plen: int,
             if side not in vocab:
                 fail(f.source, where, f"merge names token {side!r}, which is not in the vocab")
         try:
-            joined = _joined(a, b, plen) if plen else a + b
+            joined = merged_token(a, b, plen) if plen else a + b
         except (ValueError, UnicodeError):
             joined = None
         if joined is None or joined not in vocab:
@@ -145,27 +145,43 @@ def _bpe(f: Fields) -> c.BpeModel:
 def _unigram(f: Fields) -> c.UnigramModel:
     value = f.list("vocab")
     path = f.at("vocab")
-    ok = all(type(e) is list and len(e) == 2 and type(e[0]) is str and type(e[1]) in (float, int) for e in value)
-    if not ok:
-        i, e = next((i, e) for i, e in enumerate(value)
-                    if not (type(e) is list and len(e) == 2 and type(e[0]) is str and type(e[1]) in (float, int)))
-        fail(f.source, f"{path}[{i}]", f"expected a pair [piece, score]; found {shown(e)}")
-    if not all(math.isfinite(e[1]) for e in value):
-        i = next(i for i, e in enumerate(value) if not math.isfinite(e[1]))
-        fail(f.source, f"{path}[{i}][1]", f"expected a finite score; found {value[i][1]}")
-    if len({e[0] for e in value}) != len(value):
+    vocab: list[tuple[str, float]] = []
+    append = vocab.append
+    # one plain loop over the 32k-250k pairs: checks and conversion together
+    for i, e in enumerate(value):
+        if type(e) is not list or len(e) != 2:
+            fail(f.source, f"{path}[{i}]", f"expected a pair [piece, score]; found {shown(e)}")
+        piece, score = e
+        kind = type(score)
+        if type(piece) is not str or (kind is not float and kind is not int):
+            fail(f.source, f"{path}[{i}]", f"expected a pair [piece, score]; found {shown(e)}")
+        if kind is int:
+            score = _integer_score(score, f.source, f"{path}[{i}][1]")
+        append((piece, score))
+    if len({piece for piece, _ in vocab}) != len(vocab):
         seen: dict[str, int] = {}
-        for i, (piece, _) in enumerate(value):
+        for i, (piece, _) in enumerate(vocab):
             if piece in seen:
                 fail(f.source, f"{path}[{i}]", f"duplicate piece {piece!r} (also id {seen[piece]})")
             seen[piece] = i
-    vocab = tuple((piece, float(score)) for piece, score in value)
     unk_id = f.u32("unk_id", None, nullable=True)
     # Parity: tokenizers Unigram::from: unk_id must index the vocab.
     if unk_id is not None and unk_id >= len(vocab):
         f.fail("unk_id", f"unk_id {unk_id} is not in the vocab of {len(vocab)} pieces")
     byte_fallback = f.bool("byte_fallback", False)
-    return c.UnigramModel(vocab=vocab, unk_id=unk_id, byte_fallback=byte_fallback)
+    return c.UnigramModel(vocab=tuple(vocab), unk_id=unk_id, byte_fallback=byte_fallback)
+
+
+def _integer_score(score: int, source: str, path: str) -> float:
+    """An integer score as serde_json reads it: a u64 / i64 converted, a longer one parsed as
+    a float ("number out of range" past f64). Fractional scores come as floats already
+    (reader.parse_json reads them the serde_json way)."""
+    if -(1 << 63) <= score < (1 << 64):
+        return float(score)
+    try:
+        return serde_json_f64(str(score))
+    except ValueError:
+        fail(source, path, f"number out of range: {score}")
 
 
 def _wordpiece(f: Fields) -> c.WordPieceModel:

@@ -18,6 +18,7 @@ from typing import Any
 
 from . import components as c
 from ._fields import Fields, as_u32, expect_type, fail
+from .json_numbers import serde_json_f64
 from .read_components import read_decoder, read_normalizer, read_pre_tokenizer
 from .read_models import read_model
 from .read_processors import read_post_processor
@@ -31,9 +32,12 @@ def _refuse_constant(name: str) -> Any:
 
 
 def parse_json(data: bytes | str, source: str) -> Any:
-    """json.loads, with every failure (bad UTF-8, syntax, NaN, nesting) a ModelFormatError."""
+    """json.loads, with every failure (bad UTF-8, syntax, NaN, nesting) a ModelFormatError.
+
+    Parity: fractional numbers get the value serde_json's default parser gives them (see
+    json_numbers.py), which is not always Python's float()."""
     try:
-        return json.loads(data, parse_constant=_refuse_constant)
+        return json.loads(data, parse_constant=_refuse_constant, parse_float=serde_json_f64)
     except json.JSONDecodeError as exc:
         fail(source, "$", f"malformed JSON: {exc.msg} (line {exc.lineno} column {exc.colno})")
     except UnicodeDecodeError as exc:

@@ -35,7 +35,10 @@ def byte_level_splitter(hf: c.HfTokenizerSpec):
     pre = hf.pre_tokenizer
     if isinstance(pre, c.ByteLevel):
         if pre.add_prefix_space:
-            raise unsupported(hf, "$.pre_tokenizer", pre, "add_prefix_space")
+            # RoBERTa: a ' ' before each piece that lacks one, then the regex; the bytes stay
+            # raw (ByteLevelBpe maps its vocabulary instead).
+            from toksmith.hf.native_pretokenizers import byte_level_pretokenizer
+            return byte_level_pretokenizer(pre, map_bytes=False)
         if not pre.use_regex:
             return None     # each fragment is one pre-token
         # Parity: tokenizers pre_tokenizers/byte_level.rs: GPT-2's regex, the same pieces as
