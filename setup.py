@@ -8,7 +8,7 @@ CORE_MODULES = ["trie", "normalizer", "unigram", "spm_bpe", "specials", "detoken
                 "wire", "pieces", "text", "threadpool", "model", "pretokenizer", "errors", "token_types",
                 "postprocessor", "pretok_llama", "pretok_tiktoken", "symbol_texts", "byte_unicode", "byte_bpe",
                 "rank_file", "utf8_repair", "whitespace_session", "dna_regions", "spaced_piece_guard",
-                "hf_added_tokens", "stage_sequences"]
+                "hf_added_tokens", "stage_sequences", "linear_regex", "hf_regex_stages"]
 
 # Batches run on the core's own pthread pool (_core/threadpool.pyx), not OpenMP:
 # OpenMP's pool hangs a forked child.

@@ -10,9 +10,11 @@ from __future__ import annotations
 
 from typing import Callable
 
+from toksmith._core.hf_regex_stages import HfReplace
 from toksmith._core.normalizer import Normalizer
 from toksmith._core.stage_sequences import NormalizerSequence
 from toksmith.hf import components as c
+from toksmith.hf.native_regex import native_pattern
 
 
 def build_normalizer(hf: c.HfTokenizerSpec, component: c.Normalizer | None, path: str) -> Normalizer | None:
@@ -34,7 +36,14 @@ def _sequence(hf: c.HfTokenizerSpec, seq: c.NormalizerSequence, path: str) -> No
     return members[0] if len(members) == 1 else NormalizerSequence(members)
 
 
+def replace_stage(hf: c.HfTokenizerSpec, replace: c.Replace, path: str) -> HfReplace:
+    """Parity: tokenizers normalizers/replace.rs (String or Regex pattern, every match)."""
+    return HfReplace(native_pattern(hf, replace.pattern, f"{path}.pattern"),
+                     replace.content.encode("utf-8", "surrogatepass"))
+
+
 # type of component -> builder(hf, component, json_path) -> Normalizer
 NORMALIZER_BUILDERS: dict[type, Callable[..., Normalizer | None]] = {
     c.NormalizerSequence: _sequence,
+    c.Replace: replace_stage,
 }

@@ -10,9 +10,12 @@ from __future__ import annotations
 
 from typing import Callable
 
+from toksmith._core import hf_regex_stages
+from toksmith._core.hf_regex_stages import HfSplit
 from toksmith._core.pretokenizer import PreTokenizer
 from toksmith._core.stage_sequences import PreTokenizerSequence
 from toksmith.hf import components as c
+from toksmith.hf.native_regex import native_pattern
 
 
 def build_pretokenizer(hf: c.HfTokenizerSpec, component: c.PreTokenizer | None,
@@ -35,7 +38,25 @@ def _sequence(hf: c.HfTokenizerSpec, seq: c.PreTokenizerSequence, path: str) -> 
     return members[0] if len(members) == 1 else PreTokenizerSequence(members)
 
 
+# Parity: tokenizers SplitDelimiterBehavior -> HfSplit's behavior codes.
+SPLIT_BEHAVIORS = {
+    c.SplitBehavior.REMOVED: hf_regex_stages.SPLIT_REMOVED,
+    c.SplitBehavior.ISOLATED: hf_regex_stages.SPLIT_ISOLATED,
+    c.SplitBehavior.MERGED_WITH_PREVIOUS: hf_regex_stages.SPLIT_MERGED_WITH_PREVIOUS,
+    c.SplitBehavior.MERGED_WITH_NEXT: hf_regex_stages.SPLIT_MERGED_WITH_NEXT,
+    c.SplitBehavior.CONTIGUOUS: hf_regex_stages.SPLIT_CONTIGUOUS,
+}
+
+
+def split_stage(hf: c.HfTokenizerSpec, split: c.Split, path: str) -> HfSplit:
+    """Parity: tokenizers pre_tokenizers/split.rs (any pattern Oniguruma runs that the
+    linear-time matcher can run exactly; the others are refused by JSON path)."""
+    return HfSplit(native_pattern(hf, split.pattern, f"{path}.pattern"), SPLIT_BEHAVIORS[split.behavior],
+                   split.invert)
+
+
 # type of component -> builder(hf, component, json_path) -> PreTokenizer
 PRETOKENIZER_BUILDERS: dict[type, Callable[..., PreTokenizer | None]] = {
     c.PreTokenizerSequence: _sequence,
+    c.Split: split_stage,
 }
