@@ -228,6 +228,17 @@ cdef class HfReplace(Normalizer):
     def __reduce__(self):
         return (HfReplace, (self.regex, self.content))
 
+    def starts_late(self, bytes text):
+        """Whether normalize() reports NORMALIZED_LATE_START for `text` (tests)."""
+        cdef ByteBuf out
+        cdef int rc
+        memset(&out, 0, sizeof(ByteBuf))
+        rc = self.normalize(<const unsigned char*>(<char*>text), len(text), &out)
+        bytebuf_free(&out)
+        if rc < 0:
+            raise MemoryError()
+        return rc == NORMALIZED_LATE_START
+
     cdef int normalize(self, const unsigned char* s, Py_ssize_t n, ByteBuf* out) noexcept nogil:
         cdef LrScratch sc
         cdef IdBuf pairs

@@ -26,7 +26,6 @@ from toksmith._core.buffers cimport (ByteBuf, IdBuf, bytebuf_append, bytebuf_fre
                                      idbuf_reserve)
 from toksmith._core.errors cimport ERR_NO_MEMORY
 from toksmith._core.errors import raise_for_status
-from toksmith._core.pretok_common cimport decode_utf8
 
 from toksmith.pretokenizers import backtrack_program as bp
 
@@ -163,6 +162,49 @@ cdef int _run_pass(LinearRegex r, const LrPass* p, const int32_t* eq, Py_ssize_t
     return 0
 
 
+cdef Py_ssize_t _decode_parts(LinearRegex r, const unsigned char* s, Py_ssize_t n, IdBuf* parts,
+                              IdBuf* starts) noexcept nogil:
+    """Decode s[:n] once: the partition id of each code point into `parts`, its byte offset
+    into `starts` (and n after the last). As pretok_common.decode_utf8: a byte that does not
+    start a well-formed sequence reads as U+FFFD. Returns the number of code points or -1."""
+    cdef Py_ssize_t i = 0, k = 0
+    cdef unsigned char b0
+    cdef int32_t cp
+    cdef int32_t* pt
+    cdef int32_t* st
+    if idbuf_reserve(parts, n + 2) < 0 or idbuf_reserve(starts, n + 2) < 0:
+        return -1
+    pt = parts.data
+    st = starts.data
+    while i < n:
+        b0 = s[i]
+        st[k] = <int32_t>i
+        if b0 < 0x80:
+            pt[k] = r.ascii_part[b0]
+            i += 1
+            k += 1
+            continue
+        if b0 >= 0xC2 and b0 < 0xE0 and i + 1 < n and (s[i + 1] & 0xC0) == 0x80:
+            cp = ((b0 & 0x1F) << 6) | (s[i + 1] & 0x3F)
+            i += 2
+        elif (b0 & 0xF0) == 0xE0 and i + 2 < n and (s[i + 1] & 0xC0) == 0x80 and (s[i + 2] & 0xC0) == 0x80:
+            cp = ((b0 & 0x0F) << 12) | ((s[i + 1] & 0x3F) << 6) | (s[i + 2] & 0x3F)
+            i += 3
+        elif ((b0 & 0xF8) == 0xF0 and i + 3 < n and (s[i + 1] & 0xC0) == 0x80
+                and (s[i + 2] & 0xC0) == 0x80 and (s[i + 3] & 0xC0) == 0x80):
+            cp = ((b0 & 0x07) << 18) | ((s[i + 1] & 0x3F) << 12) | ((s[i + 2] & 0x3F) << 6) | (s[i + 3] & 0x3F)
+            i += 4
+        else:
+            cp = 0xFFFD
+            i += 1
+        pt[k] = r.part_of(cp)
+        k += 1
+    st[k] = <int32_t>n
+    parts.size = k
+    starts.size = k + 1
+    return k
+
+
 cdef Py_ssize_t lr_find_all(LinearRegex r, const unsigned char* s, Py_ssize_t n, LrScratch* sc,
                             IdBuf* pairs) noexcept nogil:
     cdef Py_ssize_t n_cp, i, pos, last_end, last_match_end, count = 0
@@ -173,12 +215,10 @@ cdef Py_ssize_t lr_find_all(LinearRegex r, const unsigned char* s, Py_ssize_t n,
     if n == 0:
         # Parity: tokenizers Pattern for &SysRegex: an empty text has no match
         return 0
-    n_cp = decode_utf8(s, n, &sc.eq, &sc.starts)
+    n_cp = _decode_parts(r, s, n, &sc.eq, &sc.starts)
     if n_cp < 0:
         return ERR_NO_MEMORY
     eq = sc.eq.data
-    for i in range(n_cp):
-        eq[i] = r.part_of(eq[i])
     if r.dfa_states > 0:
         return _find_all_dfa(r, eq, n_cp, sc, pairs)
     sc.match_end.size = 0

@@ -55,6 +55,14 @@ def split_stage(hf: c.HfTokenizerSpec, split: c.Split, path: str) -> HfSplit:
                    split.invert)
 
 
+def gpt2_split_stage() -> HfSplit:
+    """Parity: tokenizers pre_tokenizers/byte_level.rs ByteLevel with use_regex: GPT-2's
+    regex on Oniguruma, each match and each gap a pre-token."""
+    from toksmith.hf.native_regex import compiled_pattern
+    from toksmith.hf.split_patterns import GPT2_REGEX
+    return HfSplit(compiled_pattern("Regex", GPT2_REGEX), hf_regex_stages.SPLIT_ISOLATED, False)
+
+
 # type of component -> builder(hf, component, json_path) -> PreTokenizer
 PRETOKENIZER_BUILDERS: dict[type, Callable[..., PreTokenizer | None]] = {
     c.PreTokenizerSequence: _sequence,

@@ -330,8 +330,8 @@ class _Compiler:
         emitter = _PassEmitter(self, reversed_)
         match = emitter.state(OP_MATCH)
         start = emitter.emit(tree, match)
-        p = Pass(states=emitter.states, start=start, order=_order(emitter.states), reversed=reversed_,
-                 output=output, slots=emitter.slots)
+        p = Pass(states=emitter.states, start=start, order=_order(emitter.states, emitter.empty_atomics),
+                 reversed=reversed_, output=output, slots=emitter.slots)
         self.passes.append(p)
         return p
 
@@ -352,6 +352,7 @@ class _PassEmitter:
         self.reversed = reversed_
         self.states: list[list[int]] = []
         self.slots: list[tuple[int, int]] = []
+        self.empty_atomics: set[int] = set()    # atomic states whose body can match the empty string
 
     def state(self, op: int, a: int = -1, b: int = -1, c: int = 0) -> int:
         if len(self.states) >= MAX_STATES:
@@ -395,7 +396,10 @@ class _PassEmitter:
             end = self.state(OP_MATCH)
             body = self.emit(node[1], end)
             self.slots.append((slot, nxt))
-            return self.state(OP_ATOMIC, body, nxt, slot)
+            state = self.state(OP_ATOMIC, body, nxt, slot)
+            if nullable(node[1]):
+                self.empty_atomics.add(state)
+            return state
         if kind == "group":
             return self.emit(node[1], nxt)
         raise RegexUnsupported(f"unknown node {kind!r}")
@@ -417,16 +421,17 @@ class _PassEmitter:
         return cur
 
 
-def _order(states: list[list[int]]) -> list[int]:
-    """States in an order where each one's same-column dependencies come before it."""
+def _order(states: list[list[int]], empty_atomics: set[int]) -> list[int]:
+    """States in an order where each one's same-column dependencies come before it (an
+    atomic group reads its successor in the same column only when its body matched empty)."""
     deps: list[list[int]] = []
-    for op, a, b, c in states:
+    for q, (op, a, b, c) in enumerate(states):
         if op == OP_ALT:
             deps.append([a, b])
         elif op in (OP_ASSERT, OP_LOOK_CLASS, OP_BEHIND_CLASS, OP_LOOK):
             deps.append([b])
         elif op == OP_ATOMIC:
-            deps.append([a, b])
+            deps.append([a, b] if q in empty_atomics else [a])
         else:
             deps.append([])
     order: list[int] = []
