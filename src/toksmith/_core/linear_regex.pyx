@@ -23,7 +23,7 @@ from libc.stdlib cimport free, malloc
 from libc.string cimport memcpy, memset
 
 from toksmith._core.buffers cimport (ByteBuf, IdBuf, bytebuf_append, bytebuf_free, bytebuf_reserve, idbuf_free,
-                                     idbuf_reserve)
+                                     idbuf_push, idbuf_reserve)
 from toksmith._core.errors cimport ERR_NO_MEMORY
 from toksmith._core.errors import raise_for_status
 
@@ -440,8 +440,9 @@ cdef class LinearRegex:
                 break
             if hi > 0xFFFF:
                 hi = 0xFFFF
+            w = segments[k][1]
             for cp in range(lo, hi + 1):
-                self.bmp_part[cp] = segments[k][1]
+                self.bmp_part[cp] = w
         for cp in range(128):
             self.ascii_part[cp] = self.bmp_part[cp]
         for k, (start, part) in enumerate(astral):
@@ -467,14 +468,17 @@ cdef class LinearRegex:
                 return
             if op == OP_ASSERT and p.states[4 * q + 1] not in (ASSERT_EOL, ASSERT_EOT):
                 return
+        cdef IdBuf nexts, steps
+        cdef unsigned char* key
+        memset(&nexts, 0, sizeof(IdBuf))
+        memset(&steps, 0, sizeof(IdBuf))
         ids = {bytes(m): 0}
         sets = [bytes(m)]
-        nexts = []
-        steps = []
         res = <int32_t*>malloc(sizeof(int32_t) * (m + 1))
-        if res == NULL:
-            raise MemoryError()
+        key = <unsigned char*>malloc(m + 1)
         try:
+            if res == NULL or key == NULL:
+                raise MemoryError()
             d = 0
             while d < len(sets):
                 if (d + 1) * width * m > max_entries:
@@ -502,27 +506,34 @@ cdef class LinearRegex:
                             else:   # ASSERT_EOL
                                 ok = end or _in(self, part, self.newline_class)
                             res[q] = res[p.states[4 * q + 2]] if ok else -1
-                    key = bytes([res[q] != -1 for q in range(m)])
-                    if key not in ids:
-                        ids[key] = len(sets)
-                        sets.append(key)
-                    nexts.append(ids[key])
-                    steps.extend([res[q] for q in range(m)])
+                    for q in range(m):
+                        key[q] = res[q] != -1
+                    live = key[:m]
+                    index = ids.get(live)
+                    if index is None:
+                        index = len(sets)
+                        ids[live] = index
+                        sets.append(live)
+                    if idbuf_push(&nexts, <int32_t>index) < 0 or idbuf_reserve(&steps, m) < 0:
+                        raise MemoryError()
+                    memcpy(steps.data + steps.size, res, sizeof(int32_t) * m)
+                    steps.size += m
                 d += 1
+            d = len(sets)
+            self.dfa_start_live = <unsigned char*>malloc(d)
+            if self.dfa_start_live == NULL:
+                raise MemoryError()
+            for k in range(d):
+                self.dfa_start_live[k] = sets[k][p.start]
+            self.dfa_next = nexts.data
+            self.dfa_step = steps.data
+            nexts.data = NULL
+            steps.data = NULL
         finally:
             free(res)
-        d = len(sets)
-        self.dfa_next = <int32_t*>malloc(sizeof(int32_t) * d * width)
-        self.dfa_step = <int32_t*>malloc(sizeof(int32_t) * d * width * m)
-        self.dfa_start_live = <unsigned char*>malloc(d)
-        if self.dfa_next == NULL or self.dfa_step == NULL or self.dfa_start_live == NULL:
-            raise MemoryError()
-        for k in range(d * width):
-            self.dfa_next[k] = nexts[k]
-        for k in range(d * width * m):
-            self.dfa_step[k] = steps[k]
-        for k in range(d):
-            self.dfa_start_live[k] = sets[k][p.start]
+            free(key)
+            idbuf_free(&nexts)
+            idbuf_free(&steps)
         self.main_states = m
         self.main_start = p.start
         self.dfa_states = d
