@@ -42,7 +42,6 @@ SPLIT_CONTIGUOUS = CONTIGUOUS
 cdef inline void _borrow(LrScratch* sc, PreTokenizerWork* work, PreTokenizerWork* inner) noexcept nogil:
     """Run the matcher in the pre-tokenizer's work buffers (given back by _give_back)."""
     sc.eq = work.a
-    sc.starts = work.b
     sc.match_end = work.c
     sc.cols = inner.a
     sc.conts = inner.b
@@ -51,7 +50,6 @@ cdef inline void _borrow(LrScratch* sc, PreTokenizerWork* work, PreTokenizerWork
 
 cdef inline void _give_back(LrScratch* sc, PreTokenizerWork* work, PreTokenizerWork* inner) noexcept nogil:
     work.a = sc.eq
-    work.b = sc.starts
     work.c = sc.match_end
     inner.a = sc.cols
     inner.b = sc.conts

@@ -23,8 +23,7 @@ cdef struct LrPass:
 
 # Per-call memory of lr_find_all, grown as needed (one thread at a time).
 cdef struct LrScratch:
-    IdBuf eq             # per code point: its class-partition id
-    IdBuf starts         # per code point: its byte offset (and n at the end)
+    IdBuf eq             # per code point: its class-partition id (the DFA's live sets then)
     IdBuf match_end      # per position: end of the match that starts there, or -1
     IdBuf cols           # two columns of state values
     IdBuf conts          # per atomic slot and position: the value after the group
@@ -54,19 +53,23 @@ cdef class LinearRegex:
     cdef readonly str pattern
     cdef object _keep
     # The main pass as a DFA over its columns' sets of live states (when the pass only
-    # looks at the character at each position): dfa_next[d * (n_parts + 1) + part] is
-    # the set of the column to the left (part n_parts: the end of the text, no character),
-    # dfa_step[(d * (n_parts + 1) + part) * n_states + q] where a live state q goes: the
-    # state it continues in one position to the right, or -2 (a match ends here).
+    # looks at the character at each position): dfa_next[d * (n_parts + 1) + part] is the
+    # set of the column to the left of a column whose set is d (part n_parts: no character,
+    # the end of the text); dfa_live[d * dfa_words + q / 64] bit q: state q is live in set d
+    # (its first path from there succeeds), which is all a match's path needs to be followed.
     cdef int32_t dfa_states         # 0: no DFA, run the passes
+    cdef int32_t dfa_words
     cdef int32_t* dfa_next
-    cdef int32_t* dfa_step
-    cdef unsigned char* dfa_start_live
+    cdef uint64_t* dfa_live
     cdef int32_t main_states
     cdef int32_t main_start
+    cdef int32_t* main_ops          # the main pass's states (op, a, b, c), for following paths
+    # dfa_resolve[d * main_states + q]: the character step or match a live state q leads to
+    # in a column whose set is d (alternatives and anchors resolved); NULL when too big
+    cdef int32_t* dfa_resolve
 
     cdef int32_t part_of(self, int32_t cp) noexcept nogil
-    cdef _build_dfa(self, int32_t max_entries)
+    cdef _build_dfa(self, Py_ssize_t max_work)
 
 
 # Append the matches of `regex` in s[:n] to `pairs` as (start, end) byte offsets, in the

@@ -60,7 +60,6 @@ cdef void lr_scratch_init(LrScratch* sc) noexcept nogil:
 
 cdef void lr_scratch_free(LrScratch* sc) noexcept nogil:
     idbuf_free(&sc.eq)
-    idbuf_free(&sc.starts)
     idbuf_free(&sc.match_end)
     idbuf_free(&sc.cols)
     idbuf_free(&sc.conts)
@@ -162,65 +161,118 @@ cdef int _run_pass(LinearRegex r, const LrPass* p, const int32_t* eq, Py_ssize_t
     return 0
 
 
-cdef Py_ssize_t _decode_parts(LinearRegex r, const unsigned char* s, Py_ssize_t n, IdBuf* parts,
-                              IdBuf* starts) noexcept nogil:
-    """Decode s[:n] once: the partition id of each code point into `parts`, its byte offset
-    into `starts` (and n after the last). As pretok_common.decode_utf8: a byte that does not
-    start a well-formed sequence reads as U+FFFD. Returns the number of code points or -1."""
-    cdef Py_ssize_t i = 0, k = 0
+cdef inline Py_ssize_t _char_len(const unsigned char* s, Py_ssize_t n, Py_ssize_t i) noexcept nogil:
+    """Bytes of the character at s[i] as _decode_parts reads it (1 for a byte that does not
+    start a well-formed sequence)."""
+    cdef unsigned char b0 = s[i]
+    if b0 < 0x80:
+        return 1
+    if b0 >= 0xC2 and b0 < 0xE0 and i + 1 < n and (s[i + 1] & 0xC0) == 0x80:
+        return 2
+    if (b0 & 0xF0) == 0xE0 and i + 2 < n and (s[i + 1] & 0xC0) == 0x80 and (s[i + 2] & 0xC0) == 0x80:
+        return 3
+    if ((b0 & 0xF8) == 0xF0 and i + 3 < n and (s[i + 1] & 0xC0) == 0x80
+            and (s[i + 2] & 0xC0) == 0x80 and (s[i + 3] & 0xC0) == 0x80):
+        return 4
+    return 1
+
+
+cdef Py_ssize_t _decode_parts(LinearRegex r, const unsigned char* s, Py_ssize_t n, IdBuf* parts) noexcept nogil:
+    """Decode s[:n] once: the partition id of each code point into `parts` (room is left for
+    two more entries). As pretok_common.decode_utf8: a byte that does not start a well-formed
+    sequence reads as U+FFFD. Returns the number of code points or -1."""
+    cdef Py_ssize_t i = 0, k = 0, step
     cdef unsigned char b0
     cdef int32_t cp
     cdef int32_t* pt
-    cdef int32_t* st
-    if idbuf_reserve(parts, n + 2) < 0 or idbuf_reserve(starts, n + 2) < 0:
+    if idbuf_reserve(parts, n + 2) < 0:
         return -1
     pt = parts.data
-    st = starts.data
     while i < n:
         b0 = s[i]
-        st[k] = <int32_t>i
         if b0 < 0x80:
             pt[k] = r.ascii_part[b0]
             i += 1
             k += 1
             continue
-        if b0 >= 0xC2 and b0 < 0xE0 and i + 1 < n and (s[i + 1] & 0xC0) == 0x80:
+        step = _char_len(s, n, i)
+        if step == 2:
             cp = ((b0 & 0x1F) << 6) | (s[i + 1] & 0x3F)
-            i += 2
-        elif (b0 & 0xF0) == 0xE0 and i + 2 < n and (s[i + 1] & 0xC0) == 0x80 and (s[i + 2] & 0xC0) == 0x80:
+        elif step == 3:
             cp = ((b0 & 0x0F) << 12) | ((s[i + 1] & 0x3F) << 6) | (s[i + 2] & 0x3F)
-            i += 3
-        elif ((b0 & 0xF8) == 0xF0 and i + 3 < n and (s[i + 1] & 0xC0) == 0x80
-                and (s[i + 2] & 0xC0) == 0x80 and (s[i + 3] & 0xC0) == 0x80):
+        elif step == 4:
             cp = ((b0 & 0x07) << 18) | ((s[i + 1] & 0x3F) << 12) | ((s[i + 2] & 0x3F) << 6) | (s[i + 3] & 0x3F)
-            i += 4
         else:
             cp = 0xFFFD
-            i += 1
+        i += step
         pt[k] = r.part_of(cp)
         k += 1
-    st[k] = <int32_t>n
     parts.size = k
-    starts.size = k + 1
     return k
+
+
+cdef struct _Cursor:
+    # code point index -> byte offset, for positions visited in increasing order
+    const unsigned char* s
+    Py_ssize_t n
+    Py_ssize_t cp
+    Py_ssize_t byte
+
+
+cdef inline Py_ssize_t _byte_at(_Cursor* c, Py_ssize_t cp) noexcept nogil:
+    while c.cp < cp:
+        c.byte += _char_len(c.s, c.n, c.byte)
+        c.cp += 1
+    return c.byte
+
+
+cdef int _iterate(const int32_t* ends, Py_ssize_t n, const unsigned char* s, Py_ssize_t n_bytes,
+                  IdBuf* pairs) noexcept nogil:
+    """The matches from each position's match end (-1: none), as onig's find_iter and
+    tokenizers' find_matches take them, appended as byte offsets. Returns the count or -1.
+    Parity: onig FindMatches::next (search from the last end; an empty match at the end of
+    the previous match is skipped by one character)."""
+    cdef Py_ssize_t pos, last_end = 0, last_match_end = -1, count = 0
+    cdef int32_t e
+    cdef _Cursor cur
+    cur.s = s
+    cur.n = n_bytes
+    cur.cp = 0
+    cur.byte = 0
+    while last_end <= n:
+        pos = last_end
+        while pos <= n and ends[pos] < 0:
+            pos += 1
+        if pos > n:
+            break
+        e = ends[pos]
+        if e == pos and e == last_match_end:
+            last_end += 1
+            continue
+        last_end = e
+        last_match_end = e
+        if idbuf_reserve(pairs, 2) < 0:
+            return -1
+        pairs.data[pairs.size] = <int32_t>_byte_at(&cur, pos)
+        pairs.data[pairs.size + 1] = <int32_t>_byte_at(&cur, e)
+        pairs.size += 2
+        count += 1
+    return <int>count
 
 
 cdef Py_ssize_t lr_find_all(LinearRegex r, const unsigned char* s, Py_ssize_t n, LrScratch* sc,
                             IdBuf* pairs) noexcept nogil:
-    cdef Py_ssize_t n_cp, i, pos, last_end, last_match_end, count = 0
-    cdef int32_t e
+    cdef Py_ssize_t n_cp, i
     cdef int32_t* eq
-    cdef int32_t* ends
-    cdef int32_t* starts
     if n == 0:
         # Parity: tokenizers Pattern for &SysRegex: an empty text has no match
         return 0
-    n_cp = _decode_parts(r, s, n, &sc.eq, &sc.starts)
+    n_cp = _decode_parts(r, s, n, &sc.eq)
     if n_cp < 0:
         return ERR_NO_MEMORY
     eq = sc.eq.data
     if r.dfa_states > 0:
-        return _find_all_dfa(r, eq, n_cp, sc, pairs)
+        return _find_all_dfa(r, eq, n_cp, s, n, pairs)
     sc.match_end.size = 0
     sc.cols.size = 0
     sc.conts.size = 0
@@ -231,72 +283,66 @@ cdef Py_ssize_t lr_find_all(LinearRegex r, const unsigned char* s, Py_ssize_t n,
         return ERR_NO_MEMORY
     for i in range(r.n_passes):
         _run_pass(r, &r.passes[i], eq, n_cp, sc)
-    # Parity: onig FindMatches::next (search from last_end; an empty match at the end of
-    # the previous match is skipped by one character) under tokenizers' find_matches.
-    ends = sc.match_end.data
-    starts = sc.starts.data
-    last_end = 0
-    last_match_end = -1
-    while last_end <= n_cp:
-        pos = last_end
-        while pos <= n_cp and ends[pos] < 0:
-            pos += 1
-        if pos > n_cp:
-            break
-        e = ends[pos]
-        if e == pos and e == last_match_end:
-            last_end += 1
-            continue
-        last_end = e
-        last_match_end = e
-        if idbuf_reserve(pairs, 2) < 0:
-            return ERR_NO_MEMORY
-        pairs.data[pairs.size] = starts[pos]
-        pairs.data[pairs.size + 1] = starts[e]
-        pairs.size += 2
-        count += 1
-    return count
+    i = _iterate(sc.match_end.data, n_cp, s, n, pairs)
+    return ERR_NO_MEMORY if i < 0 else i
 
 
-cdef Py_ssize_t _find_all_dfa(LinearRegex r, const int32_t* eq, Py_ssize_t n, LrScratch* sc,
-                              IdBuf* pairs) noexcept nogil:
-    """lr_find_all with the main pass's DFA: one table step per position right to left
-    (the set of live states of each column), then each accepted match's end followed
-    state by state from its start."""
-    cdef int32_t* live
-    cdef const int32_t* starts = sc.starts.data
+cdef inline bint _live(LinearRegex r, int32_t d, int32_t q) noexcept nogil:
+    return (r.dfa_live[d * r.dfa_words + (q >> 6)] >> (q & 63)) & 1
+
+
+cdef Py_ssize_t _find_all_dfa(LinearRegex r, int32_t* eq, Py_ssize_t n, const unsigned char* s,
+                              Py_ssize_t n_bytes, IdBuf* pairs) noexcept nogil:
+    """lr_find_all with the main pass's DFA: one table step per position right to left (the
+    set of live states of each column, written over the partition ids in `eq`, which has
+    room for n + 2 entries), then each match's path followed from its start through live
+    states (an alternative takes its first branch when that is live), as _iterate takes them."""
+    cdef int32_t* live = eq
     cdef const int32_t* nxt = r.dfa_next
-    cdef const int32_t* step = r.dfa_step
-    cdef const unsigned char* start_live = r.dfa_start_live
-    cdef Py_ssize_t j, pos, last_end, last_match_end, count = 0, width = r.n_parts + 1
-    cdef int32_t q, e, go
-    sc.match_end.size = 0
-    if idbuf_reserve(&sc.match_end, n + 2) < 0:
-        return ERR_NO_MEMORY
-    live = sc.match_end.data
+    cdef const int32_t* ops = r.main_ops
+    cdef Py_ssize_t j, pos, last_end = 0, last_match_end = -1, count = 0, width = r.n_parts + 1
+    cdef int32_t q, op, e, d
+    cdef _Cursor cur
     live[n + 1] = 0                                 # nothing is live past the end
     live[n] = nxt[r.n_parts]                        # the end of the text
     j = n - 1
     while j >= 0:
-        live[j] = nxt[live[j + 1] * width + eq[j]]
+        live[j] = nxt[live[j + 1] * width + live[j]]
         j -= 1
-    # Parity: onig FindMatches::next under tokenizers' find_matches (see lr_find_all).
-    last_end = 0
-    last_match_end = -1
+    cur.s = s
+    cur.n = n_bytes
+    cur.cp = 0
+    cur.byte = 0
     while last_end <= n:
         pos = last_end
-        while pos <= n and not start_live[live[pos]]:
+        while pos <= n and not _live(r, live[pos], r.main_start):
             pos += 1
         if pos > n:
             break
         q = r.main_start
         j = pos
-        while True:
-            go = step[((live[j + 1] * width) + (eq[j] if j < n else r.n_parts)) * r.main_states + q]
-            if go < 0:
-                break
-            q = go
-            j += 1
+        d = live[j]
+        if r.dfa_resolve != NULL:
+            while True:
+                q = r.dfa_resolve[d * r.main_states + q]
+                if ops[4 * q] == OP_MATCH:
+                    break
+                q = ops[4 * q + 2]
+                j += 1
+                d = live[j]
+        else:
+            while True:
+                op = ops[4 * q]
+                if op == OP_MATCH:
+                    break
+                if op == OP_CLASS:
+                    q = ops[4 * q + 2]
+                    j += 1
+                    d = live[j]
+                elif op == OP_ALT:
+                    q = ops[4 * q + 1] if _live(r, d, ops[4 * q + 1]) else ops[4 * q + 2]
+                else:                   # a look-ahead class or an anchor that holds here
+                    q = ops[4 * q + 2]
         e = <int32_t>j
         if e == pos and e == last_match_end:
             last_end += 1
@@ -305,8 +351,8 @@ cdef Py_ssize_t _find_all_dfa(LinearRegex r, const int32_t* eq, Py_ssize_t n, Lr
         last_match_end = e
         if idbuf_reserve(pairs, 2) < 0:
             return ERR_NO_MEMORY
-        pairs.data[pairs.size] = starts[pos]
-        pairs.data[pairs.size + 1] = starts[e]
+        pairs.data[pairs.size] = <int32_t>_byte_at(&cur, pos)
+        pairs.data[pairs.size + 1] = <int32_t>_byte_at(&cur, e)
         pairs.size += 2
         count += 1
     return count
@@ -370,8 +416,9 @@ cdef class LinearRegex:
         self.astral_parts = NULL
         self.dfa_states = 0
         self.dfa_next = NULL
-        self.dfa_step = NULL
-        self.dfa_start_live = NULL
+        self.dfa_live = NULL
+        self.main_ops = NULL
+        self.dfa_resolve = NULL
 
     def __init__(self, program, str pattern="", *, bint use_dfa=True):
         """`use_dfa` False (tests): always run the passes, never the DFA."""
@@ -449,17 +496,21 @@ cdef class LinearRegex:
             self.astral_starts[k] = start
             self.astral_parts[k] = part
         if use_dfa:
-            self._build_dfa(4_000_000)
+            self._build_dfa(100_000_000)
 
-    cdef _build_dfa(self, int32_t max_entries):
+    cdef _build_dfa(self, Py_ssize_t max_work):
         """The main pass as a DFA (see the .pxd), when it has one pass and only looks at
         the character at each position (classes, look-ahead classes, $ and \\z); gives up
-        past `max_entries` step entries (the passes then run as they are)."""
+        past `max_work` state evaluations (the passes then run as they are)."""
         cdef LrPass* p = &self.passes[0]
         cdef int32_t m = p.n_states, width = self.n_parts + 1, d, part, t, q, op, k, v
+        cdef int32_t words = (m + 63) // 64
         cdef int32_t* res
-        cdef unsigned char* prev_live
+        cdef int32_t* rows
+        cdef const uint64_t* prev_live
+        cdef uint64_t* key
         cdef bint ok, end
+        cdef IdBuf nexts
         if self.n_passes != 1 or p.n_slots != 0:
             return
         for q in range(m):
@@ -468,22 +519,19 @@ cdef class LinearRegex:
                 return
             if op == OP_ASSERT and p.states[4 * q + 1] not in (ASSERT_EOL, ASSERT_EOT):
                 return
-        cdef IdBuf nexts, steps
-        cdef unsigned char* key
         memset(&nexts, 0, sizeof(IdBuf))
-        memset(&steps, 0, sizeof(IdBuf))
-        ids = {bytes(m): 0}
-        sets = [bytes(m)]
+        ids = {bytes(8 * words): 0}
+        sets = [bytes(8 * words)]
         res = <int32_t*>malloc(sizeof(int32_t) * (m + 1))
-        key = <unsigned char*>malloc(m + 1)
+        key = <uint64_t*>malloc(sizeof(uint64_t) * words)
         try:
             if res == NULL or key == NULL:
                 raise MemoryError()
             d = 0
             while d < len(sets):
-                if (d + 1) * width * m > max_entries:
+                if (<Py_ssize_t>(d + 1)) * width * m > max_work:
                     return
-                prev_live = sets[d]
+                prev_live = <const uint64_t*><const char*>sets[d]
                 for part in range(width):
                     end = part == self.n_parts
                     for t in range(m):
@@ -492,7 +540,8 @@ cdef class LinearRegex:
                         if op == OP_CLASS:
                             k = p.states[4 * q + 1]
                             v = p.states[4 * q + 2]
-                            res[q] = v if (not end and _in(self, part, k) and prev_live[v]) else -1
+                            res[q] = v if (not end and _in(self, part, k)
+                                           and (prev_live[v >> 6] >> (v & 63)) & 1) else -1
                         elif op == OP_ALT:
                             v = res[p.states[4 * q + 1]]
                             res[q] = v if v != -1 else res[p.states[4 * q + 2]]
@@ -506,34 +555,51 @@ cdef class LinearRegex:
                             else:   # ASSERT_EOL
                                 ok = end or _in(self, part, self.newline_class)
                             res[q] = res[p.states[4 * q + 2]] if ok else -1
+                    memset(key, 0, sizeof(uint64_t) * words)
                     for q in range(m):
-                        key[q] = res[q] != -1
-                    live = key[:m]
+                        if res[q] != -1:
+                            key[q >> 6] |= (<uint64_t>1) << (q & 63)
+                    live = (<char*>key)[:8 * words]
                     index = ids.get(live)
                     if index is None:
                         index = len(sets)
                         ids[live] = index
                         sets.append(live)
-                    if idbuf_push(&nexts, <int32_t>index) < 0 or idbuf_reserve(&steps, m) < 0:
+                    if idbuf_push(&nexts, <int32_t>index) < 0:
                         raise MemoryError()
-                    memcpy(steps.data + steps.size, res, sizeof(int32_t) * m)
-                    steps.size += m
                 d += 1
             d = len(sets)
-            self.dfa_start_live = <unsigned char*>malloc(d)
-            if self.dfa_start_live == NULL:
+            self.dfa_live = <uint64_t*>malloc(sizeof(uint64_t) * words * d)
+            self.main_ops = <int32_t*>malloc(sizeof(int32_t) * 4 * m)
+            if self.dfa_live == NULL or self.main_ops == NULL:
                 raise MemoryError()
             for k in range(d):
-                self.dfa_start_live[k] = sets[k][p.start]
+                memcpy(&self.dfa_live[k * words], <const char*>sets[k], 8 * words)
+            memcpy(self.main_ops, p.states, sizeof(int32_t) * 4 * m)
             self.dfa_next = nexts.data
-            self.dfa_step = steps.data
             nexts.data = NULL
-            steps.data = NULL
+            if <Py_ssize_t>d * m <= 8_000_000:
+                self.dfa_resolve = <int32_t*>malloc(sizeof(int32_t) * d * m)
+                if self.dfa_resolve == NULL:
+                    raise MemoryError()
+                for k in range(d):
+                    rows = self.dfa_resolve + k * m
+                    prev_live = self.dfa_live + k * words
+                    for t in range(m):
+                        q = p.order[t]
+                        op = p.states[4 * q]
+                        if op == OP_CLASS or op == OP_MATCH:
+                            rows[q] = q
+                        elif op == OP_ALT:
+                            v = p.states[4 * q + 1]
+                            rows[q] = rows[v] if (prev_live[v >> 6] >> (v & 63)) & 1 else rows[p.states[4 * q + 2]]
+                        else:
+                            rows[q] = rows[p.states[4 * q + 2]]
         finally:
             free(res)
             free(key)
             idbuf_free(&nexts)
-            idbuf_free(&steps)
+        self.dfa_words = words
         self.main_states = m
         self.main_start = p.start
         self.dfa_states = d
@@ -541,8 +607,9 @@ cdef class LinearRegex:
     def __dealloc__(self):
         cdef int32_t i
         free(self.dfa_next)
-        free(self.dfa_step)
-        free(self.dfa_start_live)
+        free(self.dfa_live)
+        free(self.main_ops)
+        free(self.dfa_resolve)
         if self.passes != NULL:
             for i in range(self.n_passes):
                 free(self.passes[i].states)
