@@ -1,6 +1,7 @@
 """tokenizer.json's Split pre-tokenizer and Replace normalizer vs tokenizers 0.23.3 itself.
 
 * Real-world patterns (GPT-2, Llama 3, Qwen 2, cl100k with possessive quantifiers, o200k,
+  Kimi K2's (class intersections), JAIS's (a cascade of counted whitespace), BLOOM's,
   DeepSeek LLM's and V3's Split sequences, digit splitting, `\\s+`, ` {2,}`, look-ahead
   digit groups...): on every line of every corpus, the match list (behaviors and Replace
   are functions of it; empty matches recovered from tokenizers' Replace for the patterns
@@ -52,6 +53,16 @@ DEEPSEEK_LLM_REGEXES = [
     r"[一-龥ࠀ-一가-퟿]+",
     r"\p{N}+",
 ]
+KIMI_K2_REGEX = "|".join([
+    r"[\p{Han}]+",
+    r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}&&[^\p{Han}]]*[\p{Ll}\p{Lm}\p{Lo}\p{M}&&[^\p{Han}]]+"
+    r"(?i:'s|'t|'re|'ve|'m|'ll|'d)?",
+    r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}&&[^\p{Han}]]+[\p{Ll}\p{Lm}\p{Lo}\p{M}&&[^\p{Han}]]*"
+    r"(?i:'s|'t|'re|'ve|'m|'ll|'d)?",
+    r"\p{N}{1,3}", r" ?[^\s\p{L}\p{N}]+[\r\n]*", r"\s*[\r\n]+", r"\s+(?!\S)", r"\s+"])
+JAIS_REGEX = (r"(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}"
+              r"| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s{512}(?!\S)|\s{256}(?!\S)|\s{128}(?!\S)|\s{64}(?!\S)"
+              r"|\s{32}(?!\S)|\s{16}(?!\S)|\s{8}(?!\S)|\s{4}(?!\S)|\s{1,2}(?!\S)|\s{1}")
 REAL_PATTERNS = {
     "gpt2": GPT2_REGEX,
     "llama3": LLAMA3_REGEX,
@@ -59,6 +70,9 @@ REAL_PATTERNS = {
     "cl100k-possessive": r"'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+"
                          r"|\s++$|\s*[\r\n]|\s+(?!\S)|\s",
     "o200k": O200K_REGEX,
+    "kimi-k2": KIMI_K2_REGEX,
+    "jais": JAIS_REGEX,
+    "bloom": r" ?[^(\s|[.,!?…。，、।۔،])]+",
     **{f"deepseek-v3-{i}": r for i, r in enumerate(DEEPSEEK_V3_REGEXES)},
     **{f"deepseek-llm-{i}": r for i, r in enumerate(DEEPSEEK_LLM_REGEXES)},
     "whitespace": r"\s+",

@@ -20,11 +20,14 @@ from toksmith.pretokenizers.backtrack_program import RegexUnsupported, compile_t
 @lru_cache(maxsize=256)
 def compiled_pattern(kind: str, text: str) -> LinearRegex:
     """The matcher of a pattern ("String" or "Regex"); RegexUnsupported when it has none."""
-    if kind == "String":
-        tree = ("cat", [("set", [(ord(ch), ord(ch))]) for ch in text])
-    else:
-        tree = parse_onig(text)
-    program = compile_tree(tree, word=onig_unicode.escape_ranges("w"))
+    try:
+        if kind == "String":
+            tree = ("cat", [("set", [(ord(ch), ord(ch))]) for ch in text])
+        else:
+            tree = parse_onig(text)
+        program = compile_tree(tree, word=onig_unicode.escape_ranges("w"))
+    except RecursionError:
+        raise RegexUnsupported("groups nested too deeply") from None
     return LinearRegex(program, text)
 
 
