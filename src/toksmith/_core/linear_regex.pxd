@@ -78,6 +78,11 @@ cdef class LinearRegex:
 cdef Py_ssize_t lr_find_all(LinearRegex regex, const unsigned char* s, Py_ssize_t n, LrScratch* sc,
                             IdBuf* pairs) noexcept nogil
 
+# lr_find_all over a text of symbols (code points, or any values below 0x110000 that the
+# program's classes are written for: llama.cpp's collapsed text, say); pairs are indices.
+cdef Py_ssize_t lr_find_all_symbols(LinearRegex regex, const int32_t* symbols, Py_ssize_t n, LrScratch* sc,
+                                    IdBuf* pairs) noexcept nogil
+
 # out = s[:n] with every match replaced by content (tokenizers' Replace). Returns the number
 # of matches, or a negative error code.
 cdef Py_ssize_t lr_replace_all(LinearRegex regex, const unsigned char* s, Py_ssize_t n,

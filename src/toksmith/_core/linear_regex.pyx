@@ -220,6 +220,8 @@ cdef struct _Cursor:
 
 
 cdef inline Py_ssize_t _byte_at(_Cursor* c, Py_ssize_t cp) noexcept nogil:
+    if c.s == NULL:         # a text of symbols: offsets are indices
+        return cp
     while c.cp < cp:
         c.byte += _char_len(c.s, c.n, c.byte)
         c.cp += 1
@@ -262,15 +264,35 @@ cdef int _iterate(const int32_t* ends, Py_ssize_t n, const unsigned char* s, Py_
 
 cdef Py_ssize_t lr_find_all(LinearRegex r, const unsigned char* s, Py_ssize_t n, LrScratch* sc,
                             IdBuf* pairs) noexcept nogil:
-    cdef Py_ssize_t n_cp, i
-    cdef int32_t* eq
+    cdef Py_ssize_t n_cp
     if n == 0:
         # Parity: tokenizers Pattern for &SysRegex: an empty text has no match
         return 0
     n_cp = _decode_parts(r, s, n, &sc.eq)
     if n_cp < 0:
         return ERR_NO_MEMORY
-    eq = sc.eq.data
+    return _find_all_parts(r, n_cp, s, n, sc, pairs)
+
+
+cdef Py_ssize_t lr_find_all_symbols(LinearRegex r, const int32_t* symbols, Py_ssize_t n, LrScratch* sc,
+                                    IdBuf* pairs) noexcept nogil:
+    cdef Py_ssize_t i
+    if n == 0:
+        return 0
+    if idbuf_reserve(&sc.eq, n + 2) < 0:
+        return ERR_NO_MEMORY
+    for i in range(n):
+        sc.eq.data[i] = r.part_of(symbols[i])
+    sc.eq.size = n
+    return _find_all_parts(r, n, NULL, 0, sc, pairs)
+
+
+cdef Py_ssize_t _find_all_parts(LinearRegex r, Py_ssize_t n_cp, const unsigned char* s, Py_ssize_t n,
+                                LrScratch* sc, IdBuf* pairs) noexcept nogil:
+    """The matches in the text whose partition ids are in sc.eq (n_cp of them); `s`, `n`: its
+    UTF-8, for byte offsets (NULL: the offsets are indices)."""
+    cdef Py_ssize_t i
+    cdef int32_t* eq = sc.eq.data
     if r.dfa_states > 0:
         return _find_all_dfa(r, eq, n_cp, s, n, pairs)
     sc.match_end.size = 0
