@@ -18,6 +18,8 @@ from toksmith._core import hf_normalizers as hn
 from toksmith._core import hf_pretokenizers as hp
 from toksmith._core.stage_sequences import NormalizerSequence
 from toksmith._core.utf8_repair import PythonUtf8Repair
+from toksmith.hf import components as c
+from toksmith.hf.native_normalizers import replace_stage
 from toksmith.pretokenizers.tiktoken_encodings import TiktokenPattern
 
 # Every code point Unicode or Python calls whitespace, and the controls and spaces Nmt maps.
@@ -27,6 +29,12 @@ SPACES = "".join(sorted({chr(c) for c in range(0x3001) if chr(c).isspace()}
 EDGE_CASES = ["", " ", "  ", "\t\n", SPACES, "a" + SPACES + "b", SPACES + "a" + SPACES, "\x01\x02a\x7f\x8f",
               "\x9fb", "x\x0by", "ab", "aab", "aaab", "12٣४½²a", "½", "xéx", "x\u0301", "の ー ア 日本", " a",
               "  aa  ", "\u3000日本", "Ωa1 ", "a\U0010ffff\U000e0001", *LONG_RUNS]
+
+
+def _replace(pattern: str, content: str):
+    """The stage the pipeline builds for Replace(String(pattern), content)."""
+    hf = c.HfTokenizerSpec(source="test.json", model=c.WordLevelModel(vocab={"a": 0}))
+    return replace_stage(hf, c.Replace(c.StringPattern(pattern), content), "$.normalizer")
 
 
 def _lines(corpus_lines) -> list[str]:
@@ -39,13 +47,13 @@ NORMALIZERS = {
     "Strip-right": (normalizers.Strip(left=False, right=True), hn.HfStrip(False, True)),
     "Prepend": (normalizers.Prepend("▁"), hn.HfPrepend("▁")),
     "Prepend-long": (normalizers.Prepend("<p> "), hn.HfPrepend("<p> ")),
-    "Replace-space": (normalizers.Replace(" ", "▁"), hn.HfStringReplace(" ", "▁")),
-    "Replace-drop": (normalizers.Replace("a", ""), hn.HfStringReplace("a", "")),
-    "Replace-repeats": (normalizers.Replace("aa", "b"), hn.HfStringReplace("aa", "b")),
-    "Replace-longer": (normalizers.Replace("the", "THE THE"), hn.HfStringReplace("the", "THE THE")),
-    "Replace-multibyte": (normalizers.Replace("日本", "に"), hn.HfStringReplace("日本", "に")),
-    "Replace-self-overlap": (normalizers.Replace("abab", "x"), hn.HfStringReplace("abab", "x")),
-    "Replace-empty-pattern": (normalizers.Replace("", "-"), hn.HfStringReplace("", "-")),
+    "Replace-space": (normalizers.Replace(" ", "▁"), _replace(" ", "▁")),
+    "Replace-drop": (normalizers.Replace("a", ""), _replace("a", "")),
+    "Replace-repeats": (normalizers.Replace("aa", "b"), _replace("aa", "b")),
+    "Replace-longer": (normalizers.Replace("the", "THE THE"), _replace("the", "THE THE")),
+    "Replace-multibyte": (normalizers.Replace("日本", "に"), _replace("日本", "に")),
+    "Replace-self-overlap": (normalizers.Replace("abab", "x"), _replace("abab", "x")),
+    "Replace-empty-pattern": (normalizers.Replace("", "-"), _replace("", "-")),
     "ByteLevel": (normalizers.ByteLevel(), hn.HfByteLevelNormalizer()),
     "Nmt": (normalizers.Nmt(), hn.HfNmt()),
 }

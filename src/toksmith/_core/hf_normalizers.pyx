@@ -1,5 +1,6 @@
-"""tokenizer.json's simple normalizers: Strip, Prepend, Replace with a literal string,
-ByteLevel and Nmt (tokenizers 0.23.3 normalizers/*.rs), as native `Normalizer` stages.
+"""tokenizer.json's simple normalizers: Strip, Prepend, ByteLevel and Nmt (tokenizers 0.23.3
+normalizers/*.rs), as native `Normalizer` stages. (Replace is in hf_replace.pyx and
+hf_regex_stages.pyx.)
 
 Each returns TEXT_UNCHANGED when it changes nothing, and NORMALIZED_LATE_START when the
 first character it keeps comes from after the first character of its input (tokenizers'
@@ -9,8 +10,6 @@ alignments then start past 0: Metaspace's prepend_scheme "first" looks at that).
     'a'
     >>> HfPrepend("\\u2581").normalize_text("a")
     '▁a'
-    >>> HfStringReplace(" ", "\\u2581").normalize_text("a b")
-    'a▁b'
     >>> HfNmt().normalize_text("a\\x01\\tb")
     'a b'
 """
@@ -106,115 +105,6 @@ cdef class HfPrepend(Normalizer):
         memcpy(out.data, self.prepend_p, plen)
         memcpy(out.data + plen, s, n)
         out.size = plen + n
-        return 0
-
-
-cdef class HfStringReplace(Normalizer):
-    """Replace with a literal pattern. Parity: normalizers/replace.rs (an Oniguruma regex of
-    the escaped string) and NormalizedString::replace: matches left to right, none
-    overlapping; an empty pattern matches before every character and at the end.
-
-    The search is Knuth-Morris-Pratt (linear whatever the text and pattern). The content
-    of a match takes the alignment of the match's last byte, so a match at the start
-    that spans more than one character, or is replaced by nothing, starts late (judged
-    as if this stage's input were the raw text)."""
-
-    cdef readonly bytes pattern
-    cdef readonly bytes content
-    cdef const unsigned char* pattern_p
-    cdef Py_ssize_t pattern_len
-    cdef const char* content_p
-    cdef Py_ssize_t content_len
-    cdef Py_ssize_t* failure            # KMP: longest proper border of pattern[:i + 1]
-
-    def __cinit__(self, pattern, content):
-        cdef Py_ssize_t m, i, k
-        self.pattern = pattern.encode("utf-8") if isinstance(pattern, str) else bytes(pattern)
-        self.content = content.encode("utf-8") if isinstance(content, str) else bytes(content)
-        self.pattern_p = <const unsigned char*>PyBytes_AS_STRING(self.pattern)
-        self.pattern_len = len(self.pattern)
-        self.content_p = PyBytes_AS_STRING(self.content)
-        self.content_len = len(self.content)
-        m = self.pattern_len
-        self.failure = <Py_ssize_t*>malloc(max(m, 1) * sizeof(Py_ssize_t))
-        if self.failure == NULL:
-            raise MemoryError()
-        if m:
-            self.failure[0] = 0
-            k = 0
-            for i in range(1, m):
-                while k > 0 and self.pattern[i] != self.pattern[k]:
-                    k = self.failure[k - 1]
-                if self.pattern[i] == self.pattern[k]:
-                    k += 1
-                self.failure[i] = k
-
-    def __dealloc__(self):
-        free(self.failure)
-
-    cdef Py_ssize_t _find(self, const unsigned char* s, Py_ssize_t n, Py_ssize_t start) noexcept nogil:
-        """Start of the first match in s[start:n], or -1."""
-        cdef const unsigned char* p = self.pattern_p
-        cdef Py_ssize_t m = self.pattern_len, i = start, k = 0
-        cdef const void* hit
-        while i < n:
-            if k == 0:
-                hit = memchr(s + i, p[0], n - i)
-                if hit == NULL:
-                    return -1
-                i = <const unsigned char*>hit - s
-            if s[i] == p[k]:
-                k += 1
-                i += 1
-                if k == m:
-                    return i - m
-            elif k > 0:
-                k = self.failure[k - 1]
-            else:
-                i += 1
-        return -1
-
-    cdef int normalize(self, const unsigned char* s, Py_ssize_t n, ByteBuf* out) noexcept nogil:
-        cdef Py_ssize_t m = self.pattern_len, at = 0, hit, first_len
-        cdef const char* c = self.content_p
-        cdef Py_ssize_t clen = self.content_len
-        cdef uint32_t cp
-        cdef bint late = False
-        if n == 0:
-            return TEXT_UNCHANGED
-        if m == 0:
-            return self._insert_everywhere(s, n, out)
-        hit = self._find(s, n, 0)
-        if hit < 0:
-            return TEXT_UNCHANGED
-        out.size = 0
-        if hit == 0:
-            first_len = decode_one(s, n, &cp)
-            late = clen == 0 or m > first_len
-        while hit >= 0:
-            if bytebuf_append(out, <const char*>s + at, hit - at) < 0 or bytebuf_append(out, c, clen) < 0:
-                return ERR_NO_MEMORY
-            at = hit + m
-            hit = self._find(s, n, at)
-        if bytebuf_append(out, <const char*>s + at, n - at) < 0:
-            return ERR_NO_MEMORY
-        return NORMALIZED_LATE_START if late else 0
-
-    cdef int _insert_everywhere(self, const unsigned char* s, Py_ssize_t n, ByteBuf* out) noexcept nogil:
-        """An empty pattern: Oniguruma finds an empty match at every character boundary."""
-        cdef const char* c = self.content_p
-        cdef Py_ssize_t clen = self.content_len, i = 0, k
-        cdef uint32_t cp
-        if clen == 0:
-            return TEXT_UNCHANGED
-        out.size = 0
-        while i < n:
-            k = decode_one(s + i, n - i, &cp)
-            if bytebuf_append(out, c, clen) < 0 or bytebuf_append(out, <const char*>s + i, k) < 0:
-                return ERR_NO_MEMORY
-            i += k
-        if bytebuf_append(out, c, clen) < 0:
-            return ERR_NO_MEMORY
         return 0
 
 

@@ -6,9 +6,10 @@ which llama.cpp has a hand-written splitter (GPT-2, Llama 3, Qwen2, Qwen3.5, Kim
 AFMoE digit groups, newline runs) runs a port of that splitter (llama_splitters.pxi);
 a few std::regex patterns have hand-written equivalents too (JAIS2, superbpe's digit
 look-ahead, and the o200k-shaped patterns of GPT4O/TEKKEN/GRANITE_EMB_MULTI/TINY_AYA/YOUTU,
-each checked against the VM); any other regex runs on a Pike VM (llama_regex_vm.pxi, program
-from toksmith.pretokenizers.regex_program) over the same "collapsed" text that llama.cpp
-hands to std::regex, so the result is std::regex's, in linear time.
+each checked against the matcher); any other regex runs on the linear-time backtracking
+matcher (toksmith._core.linear_regex, program from toksmith.pretokenizers.regex_program)
+over the same "collapsed" text that llama.cpp hands to std::regex, so the result is
+std::regex's, in linear time.
 
 Codepoint categories come from llama.cpp's own tables (unicode_llama.pxi).
 
@@ -20,11 +21,13 @@ from libc.stdlib cimport free, malloc, realloc
 from libc.string cimport memcpy
 
 from toksmith._core.buffers cimport ByteBuf, IdBuf, bytebuf_free, idbuf_free, idbuf_push, idbuf_reserve
+from toksmith._core.linear_regex cimport LinearRegex, LrScratch, lr_find_all_symbols, lr_scratch_init
+from cpython.ref cimport PyObject
 from toksmith._core.pretok_common cimport (
     F_LETTER, F_MARK, F_NUMBER, F_SPACE, LF_DEFINED, LF_PUNCT, LF_SYMBOL, cut_to_bytes, decode_utf8,
     llama_clean_utf8_into, packed_cpt, packed_flags, table_flags,
 )
-from toksmith._core.pretokenizer cimport PreTokenizer, PreTokenizerWork, pretok_work_free
+from toksmith._core.pretokenizer cimport PreTokenizer, PreTokenizerWork, pretok_inner_work, pretok_work_free
 
 from toksmith.pretokenizers import regex_program
 
@@ -45,7 +48,7 @@ cdef enum StageKind:
     STAGE_DIGIT_GROUPS = 5  # afmoe / tiny_aya digits
     STAGE_NEWLINES = 6
     STAGE_DIGIT_TRIPLES = 7 # superbpe's (?=(\d{3})+(?!\d))
-    STAGE_REGEX = 8
+    STAGE_REGEX = 8         # param: the regex runs on the collapsed text
     STAGE_JAIS2 = 9         # llama3 with the cascading whitespace tail
     STAGE_CASED_WORDS = 10  # the o200k-shaped regexes (GPT4O, TEKKEN, ...); param: CW_* bits
 
@@ -77,7 +80,65 @@ cdef struct Stage:
 
 include "llama_span.pxi"
 include "llama_splitters.pxi"
-include "llama_regex_vm.pxi"
+
+
+cdef inline int32_t wide_symbol(uint32_t cp, unsigned char f) noexcept nogil:
+    # Parity: llama.cpp unicode_regex_split wtext (non-ASCII whitespace -> 0x0B)
+    if cp > 0x7F and (f & F_SPACE):
+        return 0x0B
+    return cp
+
+
+cdef inline int32_t collapsed_symbol(uint32_t cp, unsigned char f) noexcept nogil:
+    # Parity: llama.cpp unicode_regex_split text_collapsed
+    if cp < 128:
+        return cp
+    if f & F_SPACE:
+        return 0x0B
+    if f & F_NUMBER:
+        return 0xD1
+    if f & F_LETTER:
+        return 0xD2
+    if f & LF_PUNCT:
+        return 0xD3
+    if f & F_MARK:
+        return 0xD4
+    if f & LF_SYMBOL:
+        return 0xD5
+    return 0xD0
+
+
+cdef inline int32_t vm_symbol(int32_t packed, bint collapsed) noexcept nogil:
+    """The symbol std::regex sees for one packed codepoint (collapsed text or wide text)."""
+    cdef uint32_t cp = packed_cpt(packed)
+    cdef unsigned char f = packed_flags(packed)
+    if cp < 128:
+        return cp
+    return collapsed_symbol(cp, f) if collapsed else wide_symbol(cp, f)
+
+
+cdef int split_regex(Span* v, LinearRegex regex, bint collapsed, IdBuf* symbols, LrScratch* sc,
+                     IdBuf* pairs) noexcept nogil:
+    # Parity: llama.cpp unicode_regex_split_stl (regex_iterator over one piece; the gaps
+    # between matches are pieces too; the patterns cannot match the empty string)
+    cdef Py_ssize_t k, n = v.end - v.ini, count
+    if idbuf_reserve(symbols, n + 1) < 0:
+        return -1
+    for k in range(n):
+        symbols.data[k] = vm_symbol(v.cpts[v.ini + k], collapsed)
+    pairs.size = 0
+    count = lr_find_all_symbols(regex, symbols.data, n, sc, pairs)
+    if count < 0:
+        return -1
+    for k in range(0, pairs.size, 2):
+        if add_token(v, v.ini + pairs.data[k]) < 0 or add_token(v, v.ini + pairs.data[k + 1]) < 0:
+            return -1
+    return add_token(v, v.end)
+
+
+def _linear_regex(str regex):
+    program = regex_program.compile_pattern(regex)
+    return program.collapsed, LinearRegex(program.linear, regex)
 
 
 _CASED = {}
@@ -99,7 +160,7 @@ def _cased_word_regexes():
 def _stage_for(str regex, bint force_vm=False):
     """(kind, param, program or None) for one regex, as llama.cpp dispatches it."""
     if force_vm:
-        return STAGE_REGEX, 0, RegexProgram(regex_program.compile_pattern(regex))
+        return (STAGE_REGEX, *_linear_regex(regex))
     if regex == GPT2_REGEX:
         return STAGE_GPT2, 0, None
     if regex in LLAMA3_REGEXES:
@@ -121,7 +182,7 @@ def _stage_for(str regex, bint force_vm=False):
         return STAGE_JAIS2, 0, None
     if regex == SUPERBPE_DIGITS_REGEX:
         return STAGE_DIGIT_TRIPLES, 0, None
-    return STAGE_REGEX, 0, RegexProgram(regex_program.compile_pattern(regex))
+    return (STAGE_REGEX, *_linear_regex(regex))
 
 
 cdef class LlamaSplitter(PreTokenizer):
@@ -131,20 +192,18 @@ cdef class LlamaSplitter(PreTokenizer):
         [b'ab', b' ', b'1', b'2', b'3']
     """
     cdef Stage* stages
-    cdef const Prog** progs
+    cdef PyObject** linear       # LinearRegex of each STAGE_REGEX (kept alive by `programs`)
     cdef int n_stages
     cdef list programs
     cdef readonly tuple regexes
-    cdef int max_insts
-    cdef bint need_collapsed
-    cdef bint need_wide
 
     def __cinit__(self):
         self.stages = NULL
-        self.progs = NULL
+        self.linear = NULL
 
     def __init__(self, regexes, *, bint force_vm=False):
-        """`force_vm` (tests only): run every regex on the VM, even those with a hand-written splitter."""
+        """`force_vm` (tests only): run every regex on the linear-time matcher, even those with a
+        hand-written splitter."""
         self.regexes = tuple(regexes)
         if not self.regexes:
             raise ValueError("a LlamaSplitter needs at least one regex")
@@ -153,7 +212,6 @@ cdef class LlamaSplitter(PreTokenizer):
         if self.stages == NULL:
             raise MemoryError()
         self.programs = []
-        self.max_insts = 1
         for i, regex in enumerate(self.regexes):
             kind, param, program = _stage_for(regex, force_vm)
             self.stages[i].kind = kind
@@ -162,20 +220,15 @@ cdef class LlamaSplitter(PreTokenizer):
             if program is not None:
                 self.stages[i].prog = len(self.programs)
                 self.programs.append(program)
-                self.max_insts = max(self.max_insts, (<RegexProgram>program).prog.n_insts)
-                self.progs = <const Prog**>realloc(self.progs, sizeof(Prog*) * len(self.programs))
-                if self.progs == NULL:
-                    raise MemoryError()
-                for k, kept in enumerate(self.programs):
-                    self.progs[k] = &(<RegexProgram>kept).prog
-                if (<RegexProgram>program).prog.collapsed:
-                    self.need_collapsed = True
-                else:
-                    self.need_wide = True
+        self.linear = <PyObject**>malloc(sizeof(PyObject*) * (len(self.programs) + 1))
+        if self.linear == NULL:
+            raise MemoryError()
+        for k, kept in enumerate(self.programs):
+            self.linear[k] = <PyObject*>kept
 
     def __dealloc__(self):
         free(self.stages)
-        free(self.progs)
+        free(self.linear)
 
     def __reduce__(self):
         return (LlamaSplitter, (list(self.regexes),))
@@ -184,14 +237,11 @@ cdef class LlamaSplitter(PreTokenizer):
                    IdBuf* ends) noexcept nogil:
         cdef Py_ssize_t base = ends.size, n_cpt, i, r, start
         cdef int si, kind, rc = 0
-        cdef int32_t* vm_block = NULL
-        cdef VmMem mem
         cdef Span v
-        cdef const Prog* prog
-        mem.pcs[0] = mem.pcs[1] = mem.starts[0] = mem.starts[1] = NULL
-        mem.counts = mem.mark = mem.stack = NULL
-        mem.stamp = 0
-        mem.n_marks = 0
+        cdef LrScratch sc
+        cdef IdBuf symbols, pairs
+        cdef PreTokenizerWork* inner
+        cdef PreTokenizerWork* inner2
         if n == 0:
             return 0
         n_cpt = decode_utf8(s, n, &work.a, &work.b)
@@ -199,23 +249,19 @@ cdef class LlamaSplitter(PreTokenizer):
             return -1
         for i in range(n_cpt):
             work.a.data[i] |= (<int32_t>lflags(<uint32_t>work.a.data[i])) << 24
-        if self.need_collapsed or self.need_wide:
-            # pcs[2], starts[2], mark, stack (2 per instruction + 2)
-            vm_block = <int32_t*>malloc(sizeof(int32_t) * (7 * self.max_insts + 8))
-            if vm_block == NULL:
-                rc = -1
-            else:
-                mem.pcs[0] = vm_block
-                mem.pcs[1] = vm_block + self.max_insts
-                mem.starts[0] = vm_block + 2 * self.max_insts
-                mem.starts[1] = vm_block + 3 * self.max_insts
-                mem.mark = vm_block + 4 * self.max_insts
-                mem.stack = vm_block + 5 * self.max_insts
-                mem.counts = vm_block + 7 * self.max_insts + 4
-                mem.stamp = 0
-                mem.n_marks = self.max_insts
-                for i in range(self.max_insts):
-                    mem.mark[i] = 0
+        # The matcher's memory: the work's inner works (kept between calls, freed with them).
+        inner = pretok_inner_work(work)
+        inner2 = pretok_inner_work(inner) if inner != NULL else NULL
+        if inner2 == NULL:
+            return -1
+        lr_scratch_init(&sc)
+        sc.eq = inner.a
+        sc.match_end = inner.b
+        sc.cols = inner.c
+        sc.conts = inner2.a
+        sc.tables = inner.text2
+        symbols = inner2.b
+        pairs = inner2.c
         # Pieces (codepoint end positions) live in work.c between stages.
         work.c.size = 0
         if rc == 0 and idbuf_push(&work.c, <int32_t>n_cpt) < 0:
@@ -251,8 +297,8 @@ cdef class LlamaSplitter(PreTokenizer):
                 elif kind == STAGE_DIGIT_TRIPLES:
                     rc = split_digit_triples(&v)
                 else:
-                    prog = self.progs[self.stages[si].prog]
-                    rc = split_regex(&v, prog, work.a.data, &mem)
+                    rc = split_regex(&v, <LinearRegex>self.linear[self.stages[si].prog], self.stages[si].param,
+                                     &symbols, &sc, &pairs)
                 if rc < 0:
                     break
             if rc == 0 and si + 1 < self.n_stages:
@@ -263,7 +309,13 @@ cdef class LlamaSplitter(PreTokenizer):
                     memcpy(work.c.data, ends.data + base, sizeof(int32_t) * (ends.size - base))
                     work.c.size = ends.size - base
             si += 1
-        free(vm_block)
+        inner.a = sc.eq
+        inner.b = sc.match_end
+        inner.c = sc.cols
+        inner2.a = sc.conts
+        inner.text2 = sc.tables
+        inner2.b = symbols
+        inner2.c = pairs
         if rc < 0:
             ends.size = base
             return -1

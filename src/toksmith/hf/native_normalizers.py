@@ -8,16 +8,17 @@ True
 """
 from __future__ import annotations
 
+import re
 from typing import Callable
 
-import re
-
 from toksmith._core.hf_precompiled import HfPrecompiledNormalizer
+from toksmith._core.hf_regex_stages import HfReplace
 from toksmith._core.hf_replace import LiteralReplace
 from toksmith._core.unicode_normalizers import HfCharNormalizer, HfUnicodeNormalizer
 from toksmith._core.normalizer import Normalizer
 from toksmith._core.stage_sequences import NormalizerSequence
 from toksmith.hf import components as c
+from toksmith.hf.native_regex import native_pattern
 from toksmith.models.common import bad_data_names_file
 
 
@@ -74,22 +75,21 @@ _REPEATED_CHAR = re.compile(r"(?s)(?P<char>[^\\.^$|?*+()\[\]{}]|\\[ -/:-@\[-`{-~
                             r"(?:(?P<plus>\+)|\{(?P<min>[1-9][0-9]{0,5}),\})")
 
 
-def _replace(hf: c.HfTokenizerSpec, component: c.Replace, path: str) -> Normalizer:
-    # Parity: tokenizers normalizers/replace.rs: a String pattern is its escaped text.
-    content = component.content.encode("utf-8", "surrogatepass")
-    pattern = component.pattern
-    if isinstance(pattern, c.StringPattern):
-        if not pattern.text:
-            from toksmith.hf.pipeline import unsupported
-            raise unsupported(hf, f"{path}.pattern", component, "an empty String pattern")
+def replace_stage(hf: c.HfTokenizerSpec, replace: c.Replace, path: str) -> Normalizer:
+    """Parity: tokenizers normalizers/replace.rs (String or Regex pattern, every match).
+
+    A non-empty literal, or one character repeated (transformers' `" {2,}"`), runs on
+    LiteralReplace (a byte search, 8 bytes at a time); any other pattern on the
+    Oniguruma-exact matcher (HfReplace)."""
+    content = replace.content.encode("utf-8", "surrogatepass")
+    pattern = replace.pattern
+    if isinstance(pattern, c.StringPattern) and pattern.text:
         return LiteralReplace(pattern.text.encode("utf-8", "surrogatepass"), content, 0)
-    m = _REPEATED_CHAR.fullmatch(pattern.regex)
-    if m is None:
-        from toksmith.hf.pipeline import unsupported
-        raise unsupported(hf, f"{path}.pattern", component,
-                          "a Regex pattern other than one literal character repeated (c+, c{m,})")
-    char = m["char"][-1]
-    return LiteralReplace(char.encode("utf-8", "surrogatepass"), content, 1 if m["plus"] else int(m["min"]))
+    m = _REPEATED_CHAR.fullmatch(pattern.regex) if isinstance(pattern, c.RegexPattern) else None
+    if m is not None:
+        return LiteralReplace(m["char"][-1].encode("utf-8", "surrogatepass"), content,
+                              1 if m["plus"] else int(m["min"]))
+    return HfReplace(native_pattern(hf, pattern, f"{path}.pattern"), content)
 
 
 # type of component -> builder(hf, component, json_path) -> Normalizer
@@ -107,5 +107,5 @@ NORMALIZER_BUILDERS: dict[type, Callable[..., Normalizer | None]] = {
     c.ByteLevelNormalizer: _simple,
     c.Nmt: _simple,
     c.Precompiled: _precompiled,
-    c.Replace: _replace,
+    c.Replace: replace_stage,
 }

@@ -12,9 +12,12 @@ from typing import Callable
 
 from toksmith._core.bert_pretokenizers import HfBertPreTokenizer, HfPunctuation, HfRunsPreTokenizer
 from toksmith._core.pretok_metaspace import PREPEND_ALWAYS, PREPEND_FIRST, PREPEND_NEVER, MetaspacePreTokenizer
+from toksmith._core import hf_regex_stages
+from toksmith._core.hf_regex_stages import HfSplit
 from toksmith._core.pretokenizer import PreTokenizer
 from toksmith._core.stage_sequences import PreTokenizerSequence
 from toksmith.hf import components as c
+from toksmith.hf.native_regex import native_pattern
 
 
 def build_pretokenizer(hf: c.HfTokenizerSpec, component: c.PreTokenizer | None,
@@ -72,6 +75,29 @@ def _metaspace(hf: c.HfTokenizerSpec, component: c.Metaspace, path: str) -> PreT
     # Parity: tokenizers pre_tokenizers/metaspace.rs (legacy add_prefix_space is mapped by the reader).
     return MetaspacePreTokenizer(component.replacement, _PREPEND_SCHEMES[component.prepend_scheme],
                                  component.split)
+# Parity: tokenizers SplitDelimiterBehavior -> HfSplit's behavior codes.
+SPLIT_BEHAVIORS = {
+    c.SplitBehavior.REMOVED: hf_regex_stages.SPLIT_REMOVED,
+    c.SplitBehavior.ISOLATED: hf_regex_stages.SPLIT_ISOLATED,
+    c.SplitBehavior.MERGED_WITH_PREVIOUS: hf_regex_stages.SPLIT_MERGED_WITH_PREVIOUS,
+    c.SplitBehavior.MERGED_WITH_NEXT: hf_regex_stages.SPLIT_MERGED_WITH_NEXT,
+    c.SplitBehavior.CONTIGUOUS: hf_regex_stages.SPLIT_CONTIGUOUS,
+}
+
+
+def split_stage(hf: c.HfTokenizerSpec, split: c.Split, path: str) -> HfSplit:
+    """Parity: tokenizers pre_tokenizers/split.rs (any pattern Oniguruma runs that the
+    linear-time matcher can run exactly; the others are refused by JSON path)."""
+    return HfSplit(native_pattern(hf, split.pattern, f"{path}.pattern"), SPLIT_BEHAVIORS[split.behavior],
+                   split.invert)
+
+
+def gpt2_split_stage() -> HfSplit:
+    """Parity: tokenizers pre_tokenizers/byte_level.rs ByteLevel with use_regex: GPT-2's
+    regex on Oniguruma, each match and each gap a pre-token."""
+    from toksmith.hf.native_regex import compiled_pattern
+    from toksmith.hf.split_patterns import GPT2_REGEX
+    return HfSplit(compiled_pattern("Regex", GPT2_REGEX), hf_regex_stages.SPLIT_ISOLATED, False)
 
 
 # type of component -> builder(hf, component, json_path) -> PreTokenizer
@@ -87,4 +113,5 @@ PRETOKENIZER_BUILDERS: dict[type, Callable[..., PreTokenizer | None]] = {
     c.UnicodeScripts: _simple,
     c.ByteLevel: lambda hf, pre, path: byte_level_pretokenizer(pre),
     c.Metaspace: _metaspace,
+    c.Split: split_stage,
 }

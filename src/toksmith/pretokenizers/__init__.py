@@ -5,6 +5,8 @@ this package holds what chooses and configures them:
 
 - `llama_cpp`: llama.cpp's `tokenizer.ggml.pre` names, their types, regexes and flags.
 - `tiktoken`: OpenAI's encodings (pattern, special tokens, how to recognise a rank file).
-- `regex_program`: the small compiler that turns one of llama.cpp's std::regex patterns
-  into a program for the linear-time matcher of pretok_llama.
+- `regex_program`: the small parser of llama.cpp's std::regex patterns, for the
+  linear-time matcher (toksmith._core.linear_regex) that pretok_llama runs them on.
+- `backtrack_program`: that matcher's compiler (shared with tokenizer.json's Oniguruma
+  patterns, toksmith.hf.onig_regex).
 """

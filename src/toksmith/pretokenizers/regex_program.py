@@ -1,12 +1,12 @@
-"""Compile one of llama.cpp's std::regex pre-tokenizer patterns into a linear-time program.
+"""Compile one of llama.cpp's std::regex pre-tokenizer patterns for the linear-time matcher.
 
 llama.cpp runs every pre-tokenizer regex it has no hand-written splitter for through
-std::regex (ECMAScript, leftmost-first). toksmith runs the same patterns on a Pike VM
-(`toksmith._core.pretok_llama`), which gives the same match as backtracking for patterns
-without back-references, in time linear in the text. This module parses the pattern and
-emits the VM program: instructions and character classes.
+std::regex (ECMAScript, leftmost-first backtracking). toksmith runs the same patterns on
+`toksmith._core.linear_regex` (the matcher tokenizer.json's Oniguruma patterns run on too),
+which gives backtracking's matches in time linear in the text. This module parses the
+pattern into the syntax tree of `toksmith.pretokenizers.backtrack_program`.
 
-Supported: literals, escapes, classes with ranges and \\s \\S \\d \\D \\w \\W, groups
+Supported: literals, escapes, classes with ranges and \\s \\S \\d \\w \\W, groups
 (capturing or not), alternation, greedy * + ? {n} {n,} {n,m}, `$`, and look-aheads whose
 body is one character class (`(?!\\S)`, `(?=[\\p{L}])`). Anything else is rejected.
 
@@ -18,15 +18,14 @@ Two symbol spaces, as in llama.cpp's unicode_regex_split:
 
 Example:
     >>> prog = compile_pattern("\\\\s+(?!\\\\S)|\\\\s+")
-    >>> prog.collapsed, len(prog.insts) > 0
-    (False, True)
+    >>> prog.collapsed, len(prog.linear.passes)
+    (False, 1)
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-# Instruction opcodes (must match pretok_llama.pyx).
-OP_CLASS, OP_SPLIT, OP_JMP, OP_MATCH, OP_LOOK, OP_NLOOK, OP_EOL = range(7)
+from toksmith.pretokenizers import backtrack_program
 
 MAX_SYMBOL = 0x10FFFF
 
@@ -55,12 +54,11 @@ class PatternError(ValueError):
 
 @dataclass(frozen=True)
 class Program:
-    """A compiled pattern: `insts` are (op, x, y) triples; `classes` are sorted disjoint ranges."""
+    """A compiled pattern: the symbol space it runs on and its linear-time program."""
 
     pattern: str
     collapsed: bool
-    insts: list[tuple[int, int, int]]
-    classes: list[list[tuple[int, int]]]
+    linear: backtrack_program.Program
 
 
 def uses_categories(pattern: str) -> bool:
@@ -319,67 +317,19 @@ def _nullable(node) -> bool:
     return node[2] == 0 or _nullable(node[1])
 
 
-class _Emitter:
-    def __init__(self) -> None:
-        self.insts: list[list[int]] = []
-        self.classes: list[list[tuple[int, int]]] = []
-        self._class_ids: dict[tuple, int] = {}
-
-    def cls(self, ranges) -> int:
-        key = tuple(ranges)
-        if key not in self._class_ids:
-            self._class_ids[key] = len(self.classes)
-            self.classes.append(list(ranges))
-        return self._class_ids[key]
-
-    def emit(self, op: int, x: int = 0, y: int = 0) -> int:
-        self.insts.append([op, x, y])
-        return len(self.insts) - 1
-
-    def node(self, node) -> None:
-        kind = node[0]
-        if kind == "cls":
-            self.emit(OP_CLASS, self.cls(node[1]))
-        elif kind == "look":
-            self.emit(OP_NLOOK if node[2] else OP_LOOK, self.cls(node[1]))
-        elif kind == "eol":
-            self.emit(OP_EOL)
-        elif kind == "cat":
-            for item in node[1]:
-                self.node(item)
-        elif kind == "alt":
-            jumps = []
-            branches = node[1]
-            for k, branch in enumerate(branches):
-                if k < len(branches) - 1:
-                    split = self.emit(OP_SPLIT)
-                    self.insts[split][1] = len(self.insts)
-                    self.node(branch)
-                    jumps.append(self.emit(OP_JMP))
-                    self.insts[split][2] = len(self.insts)
-                else:
-                    self.node(branch)
-            for j in jumps:
-                self.insts[j][1] = len(self.insts)
-        else:
-            _, body, lo, hi = node
-            for _ in range(lo):
-                self.node(body)
-            if hi is None:
-                loop = self.emit(OP_SPLIT)
-                self.insts[loop][1] = len(self.insts)
-                self.node(body)
-                self.emit(OP_JMP, loop)
-                self.insts[loop][2] = len(self.insts)
-            else:
-                splits = []
-                for _ in range(hi - lo):
-                    split = self.emit(OP_SPLIT)
-                    self.insts[split][1] = len(self.insts)
-                    splits.append(split)
-                    self.node(body)
-                for split in splits:
-                    self.insts[split][2] = len(self.insts)
+def _tree(node):
+    """The backtrack_program syntax tree of a parsed node (greedy repeats; `$` is the end
+    of the piece, ECMAScript without multiline)."""
+    kind = node[0]
+    if kind == "cls":
+        return ("set", node[1])
+    if kind in ("cat", "alt"):
+        return (kind, [_tree(x) for x in node[1]])
+    if kind == "rep":
+        return ("rep", _tree(node[1]), node[2], node[3], True)
+    if kind == "look":
+        return ("look", ("set", node[1]), False, node[2])
+    return ("assert", "EOT")
 
 
 def compile_pattern(pattern: str) -> Program:
@@ -389,7 +339,8 @@ def compile_pattern(pattern: str) -> Program:
     tree = _Parser(source).parse()
     if _nullable(tree):
         raise PatternError(f"pattern {pattern!r} can match the empty string")
-    em = _Emitter()
-    em.node(tree)
-    em.emit(OP_MATCH)
-    return Program(pattern, collapsed, [tuple(i) for i in em.insts], em.classes)
+    try:
+        linear = backtrack_program.compile_tree(_tree(tree), word=[])
+    except backtrack_program.RegexUnsupported as exc:
+        raise PatternError(f"pattern {pattern!r}: {exc}") from None
+    return Program(pattern, collapsed, linear)

@@ -1,0 +1,82 @@
+"""The Unicode classes of tokenizers' Oniguruma (Unicode 16), read from the tables that
+tools/gen_onig_unicode.py derived from tokenizers itself (onig_unicode_data.py).
+
+    >>> (0x41, 0x5A) in property_ranges("Lu")
+    True
+    >>> sorted(fold_class(ord("k")))
+    [75, 107, 8490]
+"""
+from __future__ import annotations
+
+import base64
+from functools import lru_cache
+
+from toksmith.hf import onig_unicode_data as data
+
+
+def normalize_property_name(name: str) -> str:
+    """Oniguruma's key for a property name: case and ' ', '-', '_' ignored."""
+    return "".join(ch for ch in name.lower() if ch not in " -_")
+
+
+@lru_cache(maxsize=None)
+def _set(index: int) -> tuple[tuple[int, int], ...]:
+    raw = base64.b64decode(data.SETS[index])
+    values = []
+    value = shift = 0
+    for byte in raw:
+        value |= (byte & 0x7F) << shift
+        if byte & 0x80:
+            shift += 7
+        else:
+            values.append(value)
+            value = shift = 0
+    out = []
+    prev = -1
+    for k in range(0, len(values), 2):
+        lo = prev + 1 + values[k]
+        hi = lo + values[k + 1]
+        out.append((lo, hi))
+        prev = hi
+    return tuple(out)
+
+
+def property_ranges(name: str) -> tuple[tuple[int, int], ...] | None:
+    """The ranges of `\\p{name}`, or None when there is no table for that name."""
+    index = data.PROPERTIES.get(normalize_property_name(name))
+    return None if index is None else _set(index)
+
+
+def escape_ranges(letter: str) -> tuple[tuple[int, int], ...]:
+    """The ranges of `\\w`, `\\s`, `\\d` or `\\h`."""
+    return _set(data.ESCAPES[letter])
+
+
+def posix_ranges(name: str) -> tuple[tuple[int, int], ...] | None:
+    """The ranges of `[[:name:]]` (lowercase names only, as Oniguruma), or None."""
+    index = data.POSIX_BRACKETS.get(name)
+    return None if index is None else _set(index)
+
+
+@lru_cache(maxsize=1)
+def _fold_map() -> dict[int, tuple[int, ...]]:
+    out: dict[int, tuple[int, ...]] = {}
+    for members in data.FOLD_CLASSES:
+        for cp in members:
+            out[cp] = members
+    return out
+
+
+def fold_class(cp: int) -> tuple[int, ...]:
+    """The code points a case-insensitive literal `cp` matches (one character each)."""
+    return _fold_map().get(cp, (cp,))
+
+
+def fold_classes() -> list[tuple[int, ...]]:
+    """Every simple case-fold class of two or more code points."""
+    return data.FOLD_CLASSES
+
+
+def multi_folds() -> dict[int, str]:
+    """{code point: the string of several characters that `(?i)` also matches for it}."""
+    return data.MULTI_FOLDS

@@ -1,0 +1,226 @@
+"""tokenizer.json's Split pre-tokenizer and Replace normalizer vs tokenizers 0.23.3 itself.
+
+* Real-world patterns (GPT-2, Llama 3, Qwen 2, cl100k with possessive quantifiers, o200k,
+  Kimi K2's (class intersections), JAIS's (a cascade of counted whitespace), BLOOM's,
+  DeepSeek LLM's and V3's Split sequences, digit splitting, `\\s+`, ` {2,}`, look-ahead
+  digit groups...): on every line of every corpus, the match list (behaviors and Replace
+  are functions of it; empty matches recovered from tokenizers' Replace for the patterns
+  that can match the empty string); on a multilingual sample, Split with every behavior x
+  invert and Replace with several contents.
+* A randomized differential test (seeded): patterns drawn from a grammar of the supported
+  constructs, texts from small pieces and the corpora.
+* Whole tokenizer.json files built with tokenizers' API: the byte-level BPE of hf/gpt2 with
+  Split pre-tokenizers that are not GPT-2's regex (DeepSeek V3's sequence, removed
+  whitespace, merged and inverted splits) before ByteLevel, ids on every corpus line.
+"""
+from __future__ import annotations
+
+import random
+
+import pytest
+import tokenizers
+from tokenizers import Regex, models, normalizers, pre_tokenizers
+
+import toksmith
+from tests.conftest import LONG_RUNS, first_difference, multilingual_sample, report
+from tests.parity.test_hf_byte_level import _gpt2_tokenizer
+from tests.regex_reference import (BEHAVIORS, char_offsets, marker_for, random_pattern, random_text,
+                                   reference_matches)
+from toksmith._core.hf_regex_stages import HfReplace, HfSplit
+from toksmith.hf.native_regex import compiled_pattern
+from toksmith.hf.onig_regex import parse_onig
+from toksmith.hf.split_patterns import GPT2_REGEX, LLAMA3_REGEX, QWEN2_REGEX
+from toksmith.pretokenizers.backtrack_program import RegexUnsupported, nullable, simplify
+
+O200K_REGEX = "|".join([
+    r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?",
+    r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?",
+    r"\p{N}{1,3}", r" ?[^\s\p{L}\p{N}]+[\r\n/]*", r"\s*[\r\n]+", r"\s+(?!\S)", r"\s+"])
+DEEPSEEK_V3_REGEXES = [
+    r"\p{N}{1,3}",
+    "[一-龥\u3040-ゟ゠-ヿ]+",
+    r"[!\"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~][A-Za-z]+|[^\r\n\p{L}\p{P}\p{S}]?[\p{L}\p{M}]+| ?[\p{P}\p{S}]+[\r\n]*"
+    r"|\s*[\r\n]+|\s+(?!\S)|\s+",
+]
+DEEPSEEK_LLM_REGEXES = [
+    r"[\r\n]",
+    r"\s?[A-Za-zµÀ-ÖØ-öø-ƺƼ-ƿǄ-ʓʕ-ʯͰ-ͳͶͷͻ-ͽͿΆΈ-ΊΌΎ-ΡΣ-ϵϷ-ҁҊ-ԯԱ-ՖႠ-ჅᎠ-Ᏽᏸ-ᏽᲐ-ᲺᲽ-Ჿᴀ-ᴫᵫ-ᵷᵹ-ᶚḀ-ἕἘ-Ἕἠ-ὅὈ-Ὅὐ-ὗὙὛὝ"
+    r"\x{1F5F}-\x{1F7D}\x{1F80}-\x{1FB4}\x{1FB6}-\x{1FBC}\x{1FBE}\x{1FC2}-\x{1FC4}\x{1FC6}-\x{1FCC}\x{1FD0}-\x{1FD3}"
+    r"\x{1FD6}-\x{1FDB}\x{1FE0}-\x{1FEC}\x{1FF2}-\x{1FF4}\x{1FF6}-\x{1FFC}ℂℇℊ-ℓℕℙ-ℝℤ\x{2126}ℨ\x{212A}-ℭℯ-ℴℹℼ-ℿⅅ-ⅉⅎↃↄ"
+    r"Ⰰ-ⱻⱾ-ⳤⳫ-ⳮⳲⳳꙀ-ꙭꚀ-ꚛꜢ-ꝯꝱ-ꞇꞋ-ꞎꭰ-ꮿﬀ-ﬆﬓ-ﬗＡ-Ｚａ-ｚ𐐀-𐑏𐒰-𐓓𐓘-𐓻𐲀-𐲲𐳀-𐳲𑢠-𑣟𞤀-𞥃]+",
+    r"\s?[!-/:-~！-／：-～‘-‟　-。]+",
+    r"\s+$",
+    r"[一-龥ࠀ-一가-퟿]+",
+    r"\p{N}+",
+]
+KIMI_K2_REGEX = "|".join([
+    r"[\p{Han}]+",
+    r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}&&[^\p{Han}]]*[\p{Ll}\p{Lm}\p{Lo}\p{M}&&[^\p{Han}]]+"
+    r"(?i:'s|'t|'re|'ve|'m|'ll|'d)?",
+    r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}&&[^\p{Han}]]+[\p{Ll}\p{Lm}\p{Lo}\p{M}&&[^\p{Han}]]*"
+    r"(?i:'s|'t|'re|'ve|'m|'ll|'d)?",
+    r"\p{N}{1,3}", r" ?[^\s\p{L}\p{N}]+[\r\n]*", r"\s*[\r\n]+", r"\s+(?!\S)", r"\s+"])
+JAIS_REGEX = (r"(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}"
+              r"| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s{512}(?!\S)|\s{256}(?!\S)|\s{128}(?!\S)|\s{64}(?!\S)"
+              r"|\s{32}(?!\S)|\s{16}(?!\S)|\s{8}(?!\S)|\s{4}(?!\S)|\s{1,2}(?!\S)|\s{1}")
+REAL_PATTERNS = {
+    "gpt2": GPT2_REGEX,
+    "llama3": LLAMA3_REGEX,
+    "qwen2": QWEN2_REGEX,
+    "cl100k-possessive": r"'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+"
+                         r"|\s++$|\s*[\r\n]|\s+(?!\S)|\s",
+    "o200k": O200K_REGEX,
+    "kimi-k2": KIMI_K2_REGEX,
+    "jais": JAIS_REGEX,
+    "bloom": r" ?[^(\s|[.,!?…。，、।۔،])]+",
+    **{f"deepseek-v3-{i}": r for i, r in enumerate(DEEPSEEK_V3_REGEXES)},
+    **{f"deepseek-llm-{i}": r for i, r in enumerate(DEEPSEEK_LLM_REGEXES)},
+    "whitespace": r"\s+",
+    "double-spaces": r" {2,}",
+    "digits-1-3": r"\d{1,3}",
+    "digit": r"\d",
+    "bert-whitespace": r"\w+|[^\w\s]+",
+    "digit-triples-lookahead": r"(?=(\d{3})+(?!\d))",
+    "digit-groups-word-boundary": r"\d{1,3}(?=(?:\d{3})*\b)",
+    "line-anchors": r"^\s+|\s+$",
+    "case-insensitive": r"(?i)the|and\b",
+    "look-behind": r"(?<=[\p{L}\p{N}])'|(?<!\s)\.",
+}
+STRING_PATTERNS = ["", " ", "\n", "▁", "--", "ab", "a.b", "*"]
+
+
+def _texts(corpus_lines) -> list[str]:
+    return [line for lines in corpus_lines.values() for line in lines] + LONG_RUNS
+
+
+def _reference_spans(pattern: str, texts: list[str]) -> list[list[tuple[int, int]]]:
+    """tokenizers' non-empty matches of each text (character offsets): a Split "removed" +
+    invert keeps them as pre-tokens, and a WordLevel of only [UNK] gives their offsets
+    (encode_batch: tokenizers' own threads)."""
+    ref = tokenizers.Tokenizer(models.WordLevel({"[UNK]": 0}, unk_token="[UNK]"))
+    ref.pre_tokenizer = pre_tokenizers.Split(Regex(pattern), "removed", invert=True)
+    return [e.offsets for e in ref.encode_batch(texts, add_special_tokens=False)]
+
+
+@pytest.mark.parametrize("name", sorted(REAL_PATTERNS))
+def test_matches_on_every_corpus_line(corpus_lines, name):
+    """Every line: the non-empty matches; a pattern that can match the empty string (then
+    Replace shows every match) also the Replace output and the empty matches."""
+    pattern = REAL_PATTERNS[name]
+    regex = compiled_pattern("Regex", pattern)
+    texts = _texts(corpus_lines)
+    can_be_empty = nullable(simplify(parse_onig(pattern)))
+    empty = 0
+    for text, spans in zip(texts, _reference_spans(pattern, texts)):
+        got = char_offsets(text, regex.find_matches(text.encode()))
+        if can_be_empty:
+            mark = marker_for(text)
+            want, marked = reference_matches(pattern, text, mark)
+            assert got == want, (name, text[:120])
+            assert HfReplace(regex, mark.encode()).normalize_text(text) == marked, (name, text[:120])
+            empty += sum(s == e for s, e in want)
+        else:
+            assert got == [tuple(span) for span in spans], (name, text[:120])
+    report(f"Split/Replace {name}: {len(texts)} corpus lines, matches ({empty} empty) vs tokenizers: 0 mismatches")
+
+
+def _sample(corpus_lines, tricky_strings) -> list[str]:
+    return multilingual_sample(corpus_lines, 25) + LONG_RUNS[:4] + tricky_strings[:200] + [""]
+
+
+@pytest.mark.parametrize("kind,pattern", [("Regex", p) for p in REAL_PATTERNS.values()]
+                         + [("String", p) for p in STRING_PATTERNS])
+def test_split_behaviors_and_replace_contents(corpus_lines, tricky_strings, kind, pattern):
+    regex = compiled_pattern(kind, pattern)
+    ref_pattern = Regex(pattern) if kind == "Regex" else pattern
+    texts = _sample(corpus_lines, tricky_strings)
+    for behavior in BEHAVIORS:
+        for invert in (False, True):
+            ref = pre_tokenizers.Split(ref_pattern, behavior, invert=invert)
+            mine = HfSplit(regex, BEHAVIORS.index(behavior), invert)
+            for text in texts:
+                want = [piece for piece, _ in ref.pre_tokenize_str(text)]
+                got = [piece.decode() for piece in mine.split_text(text.encode())]
+                assert got == want, (kind, pattern, behavior, invert, text[:120])
+    for content in ("", " ", "▁", "XY"):
+        ref = normalizers.Replace(ref_pattern, content)
+        mine = HfReplace(regex, content.encode())
+        for text in texts:
+            assert mine.normalize_text(text) == ref.normalize_str(text), (kind, pattern, content, text[:120])
+
+
+def test_random_patterns_match_tokenizers(corpus_lines):
+    rng = random.Random(20251124)
+    fragments = [line[i:i + 12] for line in multilingual_sample(corpus_lines, 20) for i in range(0, 36, 12)]
+    compared = refused = unsupported = 0
+    for _ in range(2500):
+        pattern = random_pattern(rng)
+        try:
+            normalizers.Replace(Regex(pattern), "x")
+        except Exception:
+            refused += 1        # Oniguruma refuses it: so does the reader (hf/onig_syntax.py)
+            continue
+        try:
+            regex = compiled_pattern("Regex", pattern)
+        except RegexUnsupported:
+            unsupported += 1
+            continue
+        for _ in range(6):
+            text = rng.choice(fragments) if rng.random() < 0.3 else random_text(rng)
+            mark = marker_for(text)
+            try:
+                want, marked = reference_matches(pattern, text, mark)
+            except BaseException as exc:     # Oniguruma's retry limit makes tokenizers panic
+                assert "retry-limit" in str(exc) or "panicked" in str(exc) or "Onig" in str(exc), exc
+                continue
+            assert char_offsets(text, regex.find_matches(text.encode())) == want, (pattern, text)
+            assert HfReplace(regex, mark.encode()).normalize_text(text) == marked, (pattern, text)
+            behavior = rng.choice(BEHAVIORS)
+            invert = rng.random() < 0.5
+            want_pieces = [p for p, _ in pre_tokenizers.Split(Regex(pattern), behavior, invert=invert)
+                           .pre_tokenize_str(text)]
+            got_pieces = [p.decode() for p in HfSplit(regex, BEHAVIORS.index(behavior), invert)
+                          .split_text(text.encode())]
+            assert got_pieces == want_pieces, (pattern, text, behavior, invert)
+            compared += 1
+    assert unsupported < 0.4 * (2500 - refused)     # mostly look-behinds and (?i) classes with ß
+    report(f"Split/Replace random patterns (seeded): {compared} (pattern, text, behavior) cases vs tokenizers, "
+           f"0 mismatches; {unsupported} patterns refused as unsupported, {refused} refused by Oniguruma")
+
+
+# ---------------------------------------------------------------------- whole files
+
+def _split(pattern: str, behavior: str = "isolated", invert: bool = False):
+    return pre_tokenizers.Split(Regex(pattern), behavior=behavior, invert=invert)
+
+
+FILES = {
+    "deepseek-v3-splits": lambda: pre_tokenizers.Sequence(
+        [_split(r) for r in DEEPSEEK_V3_REGEXES] + [pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)]),
+    "whitespace-removed": lambda: pre_tokenizers.Sequence(
+        [_split(r"\s+", "removed"), pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)]),
+    "space-merged-with-next-then-gpt2": lambda: pre_tokenizers.Sequence(
+        [pre_tokenizers.Split(" ", "merged_with_next"), pre_tokenizers.ByteLevel(add_prefix_space=False)]),
+    "letters-inverted-removed": lambda: pre_tokenizers.Sequence(
+        [_split(r"\p{L}+", "removed", invert=True), _split(r"\p{N}", "merged_with_previous"),
+         pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)]),
+    "o200k-contiguous": lambda: pre_tokenizers.Sequence(
+        [_split(O200K_REGEX, "contiguous"), pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(FILES))
+def test_byte_level_files_with_split_match_tokenizers(fixtures, corpus_lines, tmp_path, name):
+    ref = _gpt2_tokenizer(fixtures, FILES[name]())
+    ref.no_padding()
+    ref.no_truncation()
+    path = tmp_path / "tokenizer.json"
+    ref.save(str(path))
+    ref = tokenizers.Tokenizer.from_file(str(path))
+    tok = toksmith.load(path)
+    texts = _texts(corpus_lines)
+    want = [e.ids for e in ref.encode_batch(texts, add_special_tokens=False)]
+    got = tok.encode_batch(texts, add_special=False, parse_special=True)
+    for text, g, w in zip(texts, got, want):
+        assert g == w, f"{name} {text[:80]!r}: {first_difference(g, w)}"
+    report(f"gpt2 vocabulary + {name} tokenizer.json vs tokenizers: {len(texts)} lines: 0 mismatches")
