@@ -5,8 +5,8 @@ content, normalized when the token is marked `normalized` and the file has a nor
 the special added tokens dropped with skip_special), the decoder's `decode_chain` runs
 over the texts, and the results are joined; without a decoder the texts are joined by
 spaces. Every decoder type becomes stages of `toksmith._core.hf_decoders`; a Replace
-with a Regex pattern runs on toksmith.hf.native_regex's matcher where the build has it
-(and is refused by JSON path where it does not, or where that matcher refuses the pattern).
+with a Regex pattern runs on toksmith.hf.native_regex's matcher (and is refused by JSON
+path where that matcher refuses the pattern).
 
 >>> build_decoder(spec, hf).decode([15496, 995])               # doctest: +SKIP
 'Hello world'
@@ -127,12 +127,7 @@ def _metaspace(hf, component: c.Metaspace, path: str, fused: bool):
 
 def _replace_decoder(hf, component: c.Replace, path: str, fused: bool):
     if isinstance(component.pattern, c.RegexPattern):
-        try:
-            from toksmith.hf.native_regex import native_pattern
-        except ImportError:     # the native Oniguruma matcher is not in this build
-            from toksmith.hf.pipeline import unsupported
-            raise unsupported(hf, path, component, "a Replace decoder with a Regex pattern needs the native "
-                                                   "Oniguruma matcher, which this build does not have") from None
+        from toksmith.hf.native_regex import native_pattern
         return [RegexReplaceStage(native_pattern(hf, component.pattern, f"{path}.pattern"),
                                   _utf8(component.content))], fused
     return _replace(component.pattern.text, component.content, empty_token_stays_empty=True), fused
