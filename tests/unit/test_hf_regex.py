@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import pickle
+import random
 import re
 
 import pytest
@@ -93,12 +94,17 @@ def test_refusal_names_the_json_path(tmp_path):
         toksmith.load(path)
 
 
-def test_split_and_replace_build_from_a_file(tmp_path):
-    # the stages build (the WordLevel model has no native stage yet: refused after them)
+def test_split_and_replace_in_a_whole_file_match_tokenizers(tmp_path):
+    # Replace and Split by regexes in front of a WordLevel model: loaded through the pipeline,
+    # every text gives tokenizers' ids
     path = _file(tmp_path, normalizer={"type": "Replace", "pattern": {"Regex": " {2,}"}, "content": " "},
                  pre_tokenizer={"type": "Split", "pattern": {"Regex": r"\s+"}, "behavior": "Removed", "invert": False})
-    with pytest.raises(toksmith.UnsupportedModelError, match=r"\$\.model"):
-        toksmith.load(path)
+    ref = Tokenizer.from_file(str(path))
+    tok = toksmith.load(path)
+    rnd = random.Random(4)
+    for _ in range(2000):
+        text = "".join(rnd.choice(["a", " ", "  ", "\n", "b", "aa", "\u3000"]) for _ in range(rnd.randrange(12)))
+        assert tok.encode(text) == ref.encode(text).ids, repr(text)
 
 
 @pytest.mark.parametrize("pattern,text,content", [
