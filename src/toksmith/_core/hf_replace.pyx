@@ -17,6 +17,15 @@ from toksmith._core.normalizer cimport NORMALIZED_LATE_START, TEXT_UNCHANGED, No
 from toksmith._core.swar cimport first_marked_byte, spread_byte, zero_bytes
 
 
+
+cdef inline bint _spans_several_chars(const unsigned char* s, Py_ssize_t n) noexcept nogil:
+    """Whether the UTF-8 text s[0:n] holds more than one character (a second lead byte)."""
+    cdef Py_ssize_t i
+    for i in range(1, n):
+        if (s[i] & 0xC0) != 0x80:
+            return True
+    return False
+
 cdef class LiteralReplace(Normalizer):
     """Replace each match of `pattern` (min_run 0), or each run of min_run or more
     `pattern`s (one character), by `content`."""
@@ -76,8 +85,11 @@ cdef class LiteralReplace(Normalizer):
             while j < n and s[j] == p0:
                 j += 1
             if j - i >= self.min_run:
-                if i == 0 and self.cl == 0:
-                    late = True     # the text now starts after the input's first character
+                # Parity: tokenizers' NormalizedString::replace aligns inserted content with
+                # the match's last character, so a first match that removes everything or
+                # spans several characters starts the text after the input's first character.
+                if i == 0 and (self.cl == 0 or (self.min_run and j - i > 1)):
+                    late = True
                 if bytebuf_append(out, <const char*>s + copied, i - copied) < 0:
                     return ERR_NO_MEMORY
                 # a run is one match; a literal byte matches once per byte
@@ -118,8 +130,9 @@ cdef class LiteralReplace(Normalizer):
                 if count < self.min_run:
                     pos = run_end
                     continue
-            if at == 0 and cl == 0:
-                late = True     # the text now starts after the input's first character
+            # Parity: as in _normalize_byte (content aligned with the match's last character)
+            if at == 0 and (cl == 0 or _spans_several_chars(s, run_end)):
+                late = True
             if bytebuf_append(out, <const char*>s + copied, at - copied) < 0 or \
                     bytebuf_append(out, c, cl) < 0:
                 return ERR_NO_MEMORY
