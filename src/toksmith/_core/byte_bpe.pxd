@@ -2,6 +2,7 @@
 cimport cython
 from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
 
+from toksmith._core.char_starts cimport CharStarts
 from toksmith._core.tables cimport MergeHeap
 from toksmith._core.buffers cimport ByteBuf, IdBuf
 from toksmith._core.model cimport Model, WorkHeader
@@ -66,6 +67,7 @@ cdef class ByteLevelBpe(Model):
     cdef readonly bint utf8_symbols        # first symbols are UTF-8 characters, not bytes
     cdef readonly bint whole_newline_runs
     cdef TokenSlot* char_slots             # utf8_symbols: symbols of at most 4 bytes
+    cdef CharStarts chars                  # characters that may start whole (index NULL: none)
     cdef PairSlot* byte_pairs              # 65536: merge of bytes (b0, b1) at [b0 | b1 << 8]
     cdef PairSlot* short_pairs             # merges forming 3-4 bytes, by bytes and split (_short_key)
     cdef uint64_t short_mask
@@ -100,8 +102,12 @@ cdef class ByteLevelBpe(Model):
                               PairSlot* memo) noexcept nogil
     cdef int _fill_byte_pairs(self) except -1
     cdef int _fill_short_pairs(self, const SymbolTexts* t) except -1
-    cdef int _merge_linear(self, const unsigned char* s, Py_ssize_t n, ByteBpeWork* w) noexcept nogil
-    cdef int _merge_heap(self, const unsigned char* s, Py_ssize_t n, ByteBpeWork* w) noexcept nogil
+    cdef int32_t _own_run(self, const unsigned char* c, Py_ssize_t n, int32_t* last_rank) noexcept nogil
+    cdef int _keep_char_starts(self, const SymbolTexts* t) except -1
+    cdef Py_ssize_t _start(self, const unsigned char* s, Py_ssize_t n, int32_t* sym,
+                           int32_t* start) noexcept nogil
+    cdef int _merge_linear(self, const unsigned char* s, Py_ssize_t m, ByteBpeWork* w) noexcept nogil
+    cdef int _merge_heap(self, const unsigned char* s, Py_ssize_t m, ByteBpeWork* w) noexcept nogil
     cdef int _emit(self, const unsigned char* s, int32_t symbol, int32_t start, int32_t end,
                    ByteBpeWork* w) noexcept nogil
     cdef int _encode_word(self, const unsigned char* s, Py_ssize_t n, uint64_t h,

@@ -43,11 +43,13 @@ from toksmith._core.utf8 cimport one_char_len
 from toksmith._core.byte_keys cimport (hash_bytes, memchr_not, mix64, pair_key, prefetch, short_key,
                                        text_hash, token_key)
 from toksmith._core.byte_unicode cimport cpt_of_byte, unmap_byte_unicode
+from toksmith._core.char_starts cimport (char_code_point, char_start, chars_add, chars_finish, chars_free,
+                                         chars_init, chars_note_merge, chars_note_token)
 from toksmith._core.symbol_texts cimport (SymbolTexts, texts_add, texts_equal, texts_find, texts_free,
                                           texts_init, texts_symbol)
 
-# Pre-tokens of at most this many bytes are merged by a linear scan.
-cdef Py_ssize_t LINEAR_MAX_BYTES = 32
+# Pre-tokens of at most this many first symbols are merged by a linear scan.
+cdef Py_ssize_t LINEAR_MAX_SYMBOLS = 32
 # Per-thread word cache: direct-mapped slots of one cache line each (1 MB), for pre-tokens
 # of at most WORD_TEXT bytes that give at most WORD_IDS ids.
 cdef Py_ssize_t CACHE_SLOTS = 1 << 14
@@ -106,6 +108,14 @@ cdef class ByteLevelBpe(Model):
         self.char_slots = NULL
         self.byte_pairs = NULL
         self.short_pairs = NULL
+        self.chars.index = NULL
+        self.chars.records = NULL
+        self.chars.guards = NULL
+        self.chars.texts = NULL
+        self.chars.last_rank = NULL
+        self.chars.code_point = NULL
+        self.chars.sources = NULL
+        self.chars.text_buf.data = NULL
         self.work_kind = &_WORK_KIND
 
     def __dealloc__(self):
@@ -117,11 +127,12 @@ cdef class ByteLevelBpe(Model):
         free(self.char_slots)
         free(self.byte_pairs)
         free(self.short_pairs)
+        chars_free(&self.chars)
 
     @staticmethod
     def build(list tokens, list merges=None, *, MergeOrder order, bint ignore_merges=False,
               bint byte_unicode=False, bint llama_byte_fallback=False, bint utf8_symbols=False,
-              bint hex_byte_fallback=False, bint whole_newline_runs=False):
+              bint hex_byte_fallback=False, bint whole_newline_runs=False, bint char_starts=True):
         """Tables for a vocabulary; token id i has text tokens[i].
 
         tokens: raw bytes per id (byte<->unicode texts when `byte_unicode`), or None
@@ -139,6 +150,8 @@ cdef class ByteLevelBpe(Model):
             its bytes (llama.cpp without the byte map).
         whole_newline_runs: a pre-token of newlines only that is a token is emitted whole
             (llama.cpp's gemma4 pre type).
+        char_starts: start characters whole where proven to give the same ids
+            (char_starts.pyx); False merges every pre-token from its bytes (tests).
         """
         cdef ByteLevelBpe self = ByteLevelBpe()
         cdef Py_ssize_t n = len(tokens), i, k, length, total = 0, m, split
@@ -175,6 +188,8 @@ cdef class ByteLevelBpe(Model):
             self._build_token_rank(tokens, total)
             self._fill_byte_pairs()
             self._fill_short_pairs(NULL)
+            if char_starts:
+                self._keep_char_starts(NULL)
             return self
         if texts_init(&t, n + 512) < 0:
             texts_free(&t)
@@ -248,6 +263,8 @@ cdef class ByteLevelBpe(Model):
                 self._fill_short_pairs(&t)
             else:
                 self._fill_short_pairs(NULL)
+            if char_starts and not utf8_symbols:
+                self._keep_char_starts(&t if order == MergeOrder.MERGE_LIST else NULL)
             if hex_byte_fallback:
                 for i in range(256):
                     # Parity: llama.cpp llm_tokenizer_bpe_session::tokenize (byte_encode false)
@@ -707,6 +724,69 @@ cdef class ByteLevelBpe(Model):
                 self.short_mask = <uint64_t>(cap - 1)
         return 0
 
+    cdef int32_t _own_run(self, const unsigned char* c, Py_ssize_t n, int32_t* last_rank) noexcept nogil:
+        """The one symbol the bytes of character c[:n] (2 or 3 bytes) merge into alone, and
+        the highest rank of those merges in `last_rank`; -1 when they end as more symbols.
+        The same _rank lookups and order (lowest rank, then leftmost) as the merge loops."""
+        cdef int32_t first, second, whole, r0, r1, r
+        cdef int32_t b0 = self.byte_symbol[c[0]], b1 = self.byte_symbol[c[1]]
+        r0 = self._rank(c, b0, b1, 0, 1, 2, &first, NULL)
+        if n == 2:
+            last_rank[0] = r0
+            return first if r0 != INT32_MAX else -1
+        r1 = self._rank(c, b1, self.byte_symbol[c[2]], 1, 1, 2, &second, NULL)
+        if r0 == INT32_MAX and r1 == INT32_MAX:
+            return -1
+        if r0 <= r1:
+            r = self._rank(c, first, self.byte_symbol[c[2]], 0, 2, 3, &whole, NULL)
+        else:
+            r = self._rank(c, b0, second, 0, 1, 3, &whole, NULL)
+        if r == INT32_MAX:
+            return -1
+        last_rank[0] = max(r, min(r0, r1))
+        return whole
+
+    cdef int _keep_char_starts(self, const SymbolTexts* t) except -1:
+        """The characters that may start whole and their guards (char_starts.pyx): every
+        token of one 2- or 3-byte character whose bytes merge into one symbol, guarded by
+        the merges of the pair table (MERGE_LIST, texts from `t`) or by the tokens (t NULL)."""
+        cdef Py_ssize_t i, length = 0, ll, rl, cap
+        cdef const unsigned char* p
+        cdef const unsigned char* lp
+        cdef int32_t symbol, last_rank = 0, left, right
+        cdef const int64_t* offsets = self.text_offsets
+        cdef Py_ssize_t n = self.n_pieces
+        chars_init(&self.chars)
+        for i in range(n):
+            ll = offsets[i + 1] - offsets[i]
+            p = self.texts + offsets[i]
+            if 2 <= ll <= 3 and p[0] >= 0xC2 and char_code_point(p, ll, &length) >= 0 and length == ll:
+                symbol = self._own_run(p, length, &last_rank)
+                if symbol >= 0:
+                    chars_add(&self.chars, p, length, symbol, last_rank)
+        if t == NULL:
+            for i in range(n):
+                ll = offsets[i + 1] - offsets[i]
+                p = self.texts + offsets[i]
+                if ll >= 2 and (p[0] >= 0x80 or p[ll - 1] >= 0x80):
+                    chars_note_token(&self.chars, p, ll, <int32_t>i)
+        else:
+            cap = <Py_ssize_t>self.pair_mask + 1
+            for i in range(cap):
+                if self.pairs[i].key == 0:
+                    continue
+                left = <int32_t>(self.pairs[i].key >> 32) - 1
+                right = <int32_t>(self.pairs[i].key & <uint64_t>0xFFFFFFFF) - 1
+                ll = t.refs[left].length
+                rl = t.refs[right].length
+                lp = <const unsigned char*>t.blob.data + t.refs[left].start
+                p = <const unsigned char*>t.blob.data + t.refs[right].start
+                # only a side of at most 3 bytes that is no ASCII can be a character's part
+                if (ll <= 3 and lp[0] >= 0x80) or (rl <= 3 and p[0] >= 0xC2):
+                    chars_note_merge(&self.chars, lp, ll, p, rl, self.pairs[i].rank)
+        chars_finish(&self.chars)
+        return 0
+
     def token_bytes(self, Py_ssize_t token_id):
         """The raw bytes of a token, b"" for one no pre-token forms."""
         if not 0 <= token_id < self.n_pieces:
@@ -827,6 +907,7 @@ cdef class ByteLevelBpe(Model):
                           ByteBpeWork* w) noexcept nogil:
         """(id, start, end) triples of one pre-token into w.out_ids; 0, or -1 (memory)."""
         cdef int32_t whole
+        cdef Py_ssize_t m
         w.out_ids.size = 0
         if self.ignore_merges:
             # Parity: llama.cpp llm_tokenizer_bpe_session::tokenize (ignore_merges) and
@@ -842,30 +923,37 @@ cdef class ByteLevelBpe(Model):
                 return self._emit(s, whole, 0, <int32_t>n, w)
         if n == 1:
             return self._emit(s, self.byte_symbol[s[0]], 0, 1, w)
-        if n <= LINEAR_MAX_BYTES:
-            return self._merge_linear(s, n, w)
-        return self._merge_heap(s, n, w)
-
-    cdef int _merge_linear(self, const unsigned char* s, Py_ssize_t n, ByteBpeWork* w) noexcept nogil:
-        """Merge a short pre-token in place by scanning for the best pair."""
-        cdef int32_t* sym
-        cdef int32_t* start
-        cdef int32_t* rank
-        cdef int32_t* merged
-        cdef Py_ssize_t i, best, m = n, clen
-        cdef int32_t best_rank
-        if idbuf_reserve(&w.symbols, n + 1) < 0 or idbuf_reserve(&w.starts, n + 1) < 0 \
-                or idbuf_reserve(&w.cand_rank, n) < 0 or idbuf_reserve(&w.cand_merged, n) < 0:
+        if idbuf_reserve(&w.symbols, n + 1) < 0 or idbuf_reserve(&w.starts, n + 1) < 0:
             return -1
-        sym = w.symbols.data
-        start = w.starts.data
-        rank = w.cand_rank.data
-        merged = w.cand_merged.data
+        m = self._start(s, n, w.symbols.data, w.starts.data)
+        if m <= LINEAR_MAX_SYMBOLS:
+            return self._merge_linear(s, m, w)
+        return self._merge_heap(s, m, w)
+
+    cdef Py_ssize_t _start(self, const unsigned char* s, Py_ssize_t n, int32_t* sym,
+                           int32_t* start) noexcept nogil:
+        """The first symbols of pre-token s[:n] into `sym`, the offset of each into `start`
+        (n after the last); returns their count. A symbol per byte, but a character
+        starts whole where char_starts proved it changes no id (or per UTF-8 character
+        with utf8_symbols)."""
+        cdef Py_ssize_t i = 0, m = 0, clen
+        cdef int32_t symbol
         if self.utf8_symbols:
-            m = 0
-            i = 0
             while i < n:
                 sym[m] = self._first_symbol(s + i, n - i, &clen)
+                start[m] = <int32_t>i
+                m += 1
+                i += clen
+        elif self.chars.index != NULL:
+            while i < n:
+                clen = 1
+                symbol = self.byte_symbol[s[i]]
+                if s[i] >= 0xC2:
+                    symbol = char_start(&self.chars, s, i, n, &clen)
+                    if symbol < 0:
+                        clen = 1
+                        symbol = self.byte_symbol[s[i]]
+                sym[m] = symbol
                 start[m] = <int32_t>i
                 m += 1
                 i += clen
@@ -873,7 +961,23 @@ cdef class ByteLevelBpe(Model):
             for i in range(n):
                 sym[i] = self.byte_symbol[s[i]]
                 start[i] = <int32_t>i
+            m = n
         start[m] = <int32_t>n
+        return m
+
+    cdef int _merge_linear(self, const unsigned char* s, Py_ssize_t m, ByteBpeWork* w) noexcept nogil:
+        """Merge the m first symbols (w.symbols, w.starts) of a short pre-token in place by
+        scanning for the best pair."""
+        cdef int32_t* sym = w.symbols.data
+        cdef int32_t* start = w.starts.data
+        cdef int32_t* rank
+        cdef int32_t* merged
+        cdef Py_ssize_t i, best
+        cdef int32_t best_rank
+        if idbuf_reserve(&w.cand_rank, m) < 0 or idbuf_reserve(&w.cand_merged, m) < 0:
+            return -1
+        rank = w.cand_rank.data
+        merged = w.cand_merged.data
         for i in range(m - 1):
             rank[i] = self._rank(s, sym[i], sym[i + 1], start[i], start[i + 1] - start[i],
                                  start[i + 2] - start[i], &merged[i], w.pair_memo)
@@ -906,45 +1010,38 @@ cdef class ByteLevelBpe(Model):
                 return -1
         return 0
 
-    cdef int _merge_heap(self, const unsigned char* s, Py_ssize_t n, ByteBpeWork* w) noexcept nogil:
-        """Merge a long pre-token with a priority queue: O(n log n), same result as linear."""
-        cdef int32_t* sym
+    cdef int _merge_heap(self, const unsigned char* s, Py_ssize_t m, ByteBpeWork* w) noexcept nogil:
+        """Merge the m first symbols of a long pre-token with a priority queue: O(m log m),
+        same result as linear. Symbol k covers s[at[k] : at[k] + length[k]]."""
+        cdef int32_t* sym = w.symbols.data
+        cdef int32_t* at = w.starts.data
         cdef int32_t* length
         cdef int32_t* prev
         cdef int32_t* nxt
-        cdef Py_ssize_t i, need = 2 * n + 2, clen, last
+        cdef Py_ssize_t k
         cdef HeapItem e, top
         cdef int32_t left, right, other, rank
-        if idbuf_reserve(&w.symbols, n) < 0 or idbuf_reserve(&w.lengths, n) < 0 \
-                or idbuf_reserve(&w.prev, n) < 0 or idbuf_reserve(&w.next, n) < 0 \
-                or heap_reserve(&w.heap, need) < 0:
+        if idbuf_reserve(&w.lengths, m) < 0 or idbuf_reserve(&w.prev, m) < 0 \
+                or idbuf_reserve(&w.next, m) < 0 or heap_reserve(&w.heap, 2 * m + 2) < 0:
             return -1
         w.heap.size = 0
-        sym = w.symbols.data
         length = w.lengths.data
         prev = w.prev.data
         nxt = w.next.data
-        i = 0
-        last = -1
-        while i < n:
-            sym[i] = self._first_symbol(s + i, n - i, &clen)
-            length[i] = <int32_t>clen
-            prev[i] = <int32_t>last
-            if last >= 0:
-                nxt[last] = <int32_t>i
-            last = i
-            i += clen
-        nxt[last] = -1
-        i = 0
-        while nxt[i] >= 0:
-            rank = self._rank(s, sym[i], sym[nxt[i]], i, length[i], length[i] + length[nxt[i]], &e.value, w.pair_memo)
+        for k in range(m):
+            length[k] = at[k + 1] - at[k]
+            prev[k] = <int32_t>(k - 1)
+            nxt[k] = <int32_t>(k + 1)
+        nxt[m - 1] = -1
+        for k in range(m - 1):
+            rank = self._rank(s, sym[k], sym[k + 1], at[k], length[k], length[k] + length[k + 1], &e.value,
+                              w.pair_memo)
             if rank != INT32_MAX:
-                e.priority = _rank_priority(rank, <int32_t>i)
-                e.left = <int32_t>i
-                e.right = nxt[i]
-                e.size = length[i] + length[nxt[i]]
+                e.priority = _rank_priority(rank, <int32_t>k)
+                e.left = <int32_t>k
+                e.right = <int32_t>(k + 1)
+                e.size = length[k] + length[k + 1]
                 heap_push(&w.heap, e)
-            i = nxt[i]
         while w.heap.size > 0:
             top = heap_pop(&w.heap)
             left = top.left
@@ -959,10 +1056,10 @@ cdef class ByteLevelBpe(Model):
             nxt[left] = nxt[right]
             if nxt[right] >= 0:
                 prev[nxt[right]] = left
-            # Each merge pushes at most two entries: n - 1 initial + 2 per merge < need.
+            # Each merge pushes at most two entries: m - 1 initial + 2 per merge < 2m + 2.
             other = prev[left]
             if other >= 0:
-                rank = self._rank(s, sym[other], sym[left], other, length[other], length[other] + length[left],
+                rank = self._rank(s, sym[other], sym[left], at[other], length[other], length[other] + length[left],
                                   &e.value, w.pair_memo)
                 if rank != INT32_MAX:
                     e.priority = _rank_priority(rank, other)
@@ -972,7 +1069,7 @@ cdef class ByteLevelBpe(Model):
                     heap_push(&w.heap, e)
             other = nxt[left]
             if other >= 0:
-                rank = self._rank(s, sym[left], sym[other], left, length[left], length[left] + length[other],
+                rank = self._rank(s, sym[left], sym[other], at[left], length[left], length[left] + length[other],
                                   &e.value, w.pair_memo)
                 if rank != INT32_MAX:
                     e.priority = _rank_priority(rank, left)
@@ -980,11 +1077,11 @@ cdef class ByteLevelBpe(Model):
                     e.right = other
                     e.size = length[left] + length[other]
                     heap_push(&w.heap, e)
-        i = 0
-        while i >= 0:
-            if self._emit(s, sym[i], <int32_t>i, <int32_t>(i + length[i]), w) < 0:
+        k = 0
+        while k >= 0:
+            if self._emit(s, sym[k], at[k], at[k] + length[k], w) < 0:
                 return -1
-            i = nxt[i]
+            k = nxt[k]
         return 0
 
     cdef int _emit(self, const unsigned char* s, int32_t symbol, int32_t start, int32_t end,
