@@ -85,6 +85,10 @@ cdef class ByteLevelBpe(Model):
     cdef int64_t* text_offsets         # n_pieces + 1; a token no pre-token can form has length 0
     cdef TokenSlot* text_slots
     cdef uint64_t text_mask
+    cdef uint64_t* token_bloom             # Bloom filters of the texts of text_slots and the pairs
+    cdef uint64_t token_bloom_mask         # of `pairs` (byte_keys.pxd)
+    cdef uint64_t* pair_bloom
+    cdef uint64_t pair_bloom_mask
 
     cdef int _build_token_rank(self, list tokens, Py_ssize_t total) except -1
     cdef int _add_merges(self, SymbolTexts* t, list merges, bint byte_unicode) except -1

@@ -40,8 +40,8 @@ from toksmith._core.model cimport Model, WorkHeader
 from toksmith._core.errors cimport ERR_NO_MEMORY, ERR_TOO_LONG
 from toksmith._core.tables cimport HeapItem, heap_free, heap_pop, heap_push, heap_reserve
 from toksmith._core.utf8 cimport one_char_len
-from toksmith._core.byte_keys cimport (hash_bytes, memchr_not, mix64, pair_key, prefetch, short_key,
-                                       text_hash, token_key)
+from toksmith._core.byte_keys cimport (bloom_add, bloom_has, bloom_new, hash_bytes, memchr_not, mix64, pair_key,
+                                       prefetch, short_key, text_hash, token_key)
 from toksmith._core.byte_unicode cimport cpt_of_byte, unmap_byte_unicode
 from toksmith._core.char_starts cimport (char_code_point, char_start, chars_add, chars_finish, chars_free,
                                          chars_init, chars_note_merge, chars_note_token)
@@ -108,6 +108,8 @@ cdef class ByteLevelBpe(Model):
         self.char_slots = NULL
         self.byte_pairs = NULL
         self.short_pairs = NULL
+        self.token_bloom = NULL
+        self.pair_bloom = NULL
         self.chars.index = NULL
         self.chars.records = NULL
         self.chars.guards = NULL
@@ -127,6 +129,8 @@ cdef class ByteLevelBpe(Model):
         free(self.char_slots)
         free(self.byte_pairs)
         free(self.short_pairs)
+        free(self.token_bloom)
+        free(self.pair_bloom)
         chars_free(&self.chars)
 
     @staticmethod
@@ -241,7 +245,8 @@ cdef class ByteLevelBpe(Model):
             while pair_cap < 2 * m:
                 pair_cap *= 2
             self.pairs = <PairSlot*>calloc(pair_cap, sizeof(PairSlot))
-            if self.pairs == NULL:
+            self.pair_bloom = bloom_new(m, &self.pair_bloom_mask)
+            if self.pairs == NULL or self.pair_bloom == NULL:
                 raise MemoryError()
             self.pair_mask = <uint64_t>(pair_cap - 1)
 
@@ -305,7 +310,7 @@ cdef class ByteLevelBpe(Model):
         cdef Py_ssize_t n = self.n_pieces, i, j, count, cap = 64, at = 0, length
         cdef object token
         cdef uint64_t keys[MERGE_BATCH]
-        cdef uint64_t slot
+        cdef uint64_t slot, h
         cdef unsigned char one
         self.texts = <unsigned char*>malloc(max(total, 1))
         self.text_offsets = <int64_t*>malloc((n + 1) * sizeof(int64_t))
@@ -314,8 +319,11 @@ cdef class ByteLevelBpe(Model):
         self.text_slots = <TokenSlot*>calloc(cap, sizeof(TokenSlot))
         self.output_ids = <int32_t*>malloc(max(n, 1) * sizeof(int32_t))
         self.pairs = <PairSlot*>calloc(64, sizeof(PairSlot))
+        self.token_bloom = bloom_new(n, &self.token_bloom_mask)
+        self.pair_bloom = bloom_new(0, &self.pair_bloom_mask)
         if self.texts == NULL or self.text_offsets == NULL or self.text_slots == NULL \
-                or self.output_ids == NULL or self.pairs == NULL:
+                or self.output_ids == NULL or self.pairs == NULL or self.token_bloom == NULL \
+                or self.pair_bloom == NULL:
             raise MemoryError()
         self.text_mask = <uint64_t>(cap - 1)
         self.pair_mask = 63
@@ -344,7 +352,9 @@ cdef class ByteLevelBpe(Model):
                 length = self.text_offsets[i + j + 1] - self.text_offsets[i + j]
                 if length == 0 or self._token_of(self.texts + self.text_offsets[i + j], length) >= 0:
                     continue
-                slot = mix64(keys[j]) & self.text_mask
+                h = mix64(keys[j])
+                bloom_add(self.token_bloom, self.token_bloom_mask, h)
+                slot = h & self.text_mask
                 while self.text_slots[slot].length != 0:
                     slot = (slot + 1) & self.text_mask
                 self.text_slots[slot].key = keys[j]
@@ -501,14 +511,15 @@ cdef class ByteLevelBpe(Model):
     cdef int _keep_token_texts(self, SymbolTexts* t) except -1:
         """Copy the token texts (symbols 0..n_pieces-1) and their hash map into the model."""
         cdef Py_ssize_t n = self.n_pieces, i, cap = 64, total
-        cdef uint64_t slot, key
+        cdef uint64_t slot, key, h
         total = t.refs[n - 1].start + t.refs[n - 1].length if n > 0 else 0
         self.texts = <unsigned char*>malloc(max(total, 1))
         self.text_offsets = <int64_t*>malloc((n + 1) * sizeof(int64_t))
         while cap < 2 * n:
             cap *= 2
         self.text_slots = <TokenSlot*>calloc(cap, sizeof(TokenSlot))
-        if self.texts == NULL or self.text_offsets == NULL or self.text_slots == NULL:
+        self.token_bloom = bloom_new(n, &self.token_bloom_mask)
+        if self.texts == NULL or self.text_offsets == NULL or self.text_slots == NULL or self.token_bloom == NULL:
             raise MemoryError()
         memcpy(self.texts, t.blob.data, total)
         self.text_mask = <uint64_t>(cap - 1)
@@ -516,7 +527,9 @@ cdef class ByteLevelBpe(Model):
             self.text_offsets[i] = t.refs[i].start
             if t.refs[i].length > 0:
                 key = token_key(self.texts + t.refs[i].start, t.refs[i].length)
-                slot = mix64(key) & self.text_mask
+                h = mix64(key)
+                bloom_add(self.token_bloom, self.token_bloom_mask, h)
+                slot = h & self.text_mask
                 while self.text_slots[slot].length != 0:
                     slot = (slot + 1) & self.text_mask
                 self.text_slots[slot].key = key
@@ -532,6 +545,7 @@ cdef class ByteLevelBpe(Model):
         cdef uint64_t key = pair_key(left, right)
         cdef uint64_t slot = mix64(key) & self.pair_mask
         cdef PairSlot* grown
+        bloom_add(self.pair_bloom, self.pair_bloom_mask, mix64(key))
         cdef PairSlot* old
         cdef Py_ssize_t old_cap, i
         while self.pairs[slot].key != 0:
@@ -565,8 +579,11 @@ cdef class ByteLevelBpe(Model):
         """The id of the token whose text is p[:n], or -1. A text of at most 8 bytes is its
         own key, so most lookups read one slot and never the token texts."""
         cdef uint64_t key = token_key(p, n)
-        cdef uint64_t slot = mix64(key) & self.text_mask
+        cdef uint64_t h = mix64(key)
+        cdef uint64_t slot = h & self.text_mask
         cdef const TokenSlot* e
+        if not bloom_has(self.token_bloom, self.token_bloom_mask, h):
+            return -1
         while True:
             e = &self.text_slots[slot]
             if e.length == 0:
@@ -582,7 +599,10 @@ cdef class ByteLevelBpe(Model):
         if left < 0 or right < 0:
             return NULL
         key = pair_key(left, right)
-        slot = mix64(key) & self.pair_mask
+        slot = mix64(key)
+        if not bloom_has(self.pair_bloom, self.pair_bloom_mask, slot):
+            return NULL
+        slot &= self.pair_mask
         while self.pairs[slot].key != 0:
             if self.pairs[slot].key == key:
                 return &self.pairs[slot]
