@@ -169,6 +169,10 @@ cdef class ByteLevelBpe(Model):
         cdef Py_ssize_t pair_cap
         cdef int32_t one_byte_text[256]     # token whose stored text is that one byte
         cdef bytes name
+        cdef IdBuf char_merges              # (left, right, rank) of merges with a side that is a character's part
+        char_merges.data = NULL
+        char_merges.size = 0
+        char_merges.cap = 0
         if order == MergeOrder.MERGE_LIST and merges is None:
             raise ValueError("MERGE_LIST needs the merges list")
         if n >= INT32_MAX // 2:
@@ -193,7 +197,7 @@ cdef class ByteLevelBpe(Model):
             self._fill_byte_pairs()
             self._fill_short_pairs(NULL)
             if char_starts:
-                self._keep_char_starts(NULL)
+                self._keep_char_starts(NULL, NULL)
             return self
         if texts_init(&t, n + 512) < 0:
             texts_free(&t)
@@ -251,7 +255,7 @@ cdef class ByteLevelBpe(Model):
             self.pair_mask = <uint64_t>(pair_cap - 1)
 
             if order == MergeOrder.MERGE_LIST:
-                self._add_merges(&t, merges, byte_unicode)
+                self._add_merges(&t, merges, byte_unicode, &char_merges)
             # TOKEN_RANK needs no pair table: a pair's rank is that of the token its bytes
             # form, looked up in the token texts (_rank).
 
@@ -269,7 +273,7 @@ cdef class ByteLevelBpe(Model):
             else:
                 self._fill_short_pairs(NULL)
             if char_starts and not utf8_symbols:
-                self._keep_char_starts(&t if order == MergeOrder.MERGE_LIST else NULL)
+                self._keep_char_starts(&t if order == MergeOrder.MERGE_LIST else NULL, &char_merges)
             if hex_byte_fallback:
                 for i in range(256):
                     # Parity: llama.cpp llm_tokenizer_bpe_session::tokenize (byte_encode false)
@@ -288,6 +292,7 @@ cdef class ByteLevelBpe(Model):
         finally:
             texts_free(&t)
             free(scratch)
+            idbuf_free(&char_merges)
         return self
 
     cdef int _fill_byte_pairs(self) except -1:
@@ -366,10 +371,12 @@ cdef class ByteLevelBpe(Model):
         self.n_symbols = n
         return 0
 
-    cdef int _add_merges(self, SymbolTexts* t, list merges, bint byte_unicode) except -1:
+    cdef int _add_merges(self, SymbolTexts* t, list merges, bint byte_unicode, IdBuf* char_merges) except -1:
         """Pairs of the merges list (MERGE_LIST), in batches: the hash slots of a batch are
         prefetched before they are probed, so the memory latency of one lookup overlaps
-        the others' (load time is dominated by these random reads)."""
+        the others' (load time is dominated by these random reads). A merge with a side
+        that may be all or part of a character also goes to `char_merges` (left, right,
+        rank) for _keep_char_starts."""
         cdef Py_ssize_t m = len(merges), first, i, j, count, length, split, k, total, at, guess
         cdef Py_ssize_t n = self.n_pieces
         cdef const unsigned char* p
@@ -461,6 +468,15 @@ cdef class ByteLevelBpe(Model):
                     if lengths[j] >= 0:
                         # Parity: bpe_ranks.emplace: the first rank of a pair stays.
                         self._add_pair(lefts[j], rights[j], <int32_t>(first + j), mergeds[j])
+                        q = buf + starts[j]
+                        if (left_len[j] <= 3 and q[0] >= 0x80) or \
+                                (lengths[j] - left_len[j] <= 3 and q[left_len[j]] >= 0xC2):
+                            if idbuf_reserve(char_merges, 3) < 0:
+                                raise MemoryError()
+                            char_merges.data[char_merges.size] = lefts[j]
+                            char_merges.data[char_merges.size + 1] = rights[j]
+                            char_merges.data[char_merges.size + 2] = <int32_t>(first + j)
+                            char_merges.size += 3
         finally:
             free(buf)
         return 0
@@ -766,13 +782,13 @@ cdef class ByteLevelBpe(Model):
         last_rank[0] = max(r, min(r0, r1))
         return whole
 
-    cdef int _keep_char_starts(self, const SymbolTexts* t) except -1:
+    cdef int _keep_char_starts(self, const SymbolTexts* t, const IdBuf* char_merges) except -1:
         """The characters that may start whole and their guards (char_starts.pyx): every
         token of one 2- or 3-byte character whose bytes merge into one symbol, guarded by
-        the merges of the pair table (MERGE_LIST, texts from `t`) or by the tokens (t NULL)."""
-        cdef Py_ssize_t i, length = 0, ll, rl, cap
+        the merges with a side that may be a character's part (MERGE_LIST: `char_merges`
+        from _add_merges, texts from `t`) or by the tokens (t NULL)."""
+        cdef Py_ssize_t i, length = 0, ll
         cdef const unsigned char* p
-        cdef const unsigned char* lp
         cdef int32_t symbol, last_rank = 0, left, right
         cdef const int64_t* offsets = self.text_offsets
         cdef Py_ssize_t n = self.n_pieces
@@ -791,19 +807,12 @@ cdef class ByteLevelBpe(Model):
                 if ll >= 2 and (p[0] >= 0x80 or p[ll - 1] >= 0x80):
                     chars_note_token(&self.chars, p, ll, <int32_t>i)
         else:
-            cap = <Py_ssize_t>self.pair_mask + 1
-            for i in range(cap):
-                if self.pairs[i].key == 0:
-                    continue
-                left = <int32_t>(self.pairs[i].key >> 32) - 1
-                right = <int32_t>(self.pairs[i].key & <uint64_t>0xFFFFFFFF) - 1
-                ll = t.refs[left].length
-                rl = t.refs[right].length
-                lp = <const unsigned char*>t.blob.data + t.refs[left].start
-                p = <const unsigned char*>t.blob.data + t.refs[right].start
-                # only a side of at most 3 bytes that is no ASCII can be a character's part
-                if (ll <= 3 and lp[0] >= 0x80) or (rl <= 3 and p[0] >= 0xC2):
-                    chars_note_merge(&self.chars, lp, ll, p, rl, self.pairs[i].rank)
+            for i in range(0, char_merges.size, 3):
+                left = char_merges.data[i]
+                right = char_merges.data[i + 1]
+                chars_note_merge(&self.chars, <const unsigned char*>t.blob.data + t.refs[left].start,
+                                 t.refs[left].length, <const unsigned char*>t.blob.data + t.refs[right].start,
+                                 t.refs[right].length, char_merges.data[i + 2])
         chars_finish(&self.chars)
         return 0
 
