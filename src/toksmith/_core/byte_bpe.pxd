@@ -57,6 +57,8 @@ cdef struct ByteBpeWork:
     MergeHeap heap              # long pre-tokens: candidate pairs by (rank, left)
     WordEntry* cache            # direct-mapped: a new word replaces the one in its slot
     PairSlot* pair_memo         # direct-mapped: recent long pair lookups, rank INT32_MAX if none
+    uint64_t* cache_valid       # a bit per slot of each: filled by cache_model (emptying a
+    uint64_t* memo_valid        # cache clears 3 KB of bits, not its megabyte of slots)
     uint64_t cache_model        # serial of the model both caches were filled by
 
 
@@ -79,7 +81,6 @@ cdef class ByteLevelBpe(Model):
     cdef uint64_t pair_mask
     cdef int32_t byte_symbol[256]      # symbol of each one-byte text, -1 when none
     cdef int32_t fallback[256][2]      # ids emitted for a byte of a symbol that is no token
-    cdef int32_t* output_ids           # per symbol: its token id, or -1 (byte fallback)
     # token texts (raw bytes) by id, and a hash map text -> id (ignore_merges, lookups)
     cdef unsigned char* texts
     cdef int64_t* text_offsets         # n_pieces + 1; a token no pre-token can form has length 0
@@ -103,7 +104,7 @@ cdef class ByteLevelBpe(Model):
                             Py_ssize_t start, Py_ssize_t length, int32_t* merged) noexcept nogil
     cdef inline int32_t _rank(self, const unsigned char* s, int32_t left, int32_t right, Py_ssize_t start,
                               Py_ssize_t left_length, Py_ssize_t length, int32_t* merged,
-                              PairSlot* memo) noexcept nogil
+                              ByteBpeWork* w) noexcept nogil
     cdef int _fill_byte_pairs(self) except -1
     cdef int _fill_short_pairs(self, const SymbolTexts* t) except -1
     cdef int32_t _own_run(self, const unsigned char* c, Py_ssize_t n, int32_t* last_rank) noexcept nogil

@@ -86,11 +86,21 @@ cdef void _free_work(void* work) noexcept nogil:
     heap_free(&w.heap)
     free(w.cache)
     free(w.pair_memo)
+    free(w.cache_valid)
+    free(w.memo_valid)
     free(w)
 
 
 cdef inline Py_ssize_t _idbuf_bytes(const IdBuf* b) noexcept nogil:
     return b.cap * <Py_ssize_t>sizeof(int32_t)
+
+
+cdef inline bint _bit(const uint64_t* bits, uint64_t i) noexcept nogil:
+    return (bits[i >> 6] >> (i & 63)) & 1
+
+
+cdef inline void _set_bit(uint64_t* bits, uint64_t i) noexcept nogil:
+    bits[i >> 6] |= (<uint64_t>1) << (i & 63)
 
 
 # ---------------------------------------------------------------------- the model
@@ -101,7 +111,6 @@ cdef class ByteLevelBpe(Model):
 
     def __cinit__(self, *args, **kwargs):
         self.pairs = NULL
-        self.output_ids = NULL
         self.texts = NULL
         self.text_offsets = NULL
         self.text_slots = NULL
@@ -122,7 +131,6 @@ cdef class ByteLevelBpe(Model):
 
     def __dealloc__(self):
         free(self.pairs)
-        free(self.output_ids)
         free(self.texts)
         free(self.text_offsets)
         free(self.text_slots)
@@ -260,11 +268,6 @@ cdef class ByteLevelBpe(Model):
             # form, looked up in the token texts (_rank).
 
             self.n_symbols = t.n
-            self.output_ids = <int32_t*>malloc(max(t.n, 1) * sizeof(int32_t))
-            if self.output_ids == NULL:
-                raise MemoryError()
-            for i in range(t.n):
-                self.output_ids[i] = <int32_t>i if i < n and t.refs[i].length > 0 else -1
             if utf8_symbols:
                 self._keep_char_symbols(&t)
             self._fill_byte_pairs()
@@ -322,12 +325,11 @@ cdef class ByteLevelBpe(Model):
         while cap < 2 * n:
             cap *= 2
         self.text_slots = <TokenSlot*>calloc(cap, sizeof(TokenSlot))
-        self.output_ids = <int32_t*>malloc(max(n, 1) * sizeof(int32_t))
         self.pairs = <PairSlot*>calloc(64, sizeof(PairSlot))
         self.token_bloom = bloom_new(n, &self.token_bloom_mask)
         self.pair_bloom = bloom_new(0, &self.pair_bloom_mask)
         if self.texts == NULL or self.text_offsets == NULL or self.text_slots == NULL \
-                or self.output_ids == NULL or self.pairs == NULL or self.token_bloom == NULL \
+                or self.pairs == NULL or self.token_bloom == NULL \
                 or self.pair_bloom == NULL:
             raise MemoryError()
         self.text_mask = <uint64_t>(cap - 1)
@@ -341,7 +343,6 @@ cdef class ByteLevelBpe(Model):
                 length = PyBytes_GET_SIZE(token)
                 memcpy(self.texts + at, PyBytes_AS_STRING(token), length)
                 at += length
-            self.output_ids[i] = <int32_t>i if length > 0 else -1
             if length > self.max_token_length:
                 self.max_token_length = length
         self.text_offsets[n] = at
@@ -648,11 +649,11 @@ cdef class ByteLevelBpe(Model):
 
     cdef inline int32_t _rank(self, const unsigned char* s, int32_t left, int32_t right, Py_ssize_t start,
                               Py_ssize_t left_length, Py_ssize_t length, int32_t* merged,
-                              PairSlot* memo) noexcept nogil:
+                              ByteBpeWork* w) noexcept nogil:
         """_rank_slow, through small cache-friendly tables when the two cover 2 to 4 bytes (most
         lookups): a direct table of byte pairs, and a map keyed by the bytes and the split.
-        Longer pairs go through `memo`, a direct-mapped record of recent lookups (the token
-        and pair maps are megabytes, so each lookup there is a cache miss)."""
+        Longer pairs go through w.pair_memo, a direct-mapped record of recent lookups (the
+        token and pair maps are megabytes, so each lookup there is a cache miss)."""
         cdef const PairSlot* e
         cdef PairSlot* m
         cdef uint64_t key, slot
@@ -676,10 +677,14 @@ cdef class ByteLevelBpe(Model):
             return self._rank_slow(s, left, right, start, length, merged)
         # left, right and the order name the pair's bytes, so they key the memo.
         key = pair_key(left, right)
-        m = &memo[mix64(key) & <uint64_t>(PAIR_MEMO_SLOTS - 1)]
-        if m.key == key:
-            merged[0] = m.merged
-            return m.rank
+        slot = mix64(key) & <uint64_t>(PAIR_MEMO_SLOTS - 1)
+        m = &w.pair_memo[slot]
+        if _bit(w.memo_valid, slot):
+            if m.key == key:
+                merged[0] = m.merged
+                return m.rank
+        else:
+            _set_bit(w.memo_valid, slot)
         rank = self._rank_slow(s, left, right, start, length, merged)
         m.key = key
         m.rank = rank
@@ -853,7 +858,7 @@ cdef class ByteLevelBpe(Model):
     cdef int encode(self, const unsigned char* s, Py_ssize_t n, void* work, IdBuf* ids,
                     IdBuf* spans, Py_ssize_t base) noexcept nogil:
         cdef ByteBpeWork* w = <ByteBpeWork*>work
-        cdef uint64_t h = 0
+        cdef uint64_t h = 0, slot
         cdef WordEntry* e = NULL
         cdef Py_ssize_t k, count
         cdef const int32_t* triples
@@ -866,8 +871,9 @@ cdef class ByteLevelBpe(Model):
                 return ERR_NO_MEMORY
         if n <= WORD_TEXT:
             h = hash_bytes(s, n)
-            e = &w.cache[h & <uint64_t>(CACHE_SLOTS - 1)]
-            if e.hash == h and e.text_len == n and memcmp(e.text, s, n) == 0:
+            slot = h & <uint64_t>(CACHE_SLOTS - 1)
+            e = &w.cache[slot]
+            if _bit(w.cache_valid, slot) and e.hash == h and e.text_len == n and memcmp(e.text, s, n) == 0:
                 count = e.n_ids
                 if idbuf_reserve(ids, count) < 0:
                     return ERR_NO_MEMORY
@@ -882,14 +888,13 @@ cdef class ByteLevelBpe(Model):
                         spans.data[spans.size + 2 * k + 1] = <int32_t>(base + e.ends[k])
                     spans.size += 2 * count
                 return 0
-        elif self.ignore_merges:
-            h = hash_bytes(s, n)
         if self._encode_word(s, n, h, w) < 0:
             return ERR_NO_MEMORY
         triples = w.out_ids.data
         count = w.out_ids.size // 3
         if e != NULL and count <= WORD_IDS:
             # the word replaces whatever its slot held
+            _set_bit(w.cache_valid, slot)
             e.hash = h
             e.text_len = <unsigned char>n
             e.n_ids = <unsigned char>count
@@ -916,17 +921,23 @@ cdef class ByteLevelBpe(Model):
         """Empty the word cache and the pair memo of a work last used by another model
         (allocating them on first use); 0, or -1 (memory)."""
         if w.cache == NULL:
-            w.cache = <WordEntry*>calloc(CACHE_SLOTS, sizeof(WordEntry))
-            w.pair_memo = <PairSlot*>calloc(PAIR_MEMO_SLOTS, sizeof(PairSlot))
-            if w.cache == NULL or w.pair_memo == NULL:
+            w.cache = <WordEntry*>malloc(CACHE_SLOTS * sizeof(WordEntry))
+            w.pair_memo = <PairSlot*>malloc(PAIR_MEMO_SLOTS * sizeof(PairSlot))
+            w.cache_valid = <uint64_t*>malloc(CACHE_SLOTS // 8)
+            w.memo_valid = <uint64_t*>malloc(PAIR_MEMO_SLOTS // 8)
+            if w.cache == NULL or w.pair_memo == NULL or w.cache_valid == NULL or w.memo_valid == NULL:
                 free(w.cache)
                 free(w.pair_memo)
+                free(w.cache_valid)
+                free(w.memo_valid)
                 w.cache = NULL
                 w.pair_memo = NULL
+                w.cache_valid = NULL
+                w.memo_valid = NULL
                 return -1
-        else:
-            memset(w.cache, 0, CACHE_SLOTS * sizeof(WordEntry))
-            memset(w.pair_memo, 0, PAIR_MEMO_SLOTS * sizeof(PairSlot))
+        # a slot is read only when its bit says this model filled it
+        memset(w.cache_valid, 0, CACHE_SLOTS // 8)
+        memset(w.memo_valid, 0, PAIR_MEMO_SLOTS // 8)
         w.cache_model = self.serial
         return 0
 
@@ -1009,7 +1020,7 @@ cdef class ByteLevelBpe(Model):
         merged = w.cand_merged.data
         for i in range(m - 1):
             rank[i] = self._rank(s, sym[i], sym[i + 1], start[i], start[i + 1] - start[i],
-                                 start[i + 2] - start[i], &merged[i], w.pair_memo)
+                                 start[i + 2] - start[i], &merged[i], w)
         while m > 1:
             best = -1
             best_rank = INT32_MAX
@@ -1030,10 +1041,10 @@ cdef class ByteLevelBpe(Model):
             m -= 1
             if best > 0:
                 rank[best - 1] = self._rank(s, sym[best - 1], sym[best], start[best - 1], start[best] - start[best - 1],
-                                            start[best + 1] - start[best - 1], &merged[best - 1], w.pair_memo)
+                                            start[best + 1] - start[best - 1], &merged[best - 1], w)
             if best < m - 1:
                 rank[best] = self._rank(s, sym[best], sym[best + 1], start[best], start[best + 1] - start[best],
-                                        start[best + 2] - start[best], &merged[best], w.pair_memo)
+                                        start[best + 2] - start[best], &merged[best], w)
         for i in range(m):
             if self._emit(s, sym[i], start[i], start[i + 1], w) < 0:
                 return -1
@@ -1064,7 +1075,7 @@ cdef class ByteLevelBpe(Model):
         nxt[m - 1] = -1
         for k in range(m - 1):
             rank = self._rank(s, sym[k], sym[k + 1], at[k], length[k], length[k] + length[k + 1], &e.value,
-                              w.pair_memo)
+                              w)
             if rank != INT32_MAX:
                 e.priority = _rank_priority(rank, <int32_t>k)
                 e.left = <int32_t>k
@@ -1089,7 +1100,7 @@ cdef class ByteLevelBpe(Model):
             other = prev[left]
             if other >= 0:
                 rank = self._rank(s, sym[other], sym[left], at[other], length[other], length[other] + length[left],
-                                  &e.value, w.pair_memo)
+                                  &e.value, w)
                 if rank != INT32_MAX:
                     e.priority = _rank_priority(rank, other)
                     e.left = other
@@ -1099,7 +1110,7 @@ cdef class ByteLevelBpe(Model):
             other = nxt[left]
             if other >= 0:
                 rank = self._rank(s, sym[left], sym[other], at[left], length[left], length[left] + length[other],
-                                  &e.value, w.pair_memo)
+                                  &e.value, w)
                 if rank != INT32_MAX:
                     e.priority = _rank_priority(rank, left)
                     e.left = left
@@ -1116,7 +1127,9 @@ cdef class ByteLevelBpe(Model):
     cdef int _emit(self, const unsigned char* s, int32_t symbol, int32_t start, int32_t end,
                    ByteBpeWork* w) noexcept nogil:
         """Append the ids of one final symbol covering s[start:end] to w.out_ids."""
-        cdef int32_t token = self.output_ids[symbol] if symbol >= 0 else -1
+        # Symbols below n_pieces are tokens (a gap or a text given twice has no text, so no
+        # pre-token forms it); the others are texts only merges name.
+        cdef int32_t token = symbol if 0 <= symbol < self.n_pieces else -1
         cdef int32_t k, j, f
         if token >= 0:
             if idbuf_reserve(&w.out_ids, 3) < 0:

@@ -44,6 +44,8 @@ cdef struct CharStarts:
     GuardSource* sources    # owner: a record (whole-character sides) or a part (PART_*)
     Py_ssize_t n_sources
     Py_ssize_t cap_sources
+    int32_t last_source_rank
+    bint sources_sorted     # sources came in rank order (so each owner's are, too)
     ByteBuf text_buf
 
 

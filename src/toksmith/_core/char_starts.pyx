@@ -106,6 +106,8 @@ cdef int chars_init(CharStarts* cs) except -1:
     cs.sources = NULL
     cs.n_sources = 0
     cs.cap_sources = 0
+    cs.last_source_rank = -1
+    cs.sources_sorted = True
     cs.text_buf.data = NULL
     cs.text_buf.size = 0
     cs.text_buf.cap = 0
@@ -175,6 +177,9 @@ cdef int _add_source(CharStarts* cs, int32_t owner, int32_t rank, const unsigned
         cs.cap_sources = cap
     if length > 0xFFFFFFF or cs.text_buf.size > 0xFFFFFFF:
         raise ValueError("guard texts too long")
+    if rank < cs.last_source_rank:
+        cs.sources_sorted = False
+    cs.last_source_rank = rank
     e = &cs.sources[cs.n_sources]
     e.owner = owner
     e.rank = rank
@@ -326,6 +331,8 @@ cdef int chars_finish(CharStarts* cs) except -1:
                     for j in range(first[k], first[k + 1]):
                         e = &cs.sources[order[j]]
                         if e.rank > cs.last_rank[i]:
+                            if cs.sources_sorted:
+                                break       # the rest of this owner's rank later still
                             continue
                         if side == 1:
                             g = &cs.guards[at + (0 if not e.after else cs.records[i].n_before) +
