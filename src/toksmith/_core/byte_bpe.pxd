@@ -21,6 +21,12 @@ cdef struct PairSlot:
     int32_t merged      # symbol the two form (pair table)
 
 
+# A merge of two bytes in the direct byte-pair table.
+cdef struct RankMerged:
+    int32_t rank        # INT32_MAX: no merge
+    int32_t merged
+
+
 # A slot of the token-text map: the text's bytes (at most 8) or its hash, its id and length.
 cdef struct TokenSlot:
     uint64_t key
@@ -70,9 +76,11 @@ cdef class ByteLevelBpe(Model):
     cdef readonly bint whole_newline_runs
     cdef TokenSlot* char_slots             # utf8_symbols: symbols of at most 4 bytes
     cdef CharStarts chars                  # characters that may start whole (index NULL: none)
-    cdef PairSlot* byte_pairs              # 65536: merge of bytes (b0, b1) at [b0 | b1 << 8]
+    cdef RankMerged* byte_pairs            # 65536: merge of bytes (b0, b1) at [b0 | b1 << 8]
     cdef PairSlot* short_pairs             # merges forming 3-4 bytes, by bytes and split (_short_key)
     cdef uint64_t short_mask
+    cdef uint64_t* short_bloom             # Bloom filter of short_pairs' keys
+    cdef uint64_t short_bloom_mask
     cdef uint64_t char_mask
     cdef readonly Py_ssize_t n_symbols
     cdef readonly Py_ssize_t n_pairs

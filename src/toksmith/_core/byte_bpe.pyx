@@ -117,6 +117,7 @@ cdef class ByteLevelBpe(Model):
         self.char_slots = NULL
         self.byte_pairs = NULL
         self.short_pairs = NULL
+        self.short_bloom = NULL
         self.token_bloom = NULL
         self.pair_bloom = NULL
         self.chars.index = NULL
@@ -137,6 +138,7 @@ cdef class ByteLevelBpe(Model):
         free(self.char_slots)
         free(self.byte_pairs)
         free(self.short_pairs)
+        free(self.short_bloom)
         free(self.token_bloom)
         free(self.pair_bloom)
         chars_free(&self.chars)
@@ -303,11 +305,10 @@ cdef class ByteLevelBpe(Model):
         _fill_short_pairs writes the pairs that merge: the first lookups of every
         pre-token then stay in cache."""
         cdef Py_ssize_t i
-        self.byte_pairs = <PairSlot*>malloc(65536 * sizeof(PairSlot))
+        self.byte_pairs = <RankMerged*>malloc(65536 * sizeof(RankMerged))
         if self.byte_pairs == NULL:
             raise MemoryError()
         for i in range(65536):
-            self.byte_pairs[i].key = 0
             self.byte_pairs[i].rank = INT32_MAX
             self.byte_pairs[i].merged = -1
         return 0
@@ -654,7 +655,7 @@ cdef class ByteLevelBpe(Model):
         lookups): a direct table of byte pairs, and a map keyed by the bytes and the split.
         Longer pairs go through w.pair_memo, a direct-mapped record of recent lookups (the
         token and pair maps are megabytes, so each lookup there is a cache miss)."""
-        cdef const PairSlot* e
+        cdef const RankMerged* e
         cdef PairSlot* m
         cdef uint64_t key, slot
         cdef uint32_t v = 0
@@ -666,7 +667,10 @@ cdef class ByteLevelBpe(Model):
         if length <= 4:
             memcpy(&v, s + start, length)
             key = short_key(v, length, left_length if self.order == MergeOrder.MERGE_LIST else 0)
-            slot = mix64(key) & self.short_mask
+            slot = mix64(key)
+            if not bloom_has(self.short_bloom, self.short_bloom_mask, slot):
+                return INT32_MAX
+            slot &= self.short_mask
             while self.short_pairs[slot].key != 0:
                 if self.short_pairs[slot].key == key:
                     merged[0] = self.short_pairs[slot].merged
@@ -700,7 +704,7 @@ cdef class ByteLevelBpe(Model):
         cdef uint32_t v
         cdef uint64_t key, slot
         cdef unsigned char buf[8]
-        cdef PairSlot* e
+        cdef RankMerged* e
         for pass_ in range(2):
             for i in range(<Py_ssize_t>self.pair_mask + 1 if t != NULL else self.n_pieces):
                 if t != NULL:
@@ -746,7 +750,9 @@ cdef class ByteLevelBpe(Model):
                 v = 0
                 memcpy(&v, buf, ll + rl)
                 key = short_key(v, ll + rl, ll)
-                slot = mix64(key) & self.short_mask
+                slot = mix64(key)
+                bloom_add(self.short_bloom, self.short_bloom_mask, slot)
+                slot &= self.short_mask
                 while self.short_pairs[slot].key != 0:
                     slot = (slot + 1) & self.short_mask
                 self.short_pairs[slot].key = key
@@ -760,7 +766,8 @@ cdef class ByteLevelBpe(Model):
                 while cap < 2 * count:
                     cap *= 2
                 self.short_pairs = <PairSlot*>calloc(cap, sizeof(PairSlot))
-                if self.short_pairs == NULL:
+                self.short_bloom = bloom_new(count, &self.short_bloom_mask)
+                if self.short_pairs == NULL or self.short_bloom == NULL:
                     raise MemoryError()
                 self.short_mask = <uint64_t>(cap - 1)
         return 0

@@ -19,6 +19,7 @@ cdef struct CharStart:
 cdef struct Guard:
     uint32_t at             # in CharStarts.texts
     uint32_t length
+    unsigned char edge      # its byte next to the character (most guards fail on it)
 
 
 # Load time: a guard's text before its owner is known (a record, or a character part).
@@ -91,11 +92,13 @@ cdef inline int32_t char_start(const CharStarts* cs, const unsigned char* s, Py_
     r = &cs.records[cs.index[cp] - 1]
     g = &cs.guards[r.first]
     for k in range(r.n_before):
-        if g[k].length <= i and memcmp(s + i - g[k].length, cs.texts + g[k].at, g[k].length) == 0:
+        if g[k].length <= i and s[i - 1] == g[k].edge \
+                and memcmp(s + i - g[k].length, cs.texts + g[k].at, g[k].length) == 0:
             return -1
     g += r.n_before
     end = i + length[0]
     for k in range(r.n_after):
-        if g[k].length <= n - end and memcmp(s + end, cs.texts + g[k].at, g[k].length) == 0:
+        if g[k].length <= n - end and s[end] == g[k].edge \
+                and memcmp(s + end, cs.texts + g[k].at, g[k].length) == 0:
             return -1
     return r.symbol

@@ -339,6 +339,7 @@ cdef int chars_finish(CharStarts* cs) except -1:
                                            counts[e.after]]
                             g.at = e.at
                             g.length = e.length
+                            g.edge = cs.text_buf.data[e.at if e.after else e.at + e.length - 1]
                         counts[e.after] += 1
                 if side == 0:
                     if counts[0] > GUARD_LIMIT or counts[1] > GUARD_LIMIT:
