@@ -657,7 +657,7 @@ cdef class ByteLevelBpe(Model):
         token and pair maps are megabytes, so each lookup there is a cache miss)."""
         cdef const RankMerged* e
         cdef PairSlot* m
-        cdef uint64_t key, slot
+        cdef uint64_t key, slot, h
         cdef uint32_t v = 0
         cdef int32_t rank
         if length == 2:
@@ -679,9 +679,14 @@ cdef class ByteLevelBpe(Model):
             return INT32_MAX
         if left < 0 or right < 0:
             return self._rank_slow(s, left, right, start, length, merged)
-        # left, right and the order name the pair's bytes, so they key the memo.
+        # left, right and the order name the pair's bytes, so they key the memo. Most
+        # pairs merge not: MERGE_LIST's Bloom filter of pairs, on the same hash, tells
+        # first and leaves the memo to the others.
         key = pair_key(left, right)
-        slot = mix64(key) & <uint64_t>(PAIR_MEMO_SLOTS - 1)
+        h = mix64(key)
+        if self.order == MergeOrder.MERGE_LIST and not bloom_has(self.pair_bloom, self.pair_bloom_mask, h):
+            return INT32_MAX
+        slot = h & <uint64_t>(PAIR_MEMO_SLOTS - 1)
         m = &w.pair_memo[slot]
         if _bit(w.memo_valid, slot):
             if m.key == key:
