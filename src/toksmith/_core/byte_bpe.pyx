@@ -13,14 +13,18 @@ Ties go to the leftmost pair in both. MERGE_LIST finds every (left symbol,
 right symbol) pair that merges once at load time; TOKEN_RANK looks a pair's
 bytes up in the token map, as tiktoken does (so a rank file loads with no pair
 table). Pairs covering 2 to 4 bytes, most lookups, come from small tables that
-stay in cache. Short pre-tokens are merged by a linear scan, long ones with a
-heap (O(n log n) on 16 MB of one letter), and a per-thread cache remembers the
-ids of recent short pre-tokens; a per-thread memo remembers recent lookups of
+stay in cache; Bloom filters answer most lookups of pairs that do not merge. A
+character of 2 or 3 bytes starts as the one symbol its bytes merge into where
+``char_starts`` proves that changes no id (a CJK run then starts from characters).
+Pre-tokens of at most 32 first symbols are merged by a linear scan, longer ones
+with a heap (O(n log n) on 16 MB of one letter), and a per-thread cache remembers
+the ids of recent short pre-tokens; a per-thread memo remembers recent lookups of
 longer pairs.
 
-Helpers live beside it: table keys and hashes in ``byte_keys.pxd``, the load-time
-text -> symbol map in ``symbol_texts``, GPT-2's byte<->unicode map and llama.cpp's
-text decoding in ``byte_unicode``.
+Helpers live beside it: table keys, hashes and Bloom filters in ``byte_keys.pxd``,
+the load-time text -> symbol map in ``symbol_texts``, whole-character starts in
+``char_starts``, GPT-2's byte<->unicode map and llama.cpp's text decoding in
+``byte_unicode``.
 
 Token texts are raw bytes; GGUF and tokenizer.json store them through GPT-2's
 byte<->unicode map, which ``build(..., byte_unicode=True)`` undoes at load::

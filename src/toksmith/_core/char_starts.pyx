@@ -34,12 +34,14 @@ The rule asks only that the guards' texts are absent, so it holds for any bytes
 (malformed UTF-8 included) and for MERGE_LIST symbols that are no token (they fall
 back to bytes at output either way).
 
-Guards are found from every merge (MERGE_LIST: the pair table) or token (TOKEN_RANK:
-each split where a side is part of a character) whose inner side is all of a kept
+Guards are found from the merges (MERGE_LIST: those with a side of at most 3 bytes
+that is no ASCII, picked as byte_bpe reads the merges list) or the tokens (TOKEN_RANK:
+each split where a side may be part of a character) whose inner side is all of a kept
 character, or a part of characters (a last byte or last two, a first byte or first
 two): a part's merges become guards of each character with that part whose R is not
 below their rank. A character with more than GUARD_LIMIT guards on a side, or whose
-bytes do not end as one symbol, always starts as bytes.
+bytes do not end as one symbol, always starts as bytes. The guards' texts are at most
+a token long, so the check stays linear in the pre-token.
 """
 from libc.stdint cimport int32_t, uint16_t, uint32_t
 from libc.stdlib cimport calloc, free, malloc, realloc
