@@ -6,8 +6,8 @@ from setuptools import Extension, setup
 
 CORE_MODULES = ["trie", "normalizer", "unigram", "spm_bpe", "specials", "detokenizer", "engine",
                 "wire", "pieces", "text", "threadpool", "model", "pretokenizer", "errors", "token_types",
-                "postprocessor", "pretok_llama", "pretok_tiktoken", "symbol_texts", "byte_unicode", "byte_bpe",
-                "rank_file", "utf8_repair", "whitespace_session", "dna_regions", "spaced_piece_guard",
+                "postprocessor", "pretok_llama", "pretok_tiktoken", "symbol_texts", "byte_unicode", "char_starts",
+                "byte_bpe", "rank_file", "utf8_repair", "whitespace_session", "dna_regions", "spaced_piece_guard",
                 "hf_added_tokens", "stage_sequences", "hf_decoders", "hf_bpe",
                 "hf_normalizers", "hf_pretokenizers", "graphemes", "hf_precompiled",
                 "pretok_metaspace", "hf_unigram", "hf_replace", "unicode_normalizers", "bert_pretokenizers",

@@ -2,6 +2,7 @@
 cimport cython
 from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
 
+from toksmith._core.char_starts cimport CharStarts
 from toksmith._core.tables cimport MergeHeap
 from toksmith._core.buffers cimport ByteBuf, IdBuf
 from toksmith._core.model cimport Model, WorkHeader
@@ -18,6 +19,12 @@ cdef struct PairSlot:
     uint64_t key        # (left symbol + 1) << 32 | (right symbol + 1); 0 marks an empty slot
     int32_t rank        # lower merges first
     int32_t merged      # symbol the two form (pair table)
+
+
+# A merge of two bytes in the direct byte-pair table.
+cdef struct RankMerged:
+    int32_t rank        # INT32_MAX: no merge
+    int32_t merged
 
 
 # A slot of the token-text map: the text's bytes (at most 8) or its hash, its id and length.
@@ -56,6 +63,8 @@ cdef struct ByteBpeWork:
     MergeHeap heap              # long pre-tokens: candidate pairs by (rank, left)
     WordEntry* cache            # direct-mapped: a new word replaces the one in its slot
     PairSlot* pair_memo         # direct-mapped: recent long pair lookups, rank INT32_MAX if none
+    uint64_t* cache_valid       # a bit per slot of each: filled by cache_model (emptying a
+    uint64_t* memo_valid        # cache clears 3 KB of bits, not its megabyte of slots)
     uint64_t cache_model        # serial of the model both caches were filled by
 
 
@@ -66,9 +75,12 @@ cdef class ByteLevelBpe(Model):
     cdef readonly bint utf8_symbols        # first symbols are UTF-8 characters, not bytes
     cdef readonly bint whole_newline_runs
     cdef TokenSlot* char_slots             # utf8_symbols: symbols of at most 4 bytes
-    cdef PairSlot* byte_pairs              # 65536: merge of bytes (b0, b1) at [b0 | b1 << 8]
+    cdef CharStarts chars                  # characters that may start whole (index NULL: none)
+    cdef RankMerged* byte_pairs            # 65536: merge of bytes (b0, b1) at [b0 | b1 << 8]
     cdef PairSlot* short_pairs             # merges forming 3-4 bytes, by bytes and split (_short_key)
     cdef uint64_t short_mask
+    cdef uint64_t* short_bloom             # Bloom filter of short_pairs' keys
+    cdef uint64_t short_bloom_mask
     cdef uint64_t char_mask
     cdef readonly Py_ssize_t n_symbols
     cdef readonly Py_ssize_t n_pairs
@@ -77,15 +89,18 @@ cdef class ByteLevelBpe(Model):
     cdef uint64_t pair_mask
     cdef int32_t byte_symbol[256]      # symbol of each one-byte text, -1 when none
     cdef int32_t fallback[256][2]      # ids emitted for a byte of a symbol that is no token
-    cdef int32_t* output_ids           # per symbol: its token id, or -1 (byte fallback)
     # token texts (raw bytes) by id, and a hash map text -> id (ignore_merges, lookups)
     cdef unsigned char* texts
     cdef int64_t* text_offsets         # n_pieces + 1; a token no pre-token can form has length 0
     cdef TokenSlot* text_slots
     cdef uint64_t text_mask
+    cdef uint64_t* token_bloom             # Bloom filters of the texts of text_slots and the pairs
+    cdef uint64_t token_bloom_mask         # of `pairs` (byte_keys.pxd)
+    cdef uint64_t* pair_bloom
+    cdef uint64_t pair_bloom_mask
 
     cdef int _build_token_rank(self, list tokens, Py_ssize_t total) except -1
-    cdef int _add_merges(self, SymbolTexts* t, list merges, bint byte_unicode) except -1
+    cdef int _add_merges(self, SymbolTexts* t, list merges, bint byte_unicode, IdBuf* char_merges) except -1
     cdef int _keep_char_symbols(self, SymbolTexts* t) except -1
     cdef int32_t _first_symbol(self, const unsigned char* s, Py_ssize_t n, Py_ssize_t* length) noexcept nogil
     cdef int _keep_token_texts(self, SymbolTexts* t) except -1
@@ -97,11 +112,15 @@ cdef class ByteLevelBpe(Model):
                             Py_ssize_t start, Py_ssize_t length, int32_t* merged) noexcept nogil
     cdef inline int32_t _rank(self, const unsigned char* s, int32_t left, int32_t right, Py_ssize_t start,
                               Py_ssize_t left_length, Py_ssize_t length, int32_t* merged,
-                              PairSlot* memo) noexcept nogil
+                              ByteBpeWork* w) noexcept nogil
     cdef int _fill_byte_pairs(self) except -1
     cdef int _fill_short_pairs(self, const SymbolTexts* t) except -1
-    cdef int _merge_linear(self, const unsigned char* s, Py_ssize_t n, ByteBpeWork* w) noexcept nogil
-    cdef int _merge_heap(self, const unsigned char* s, Py_ssize_t n, ByteBpeWork* w) noexcept nogil
+    cdef int32_t _own_run(self, const unsigned char* c, Py_ssize_t n, int32_t* last_rank) noexcept nogil
+    cdef int _keep_char_starts(self, const SymbolTexts* t, const IdBuf* char_merges) except -1
+    cdef Py_ssize_t _start(self, const unsigned char* s, Py_ssize_t n, int32_t* sym,
+                           int32_t* start) noexcept nogil
+    cdef int _merge_linear(self, const unsigned char* s, Py_ssize_t m, ByteBpeWork* w) noexcept nogil
+    cdef int _merge_heap(self, const unsigned char* s, Py_ssize_t m, ByteBpeWork* w) noexcept nogil
     cdef int _emit(self, const unsigned char* s, int32_t symbol, int32_t start, int32_t end,
                    ByteBpeWork* w) noexcept nogil
     cdef int _encode_word(self, const unsigned char* s, Py_ssize_t n, uint64_t h,

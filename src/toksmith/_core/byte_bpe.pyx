@@ -13,14 +13,18 @@ Ties go to the leftmost pair in both. MERGE_LIST finds every (left symbol,
 right symbol) pair that merges once at load time; TOKEN_RANK looks a pair's
 bytes up in the token map, as tiktoken does (so a rank file loads with no pair
 table). Pairs covering 2 to 4 bytes, most lookups, come from small tables that
-stay in cache. Short pre-tokens are merged by a linear scan, long ones with a
-heap (O(n log n) on 16 MB of one letter), and a per-thread cache remembers the
-ids of recent short pre-tokens; a per-thread memo remembers recent lookups of
+stay in cache; Bloom filters answer most lookups of pairs that do not merge. A
+character of 2 or 3 bytes starts as the one symbol its bytes merge into where
+``char_starts`` proves that changes no id (a CJK run then starts from characters).
+Pre-tokens of at most 32 first symbols are merged by a linear scan, longer ones
+with a heap (O(n log n) on 16 MB of one letter), and a per-thread cache remembers
+the ids of recent short pre-tokens; a per-thread memo remembers recent lookups of
 longer pairs.
 
-Helpers live beside it: table keys and hashes in ``byte_keys.pxd``, the load-time
-text -> symbol map in ``symbol_texts``, GPT-2's byte<->unicode map and llama.cpp's
-text decoding in ``byte_unicode``.
+Helpers live beside it: table keys, hashes and Bloom filters in ``byte_keys.pxd``,
+the load-time text -> symbol map in ``symbol_texts``, whole-character starts in
+``char_starts``, GPT-2's byte<->unicode map and llama.cpp's text decoding in
+``byte_unicode``.
 
 Token texts are raw bytes; GGUF and tokenizer.json store them through GPT-2's
 byte<->unicode map, which ``build(..., byte_unicode=True)`` undoes at load::
@@ -40,14 +44,16 @@ from toksmith._core.model cimport Model, WorkHeader
 from toksmith._core.errors cimport ERR_NO_MEMORY, ERR_TOO_LONG
 from toksmith._core.tables cimport HeapItem, heap_free, heap_pop, heap_push, heap_reserve
 from toksmith._core.utf8 cimport one_char_len
-from toksmith._core.byte_keys cimport (hash_bytes, memchr_not, mix64, pair_key, prefetch, short_key,
-                                       text_hash, token_key)
+from toksmith._core.byte_keys cimport (bloom_add, bloom_has, bloom_new, hash_bytes, memchr_not, mix64, pair_key,
+                                       prefetch, short_key, text_hash, token_key)
 from toksmith._core.byte_unicode cimport cpt_of_byte, unmap_byte_unicode
+from toksmith._core.char_starts cimport (char_code_point, char_start, chars_add, chars_finish, chars_free,
+                                         chars_init, chars_note_merge, chars_note_token)
 from toksmith._core.symbol_texts cimport (SymbolTexts, texts_add, texts_equal, texts_find, texts_free,
                                           texts_init, texts_symbol)
 
-# Pre-tokens of at most this many bytes are merged by a linear scan.
-cdef Py_ssize_t LINEAR_MAX_BYTES = 32
+# Pre-tokens of at most this many first symbols are merged by a linear scan.
+cdef Py_ssize_t LINEAR_MAX_SYMBOLS = 32
 # Per-thread word cache: direct-mapped slots of one cache line each (1 MB), for pre-tokens
 # of at most WORD_TEXT bytes that give at most WORD_IDS ids.
 cdef Py_ssize_t CACHE_SLOTS = 1 << 14
@@ -84,11 +90,21 @@ cdef void _free_work(void* work) noexcept nogil:
     heap_free(&w.heap)
     free(w.cache)
     free(w.pair_memo)
+    free(w.cache_valid)
+    free(w.memo_valid)
     free(w)
 
 
 cdef inline Py_ssize_t _idbuf_bytes(const IdBuf* b) noexcept nogil:
     return b.cap * <Py_ssize_t>sizeof(int32_t)
+
+
+cdef inline bint _bit(const uint64_t* bits, uint64_t i) noexcept nogil:
+    return (bits[i >> 6] >> (i & 63)) & 1
+
+
+cdef inline void _set_bit(uint64_t* bits, uint64_t i) noexcept nogil:
+    bits[i >> 6] |= (<uint64_t>1) << (i & 63)
 
 
 # ---------------------------------------------------------------------- the model
@@ -99,29 +115,42 @@ cdef class ByteLevelBpe(Model):
 
     def __cinit__(self, *args, **kwargs):
         self.pairs = NULL
-        self.output_ids = NULL
         self.texts = NULL
         self.text_offsets = NULL
         self.text_slots = NULL
         self.char_slots = NULL
         self.byte_pairs = NULL
         self.short_pairs = NULL
+        self.short_bloom = NULL
+        self.token_bloom = NULL
+        self.pair_bloom = NULL
+        self.chars.index = NULL
+        self.chars.records = NULL
+        self.chars.guards = NULL
+        self.chars.texts = NULL
+        self.chars.last_rank = NULL
+        self.chars.code_point = NULL
+        self.chars.sources = NULL
+        self.chars.text_buf.data = NULL
         self.work_kind = &_WORK_KIND
 
     def __dealloc__(self):
         free(self.pairs)
-        free(self.output_ids)
         free(self.texts)
         free(self.text_offsets)
         free(self.text_slots)
         free(self.char_slots)
         free(self.byte_pairs)
         free(self.short_pairs)
+        free(self.short_bloom)
+        free(self.token_bloom)
+        free(self.pair_bloom)
+        chars_free(&self.chars)
 
     @staticmethod
     def build(list tokens, list merges=None, *, MergeOrder order, bint ignore_merges=False,
               bint byte_unicode=False, bint llama_byte_fallback=False, bint utf8_symbols=False,
-              bint hex_byte_fallback=False, bint whole_newline_runs=False):
+              bint hex_byte_fallback=False, bint whole_newline_runs=False, bint char_starts=True):
         """Tables for a vocabulary; token id i has text tokens[i].
 
         tokens: raw bytes per id (byte<->unicode texts when `byte_unicode`), or None
@@ -139,6 +168,8 @@ cdef class ByteLevelBpe(Model):
             its bytes (llama.cpp without the byte map).
         whole_newline_runs: a pre-token of newlines only that is a token is emitted whole
             (llama.cpp's gemma4 pre type).
+        char_starts: start characters whole where proven to give the same ids
+            (char_starts.pyx); False merges every pre-token from its bytes (tests).
         """
         cdef ByteLevelBpe self = ByteLevelBpe()
         cdef Py_ssize_t n = len(tokens), i, k, length, total = 0, m, split
@@ -152,6 +183,10 @@ cdef class ByteLevelBpe(Model):
         cdef Py_ssize_t pair_cap
         cdef int32_t one_byte_text[256]     # token whose stored text is that one byte
         cdef bytes name
+        cdef IdBuf char_merges              # (left, right, rank) of merges with a side that is a character's part
+        char_merges.data = NULL
+        char_merges.size = 0
+        char_merges.cap = 0
         if order == MergeOrder.MERGE_LIST and merges is None:
             raise ValueError("MERGE_LIST needs the merges list")
         if n >= INT32_MAX // 2:
@@ -175,6 +210,8 @@ cdef class ByteLevelBpe(Model):
             self._build_token_rank(tokens, total)
             self._fill_byte_pairs()
             self._fill_short_pairs(NULL)
+            if char_starts:
+                self._keep_char_starts(NULL, NULL)
             return self
         if texts_init(&t, n + 512) < 0:
             texts_free(&t)
@@ -226,21 +263,17 @@ cdef class ByteLevelBpe(Model):
             while pair_cap < 2 * m:
                 pair_cap *= 2
             self.pairs = <PairSlot*>calloc(pair_cap, sizeof(PairSlot))
-            if self.pairs == NULL:
+            self.pair_bloom = bloom_new(m, &self.pair_bloom_mask)
+            if self.pairs == NULL or self.pair_bloom == NULL:
                 raise MemoryError()
             self.pair_mask = <uint64_t>(pair_cap - 1)
 
             if order == MergeOrder.MERGE_LIST:
-                self._add_merges(&t, merges, byte_unicode)
+                self._add_merges(&t, merges, byte_unicode, &char_merges)
             # TOKEN_RANK needs no pair table: a pair's rank is that of the token its bytes
             # form, looked up in the token texts (_rank).
 
             self.n_symbols = t.n
-            self.output_ids = <int32_t*>malloc(max(t.n, 1) * sizeof(int32_t))
-            if self.output_ids == NULL:
-                raise MemoryError()
-            for i in range(t.n):
-                self.output_ids[i] = <int32_t>i if i < n and t.refs[i].length > 0 else -1
             if utf8_symbols:
                 self._keep_char_symbols(&t)
             self._fill_byte_pairs()
@@ -248,6 +281,8 @@ cdef class ByteLevelBpe(Model):
                 self._fill_short_pairs(&t)
             else:
                 self._fill_short_pairs(NULL)
+            if char_starts and not utf8_symbols:
+                self._keep_char_starts(&t if order == MergeOrder.MERGE_LIST else NULL, &char_merges)
             if hex_byte_fallback:
                 for i in range(256):
                     # Parity: llama.cpp llm_tokenizer_bpe_session::tokenize (byte_encode false)
@@ -266,6 +301,7 @@ cdef class ByteLevelBpe(Model):
         finally:
             texts_free(&t)
             free(scratch)
+            idbuf_free(&char_merges)
         return self
 
     cdef int _fill_byte_pairs(self) except -1:
@@ -273,11 +309,10 @@ cdef class ByteLevelBpe(Model):
         _fill_short_pairs writes the pairs that merge: the first lookups of every
         pre-token then stay in cache."""
         cdef Py_ssize_t i
-        self.byte_pairs = <PairSlot*>malloc(65536 * sizeof(PairSlot))
+        self.byte_pairs = <RankMerged*>malloc(65536 * sizeof(RankMerged))
         if self.byte_pairs == NULL:
             raise MemoryError()
         for i in range(65536):
-            self.byte_pairs[i].key = 0
             self.byte_pairs[i].rank = INT32_MAX
             self.byte_pairs[i].merged = -1
         return 0
@@ -288,17 +323,19 @@ cdef class ByteLevelBpe(Model):
         cdef Py_ssize_t n = self.n_pieces, i, j, count, cap = 64, at = 0, length
         cdef object token
         cdef uint64_t keys[MERGE_BATCH]
-        cdef uint64_t slot
+        cdef uint64_t slot, h
         cdef unsigned char one
         self.texts = <unsigned char*>malloc(max(total, 1))
         self.text_offsets = <int64_t*>malloc((n + 1) * sizeof(int64_t))
         while cap < 2 * n:
             cap *= 2
         self.text_slots = <TokenSlot*>calloc(cap, sizeof(TokenSlot))
-        self.output_ids = <int32_t*>malloc(max(n, 1) * sizeof(int32_t))
         self.pairs = <PairSlot*>calloc(64, sizeof(PairSlot))
+        self.token_bloom = bloom_new(n, &self.token_bloom_mask)
+        self.pair_bloom = bloom_new(0, &self.pair_bloom_mask)
         if self.texts == NULL or self.text_offsets == NULL or self.text_slots == NULL \
-                or self.output_ids == NULL or self.pairs == NULL:
+                or self.pairs == NULL or self.token_bloom == NULL \
+                or self.pair_bloom == NULL:
             raise MemoryError()
         self.text_mask = <uint64_t>(cap - 1)
         self.pair_mask = 63
@@ -311,7 +348,6 @@ cdef class ByteLevelBpe(Model):
                 length = PyBytes_GET_SIZE(token)
                 memcpy(self.texts + at, PyBytes_AS_STRING(token), length)
                 at += length
-            self.output_ids[i] = <int32_t>i if length > 0 else -1
             if length > self.max_token_length:
                 self.max_token_length = length
         self.text_offsets[n] = at
@@ -327,7 +363,9 @@ cdef class ByteLevelBpe(Model):
                 length = self.text_offsets[i + j + 1] - self.text_offsets[i + j]
                 if length == 0 or self._token_of(self.texts + self.text_offsets[i + j], length) >= 0:
                     continue
-                slot = mix64(keys[j]) & self.text_mask
+                h = mix64(keys[j])
+                bloom_add(self.token_bloom, self.token_bloom_mask, h)
+                slot = h & self.text_mask
                 while self.text_slots[slot].length != 0:
                     slot = (slot + 1) & self.text_mask
                 self.text_slots[slot].key = keys[j]
@@ -339,10 +377,12 @@ cdef class ByteLevelBpe(Model):
         self.n_symbols = n
         return 0
 
-    cdef int _add_merges(self, SymbolTexts* t, list merges, bint byte_unicode) except -1:
+    cdef int _add_merges(self, SymbolTexts* t, list merges, bint byte_unicode, IdBuf* char_merges) except -1:
         """Pairs of the merges list (MERGE_LIST), in batches: the hash slots of a batch are
         prefetched before they are probed, so the memory latency of one lookup overlaps
-        the others' (load time is dominated by these random reads)."""
+        the others' (load time is dominated by these random reads). A merge with a side
+        that may be all or part of a character also goes to `char_merges` (left, right,
+        rank) for _keep_char_starts."""
         cdef Py_ssize_t m = len(merges), first, i, j, count, length, split, k, total, at, guess
         cdef Py_ssize_t n = self.n_pieces
         cdef const unsigned char* p
@@ -434,6 +474,15 @@ cdef class ByteLevelBpe(Model):
                     if lengths[j] >= 0:
                         # Parity: bpe_ranks.emplace: the first rank of a pair stays.
                         self._add_pair(lefts[j], rights[j], <int32_t>(first + j), mergeds[j])
+                        q = buf + starts[j]
+                        if (left_len[j] <= 3 and q[0] >= 0x80) or \
+                                (lengths[j] - left_len[j] <= 3 and q[left_len[j]] >= 0xC2):
+                            if idbuf_reserve(char_merges, 3) < 0:
+                                raise MemoryError()
+                            char_merges.data[char_merges.size] = lefts[j]
+                            char_merges.data[char_merges.size + 1] = rights[j]
+                            char_merges.data[char_merges.size + 2] = <int32_t>(first + j)
+                            char_merges.size += 3
         finally:
             free(buf)
         return 0
@@ -484,14 +533,15 @@ cdef class ByteLevelBpe(Model):
     cdef int _keep_token_texts(self, SymbolTexts* t) except -1:
         """Copy the token texts (symbols 0..n_pieces-1) and their hash map into the model."""
         cdef Py_ssize_t n = self.n_pieces, i, cap = 64, total
-        cdef uint64_t slot, key
+        cdef uint64_t slot, key, h
         total = t.refs[n - 1].start + t.refs[n - 1].length if n > 0 else 0
         self.texts = <unsigned char*>malloc(max(total, 1))
         self.text_offsets = <int64_t*>malloc((n + 1) * sizeof(int64_t))
         while cap < 2 * n:
             cap *= 2
         self.text_slots = <TokenSlot*>calloc(cap, sizeof(TokenSlot))
-        if self.texts == NULL or self.text_offsets == NULL or self.text_slots == NULL:
+        self.token_bloom = bloom_new(n, &self.token_bloom_mask)
+        if self.texts == NULL or self.text_offsets == NULL or self.text_slots == NULL or self.token_bloom == NULL:
             raise MemoryError()
         memcpy(self.texts, t.blob.data, total)
         self.text_mask = <uint64_t>(cap - 1)
@@ -499,7 +549,9 @@ cdef class ByteLevelBpe(Model):
             self.text_offsets[i] = t.refs[i].start
             if t.refs[i].length > 0:
                 key = token_key(self.texts + t.refs[i].start, t.refs[i].length)
-                slot = mix64(key) & self.text_mask
+                h = mix64(key)
+                bloom_add(self.token_bloom, self.token_bloom_mask, h)
+                slot = h & self.text_mask
                 while self.text_slots[slot].length != 0:
                     slot = (slot + 1) & self.text_mask
                 self.text_slots[slot].key = key
@@ -515,6 +567,7 @@ cdef class ByteLevelBpe(Model):
         cdef uint64_t key = pair_key(left, right)
         cdef uint64_t slot = mix64(key) & self.pair_mask
         cdef PairSlot* grown
+        bloom_add(self.pair_bloom, self.pair_bloom_mask, mix64(key))
         cdef PairSlot* old
         cdef Py_ssize_t old_cap, i
         while self.pairs[slot].key != 0:
@@ -548,8 +601,11 @@ cdef class ByteLevelBpe(Model):
         """The id of the token whose text is p[:n], or -1. A text of at most 8 bytes is its
         own key, so most lookups read one slot and never the token texts."""
         cdef uint64_t key = token_key(p, n)
-        cdef uint64_t slot = mix64(key) & self.text_mask
+        cdef uint64_t h = mix64(key)
+        cdef uint64_t slot = h & self.text_mask
         cdef const TokenSlot* e
+        if not bloom_has(self.token_bloom, self.token_bloom_mask, h):
+            return -1
         while True:
             e = &self.text_slots[slot]
             if e.length == 0:
@@ -565,7 +621,10 @@ cdef class ByteLevelBpe(Model):
         if left < 0 or right < 0:
             return NULL
         key = pair_key(left, right)
-        slot = mix64(key) & self.pair_mask
+        slot = mix64(key)
+        if not bloom_has(self.pair_bloom, self.pair_bloom_mask, slot):
+            return NULL
+        slot &= self.pair_mask
         while self.pairs[slot].key != 0:
             if self.pairs[slot].key == key:
                 return &self.pairs[slot]
@@ -595,14 +654,14 @@ cdef class ByteLevelBpe(Model):
 
     cdef inline int32_t _rank(self, const unsigned char* s, int32_t left, int32_t right, Py_ssize_t start,
                               Py_ssize_t left_length, Py_ssize_t length, int32_t* merged,
-                              PairSlot* memo) noexcept nogil:
+                              ByteBpeWork* w) noexcept nogil:
         """_rank_slow, through small cache-friendly tables when the two cover 2 to 4 bytes (most
         lookups): a direct table of byte pairs, and a map keyed by the bytes and the split.
-        Longer pairs go through `memo`, a direct-mapped record of recent lookups (the token
-        and pair maps are megabytes, so each lookup there is a cache miss)."""
-        cdef const PairSlot* e
+        Longer pairs go through w.pair_memo, a direct-mapped record of recent lookups (the
+        token and pair maps are megabytes, so each lookup there is a cache miss)."""
+        cdef const RankMerged* e
         cdef PairSlot* m
-        cdef uint64_t key, slot
+        cdef uint64_t key, slot, h
         cdef uint32_t v = 0
         cdef int32_t rank
         if length == 2:
@@ -612,7 +671,10 @@ cdef class ByteLevelBpe(Model):
         if length <= 4:
             memcpy(&v, s + start, length)
             key = short_key(v, length, left_length if self.order == MergeOrder.MERGE_LIST else 0)
-            slot = mix64(key) & self.short_mask
+            slot = mix64(key)
+            if not bloom_has(self.short_bloom, self.short_bloom_mask, slot):
+                return INT32_MAX
+            slot &= self.short_mask
             while self.short_pairs[slot].key != 0:
                 if self.short_pairs[slot].key == key:
                     merged[0] = self.short_pairs[slot].merged
@@ -621,12 +683,21 @@ cdef class ByteLevelBpe(Model):
             return INT32_MAX
         if left < 0 or right < 0:
             return self._rank_slow(s, left, right, start, length, merged)
-        # left, right and the order name the pair's bytes, so they key the memo.
+        # left, right and the order name the pair's bytes, so they key the memo. Most
+        # pairs merge not: MERGE_LIST's Bloom filter of pairs, on the same hash, tells
+        # first and leaves the memo to the others.
         key = pair_key(left, right)
-        m = &memo[mix64(key) & <uint64_t>(PAIR_MEMO_SLOTS - 1)]
-        if m.key == key:
-            merged[0] = m.merged
-            return m.rank
+        h = mix64(key)
+        if self.order == MergeOrder.MERGE_LIST and not bloom_has(self.pair_bloom, self.pair_bloom_mask, h):
+            return INT32_MAX
+        slot = h & <uint64_t>(PAIR_MEMO_SLOTS - 1)
+        m = &w.pair_memo[slot]
+        if _bit(w.memo_valid, slot):
+            if m.key == key:
+                merged[0] = m.merged
+                return m.rank
+        else:
+            _set_bit(w.memo_valid, slot)
         rank = self._rank_slow(s, left, right, start, length, merged)
         m.key = key
         m.rank = rank
@@ -642,7 +713,7 @@ cdef class ByteLevelBpe(Model):
         cdef uint32_t v
         cdef uint64_t key, slot
         cdef unsigned char buf[8]
-        cdef PairSlot* e
+        cdef RankMerged* e
         for pass_ in range(2):
             for i in range(<Py_ssize_t>self.pair_mask + 1 if t != NULL else self.n_pieces):
                 if t != NULL:
@@ -688,7 +759,9 @@ cdef class ByteLevelBpe(Model):
                 v = 0
                 memcpy(&v, buf, ll + rl)
                 key = short_key(v, ll + rl, ll)
-                slot = mix64(key) & self.short_mask
+                slot = mix64(key)
+                bloom_add(self.short_bloom, self.short_bloom_mask, slot)
+                slot &= self.short_mask
                 while self.short_pairs[slot].key != 0:
                     slot = (slot + 1) & self.short_mask
                 self.short_pairs[slot].key = key
@@ -702,9 +775,66 @@ cdef class ByteLevelBpe(Model):
                 while cap < 2 * count:
                     cap *= 2
                 self.short_pairs = <PairSlot*>calloc(cap, sizeof(PairSlot))
-                if self.short_pairs == NULL:
+                self.short_bloom = bloom_new(count, &self.short_bloom_mask)
+                if self.short_pairs == NULL or self.short_bloom == NULL:
                     raise MemoryError()
                 self.short_mask = <uint64_t>(cap - 1)
+        return 0
+
+    cdef int32_t _own_run(self, const unsigned char* c, Py_ssize_t n, int32_t* last_rank) noexcept nogil:
+        """The one symbol the bytes of character c[:n] (2 or 3 bytes) merge into alone, and
+        the highest rank of those merges in `last_rank`; -1 when they end as more symbols.
+        The same _rank lookups and order (lowest rank, then leftmost) as the merge loops."""
+        cdef int32_t first, second, whole, r0, r1, r
+        cdef int32_t b0 = self.byte_symbol[c[0]], b1 = self.byte_symbol[c[1]]
+        r0 = self._rank(c, b0, b1, 0, 1, 2, &first, NULL)
+        if n == 2:
+            last_rank[0] = r0
+            return first if r0 != INT32_MAX else -1
+        r1 = self._rank(c, b1, self.byte_symbol[c[2]], 1, 1, 2, &second, NULL)
+        if r0 == INT32_MAX and r1 == INT32_MAX:
+            return -1
+        if r0 <= r1:
+            r = self._rank(c, first, self.byte_symbol[c[2]], 0, 2, 3, &whole, NULL)
+        else:
+            r = self._rank(c, b0, second, 0, 1, 3, &whole, NULL)
+        if r == INT32_MAX:
+            return -1
+        last_rank[0] = max(r, min(r0, r1))
+        return whole
+
+    cdef int _keep_char_starts(self, const SymbolTexts* t, const IdBuf* char_merges) except -1:
+        """The characters that may start whole and their guards (char_starts.pyx): every
+        token of one 2- or 3-byte character whose bytes merge into one symbol, guarded by
+        the merges with a side that may be a character's part (MERGE_LIST: `char_merges`
+        from _add_merges, texts from `t`) or by the tokens (t NULL)."""
+        cdef Py_ssize_t i, length = 0, ll
+        cdef const unsigned char* p
+        cdef int32_t symbol, last_rank = 0, left, right
+        cdef const int64_t* offsets = self.text_offsets
+        cdef Py_ssize_t n = self.n_pieces
+        chars_init(&self.chars)
+        for i in range(n):
+            ll = offsets[i + 1] - offsets[i]
+            p = self.texts + offsets[i]
+            if 2 <= ll <= 3 and p[0] >= 0xC2 and char_code_point(p, ll, &length) >= 0 and length == ll:
+                symbol = self._own_run(p, length, &last_rank)
+                if symbol >= 0:
+                    chars_add(&self.chars, p, length, symbol, last_rank)
+        if t == NULL:
+            for i in range(n):
+                ll = offsets[i + 1] - offsets[i]
+                p = self.texts + offsets[i]
+                if ll >= 2 and (p[0] >= 0x80 or p[ll - 1] >= 0x80):
+                    chars_note_token(&self.chars, p, ll, <int32_t>i)
+        else:
+            for i in range(0, char_merges.size, 3):
+                left = char_merges.data[i]
+                right = char_merges.data[i + 1]
+                chars_note_merge(&self.chars, <const unsigned char*>t.blob.data + t.refs[left].start,
+                                 t.refs[left].length, <const unsigned char*>t.blob.data + t.refs[right].start,
+                                 t.refs[right].length, char_merges.data[i + 2])
+        chars_finish(&self.chars)
         return 0
 
     def token_bytes(self, Py_ssize_t token_id):
@@ -744,7 +874,7 @@ cdef class ByteLevelBpe(Model):
     cdef int encode(self, const unsigned char* s, Py_ssize_t n, void* work, IdBuf* ids,
                     IdBuf* spans, Py_ssize_t base) noexcept nogil:
         cdef ByteBpeWork* w = <ByteBpeWork*>work
-        cdef uint64_t h = 0
+        cdef uint64_t h = 0, slot
         cdef WordEntry* e = NULL
         cdef Py_ssize_t k, count
         cdef const int32_t* triples
@@ -757,8 +887,9 @@ cdef class ByteLevelBpe(Model):
                 return ERR_NO_MEMORY
         if n <= WORD_TEXT:
             h = hash_bytes(s, n)
-            e = &w.cache[h & <uint64_t>(CACHE_SLOTS - 1)]
-            if e.hash == h and e.text_len == n and memcmp(e.text, s, n) == 0:
+            slot = h & <uint64_t>(CACHE_SLOTS - 1)
+            e = &w.cache[slot]
+            if _bit(w.cache_valid, slot) and e.hash == h and e.text_len == n and memcmp(e.text, s, n) == 0:
                 count = e.n_ids
                 if idbuf_reserve(ids, count) < 0:
                     return ERR_NO_MEMORY
@@ -773,14 +904,13 @@ cdef class ByteLevelBpe(Model):
                         spans.data[spans.size + 2 * k + 1] = <int32_t>(base + e.ends[k])
                     spans.size += 2 * count
                 return 0
-        elif self.ignore_merges:
-            h = hash_bytes(s, n)
         if self._encode_word(s, n, h, w) < 0:
             return ERR_NO_MEMORY
         triples = w.out_ids.data
         count = w.out_ids.size // 3
         if e != NULL and count <= WORD_IDS:
             # the word replaces whatever its slot held
+            _set_bit(w.cache_valid, slot)
             e.hash = h
             e.text_len = <unsigned char>n
             e.n_ids = <unsigned char>count
@@ -807,17 +937,23 @@ cdef class ByteLevelBpe(Model):
         """Empty the word cache and the pair memo of a work last used by another model
         (allocating them on first use); 0, or -1 (memory)."""
         if w.cache == NULL:
-            w.cache = <WordEntry*>calloc(CACHE_SLOTS, sizeof(WordEntry))
-            w.pair_memo = <PairSlot*>calloc(PAIR_MEMO_SLOTS, sizeof(PairSlot))
-            if w.cache == NULL or w.pair_memo == NULL:
+            w.cache = <WordEntry*>malloc(CACHE_SLOTS * sizeof(WordEntry))
+            w.pair_memo = <PairSlot*>malloc(PAIR_MEMO_SLOTS * sizeof(PairSlot))
+            w.cache_valid = <uint64_t*>malloc(CACHE_SLOTS // 8)
+            w.memo_valid = <uint64_t*>malloc(PAIR_MEMO_SLOTS // 8)
+            if w.cache == NULL or w.pair_memo == NULL or w.cache_valid == NULL or w.memo_valid == NULL:
                 free(w.cache)
                 free(w.pair_memo)
+                free(w.cache_valid)
+                free(w.memo_valid)
                 w.cache = NULL
                 w.pair_memo = NULL
+                w.cache_valid = NULL
+                w.memo_valid = NULL
                 return -1
-        else:
-            memset(w.cache, 0, CACHE_SLOTS * sizeof(WordEntry))
-            memset(w.pair_memo, 0, PAIR_MEMO_SLOTS * sizeof(PairSlot))
+        # a slot is read only when its bit says this model filled it
+        memset(w.cache_valid, 0, CACHE_SLOTS // 8)
+        memset(w.memo_valid, 0, PAIR_MEMO_SLOTS // 8)
         w.cache_model = self.serial
         return 0
 
@@ -827,6 +963,7 @@ cdef class ByteLevelBpe(Model):
                           ByteBpeWork* w) noexcept nogil:
         """(id, start, end) triples of one pre-token into w.out_ids; 0, or -1 (memory)."""
         cdef int32_t whole
+        cdef Py_ssize_t m
         w.out_ids.size = 0
         if self.ignore_merges:
             # Parity: llama.cpp llm_tokenizer_bpe_session::tokenize (ignore_merges) and
@@ -842,30 +979,37 @@ cdef class ByteLevelBpe(Model):
                 return self._emit(s, whole, 0, <int32_t>n, w)
         if n == 1:
             return self._emit(s, self.byte_symbol[s[0]], 0, 1, w)
-        if n <= LINEAR_MAX_BYTES:
-            return self._merge_linear(s, n, w)
-        return self._merge_heap(s, n, w)
-
-    cdef int _merge_linear(self, const unsigned char* s, Py_ssize_t n, ByteBpeWork* w) noexcept nogil:
-        """Merge a short pre-token in place by scanning for the best pair."""
-        cdef int32_t* sym
-        cdef int32_t* start
-        cdef int32_t* rank
-        cdef int32_t* merged
-        cdef Py_ssize_t i, best, m = n, clen
-        cdef int32_t best_rank
-        if idbuf_reserve(&w.symbols, n + 1) < 0 or idbuf_reserve(&w.starts, n + 1) < 0 \
-                or idbuf_reserve(&w.cand_rank, n) < 0 or idbuf_reserve(&w.cand_merged, n) < 0:
+        if idbuf_reserve(&w.symbols, n + 1) < 0 or idbuf_reserve(&w.starts, n + 1) < 0:
             return -1
-        sym = w.symbols.data
-        start = w.starts.data
-        rank = w.cand_rank.data
-        merged = w.cand_merged.data
+        m = self._start(s, n, w.symbols.data, w.starts.data)
+        if m <= LINEAR_MAX_SYMBOLS:
+            return self._merge_linear(s, m, w)
+        return self._merge_heap(s, m, w)
+
+    cdef Py_ssize_t _start(self, const unsigned char* s, Py_ssize_t n, int32_t* sym,
+                           int32_t* start) noexcept nogil:
+        """The first symbols of pre-token s[:n] into `sym`, the offset of each into `start`
+        (n after the last); returns their count. A symbol per byte, but a character
+        starts whole where char_starts proved it changes no id (or per UTF-8 character
+        with utf8_symbols)."""
+        cdef Py_ssize_t i = 0, m = 0, clen
+        cdef int32_t symbol
         if self.utf8_symbols:
-            m = 0
-            i = 0
             while i < n:
                 sym[m] = self._first_symbol(s + i, n - i, &clen)
+                start[m] = <int32_t>i
+                m += 1
+                i += clen
+        elif self.chars.index != NULL:
+            while i < n:
+                clen = 1
+                symbol = self.byte_symbol[s[i]]
+                if s[i] >= 0xC2:
+                    symbol = char_start(&self.chars, s, i, n, &clen)
+                    if symbol < 0:
+                        clen = 1
+                        symbol = self.byte_symbol[s[i]]
+                sym[m] = symbol
                 start[m] = <int32_t>i
                 m += 1
                 i += clen
@@ -873,10 +1017,26 @@ cdef class ByteLevelBpe(Model):
             for i in range(n):
                 sym[i] = self.byte_symbol[s[i]]
                 start[i] = <int32_t>i
+            m = n
         start[m] = <int32_t>n
+        return m
+
+    cdef int _merge_linear(self, const unsigned char* s, Py_ssize_t m, ByteBpeWork* w) noexcept nogil:
+        """Merge the m first symbols (w.symbols, w.starts) of a short pre-token in place by
+        scanning for the best pair."""
+        cdef int32_t* sym = w.symbols.data
+        cdef int32_t* start = w.starts.data
+        cdef int32_t* rank
+        cdef int32_t* merged
+        cdef Py_ssize_t i, best
+        cdef int32_t best_rank
+        if idbuf_reserve(&w.cand_rank, m) < 0 or idbuf_reserve(&w.cand_merged, m) < 0:
+            return -1
+        rank = w.cand_rank.data
+        merged = w.cand_merged.data
         for i in range(m - 1):
             rank[i] = self._rank(s, sym[i], sym[i + 1], start[i], start[i + 1] - start[i],
-                                 start[i + 2] - start[i], &merged[i], w.pair_memo)
+                                 start[i + 2] - start[i], &merged[i], w)
         while m > 1:
             best = -1
             best_rank = INT32_MAX
@@ -897,54 +1057,47 @@ cdef class ByteLevelBpe(Model):
             m -= 1
             if best > 0:
                 rank[best - 1] = self._rank(s, sym[best - 1], sym[best], start[best - 1], start[best] - start[best - 1],
-                                            start[best + 1] - start[best - 1], &merged[best - 1], w.pair_memo)
+                                            start[best + 1] - start[best - 1], &merged[best - 1], w)
             if best < m - 1:
                 rank[best] = self._rank(s, sym[best], sym[best + 1], start[best], start[best + 1] - start[best],
-                                        start[best + 2] - start[best], &merged[best], w.pair_memo)
+                                        start[best + 2] - start[best], &merged[best], w)
         for i in range(m):
             if self._emit(s, sym[i], start[i], start[i + 1], w) < 0:
                 return -1
         return 0
 
-    cdef int _merge_heap(self, const unsigned char* s, Py_ssize_t n, ByteBpeWork* w) noexcept nogil:
-        """Merge a long pre-token with a priority queue: O(n log n), same result as linear."""
-        cdef int32_t* sym
+    cdef int _merge_heap(self, const unsigned char* s, Py_ssize_t m, ByteBpeWork* w) noexcept nogil:
+        """Merge the m first symbols of a long pre-token with a priority queue: O(m log m),
+        same result as linear. Symbol k covers s[at[k] : at[k] + length[k]]."""
+        cdef int32_t* sym = w.symbols.data
+        cdef int32_t* at = w.starts.data
         cdef int32_t* length
         cdef int32_t* prev
         cdef int32_t* nxt
-        cdef Py_ssize_t i, need = 2 * n + 2, clen, last
+        cdef Py_ssize_t k
         cdef HeapItem e, top
         cdef int32_t left, right, other, rank
-        if idbuf_reserve(&w.symbols, n) < 0 or idbuf_reserve(&w.lengths, n) < 0 \
-                or idbuf_reserve(&w.prev, n) < 0 or idbuf_reserve(&w.next, n) < 0 \
-                or heap_reserve(&w.heap, need) < 0:
+        if idbuf_reserve(&w.lengths, m) < 0 or idbuf_reserve(&w.prev, m) < 0 \
+                or idbuf_reserve(&w.next, m) < 0 or heap_reserve(&w.heap, 2 * m + 2) < 0:
             return -1
         w.heap.size = 0
-        sym = w.symbols.data
         length = w.lengths.data
         prev = w.prev.data
         nxt = w.next.data
-        i = 0
-        last = -1
-        while i < n:
-            sym[i] = self._first_symbol(s + i, n - i, &clen)
-            length[i] = <int32_t>clen
-            prev[i] = <int32_t>last
-            if last >= 0:
-                nxt[last] = <int32_t>i
-            last = i
-            i += clen
-        nxt[last] = -1
-        i = 0
-        while nxt[i] >= 0:
-            rank = self._rank(s, sym[i], sym[nxt[i]], i, length[i], length[i] + length[nxt[i]], &e.value, w.pair_memo)
+        for k in range(m):
+            length[k] = at[k + 1] - at[k]
+            prev[k] = <int32_t>(k - 1)
+            nxt[k] = <int32_t>(k + 1)
+        nxt[m - 1] = -1
+        for k in range(m - 1):
+            rank = self._rank(s, sym[k], sym[k + 1], at[k], length[k], length[k] + length[k + 1], &e.value,
+                              w)
             if rank != INT32_MAX:
-                e.priority = _rank_priority(rank, <int32_t>i)
-                e.left = <int32_t>i
-                e.right = nxt[i]
-                e.size = length[i] + length[nxt[i]]
+                e.priority = _rank_priority(rank, <int32_t>k)
+                e.left = <int32_t>k
+                e.right = <int32_t>(k + 1)
+                e.size = length[k] + length[k + 1]
                 heap_push(&w.heap, e)
-            i = nxt[i]
         while w.heap.size > 0:
             top = heap_pop(&w.heap)
             left = top.left
@@ -959,11 +1112,11 @@ cdef class ByteLevelBpe(Model):
             nxt[left] = nxt[right]
             if nxt[right] >= 0:
                 prev[nxt[right]] = left
-            # Each merge pushes at most two entries: n - 1 initial + 2 per merge < need.
+            # Each merge pushes at most two entries: m - 1 initial + 2 per merge < 2m + 2.
             other = prev[left]
             if other >= 0:
-                rank = self._rank(s, sym[other], sym[left], other, length[other], length[other] + length[left],
-                                  &e.value, w.pair_memo)
+                rank = self._rank(s, sym[other], sym[left], at[other], length[other], length[other] + length[left],
+                                  &e.value, w)
                 if rank != INT32_MAX:
                     e.priority = _rank_priority(rank, other)
                     e.left = other
@@ -972,25 +1125,27 @@ cdef class ByteLevelBpe(Model):
                     heap_push(&w.heap, e)
             other = nxt[left]
             if other >= 0:
-                rank = self._rank(s, sym[left], sym[other], left, length[left], length[left] + length[other],
-                                  &e.value, w.pair_memo)
+                rank = self._rank(s, sym[left], sym[other], at[left], length[left], length[left] + length[other],
+                                  &e.value, w)
                 if rank != INT32_MAX:
                     e.priority = _rank_priority(rank, left)
                     e.left = left
                     e.right = other
                     e.size = length[left] + length[other]
                     heap_push(&w.heap, e)
-        i = 0
-        while i >= 0:
-            if self._emit(s, sym[i], <int32_t>i, <int32_t>(i + length[i]), w) < 0:
+        k = 0
+        while k >= 0:
+            if self._emit(s, sym[k], at[k], at[k] + length[k], w) < 0:
                 return -1
-            i = nxt[i]
+            k = nxt[k]
         return 0
 
     cdef int _emit(self, const unsigned char* s, int32_t symbol, int32_t start, int32_t end,
                    ByteBpeWork* w) noexcept nogil:
         """Append the ids of one final symbol covering s[start:end] to w.out_ids."""
-        cdef int32_t token = self.output_ids[symbol] if symbol >= 0 else -1
+        # Symbols below n_pieces are tokens (a gap or a text given twice has no text, so no
+        # pre-token forms it); the others are texts only merges name.
+        cdef int32_t token = symbol if 0 <= symbol < self.n_pieces else -1
         cdef int32_t k, j, f
         if token >= 0:
             if idbuf_reserve(&w.out_ids, 3) < 0:

@@ -1,6 +1,7 @@
 # Keys and hashes of byte-level BPE's tables (header only: every helper inlines into the
 # hot loops of byte_bpe.pyx and the load-time maps of symbol_texts.pyx).
 from libc.stdint cimport int32_t, uint32_t, uint64_t
+from libc.stdlib cimport calloc
 from libc.string cimport memcpy
 
 from toksmith._core.tables cimport mix64
@@ -80,3 +81,26 @@ cdef inline const unsigned char* memchr_not(const unsigned char* p, unsigned cha
 
 cdef inline uint64_t pair_key(int32_t left, int32_t right) noexcept nogil:
     return ((<uint64_t>(left + 1)) << 32) | <uint64_t>(right + 1)
+
+
+# A one-hash Bloom filter over mix64 hashes (8 bits or more per key): a lookup of a text or
+# pair that no table holds, the common case on unseen text, reads one bit of a small array
+# that stays in cache instead of a slot of a table of megabytes.
+cdef inline uint64_t* bloom_new(Py_ssize_t keys, uint64_t* mask) noexcept nogil:
+    """A zeroed filter for `keys` keys (NULL when out of memory); its bit mask in `mask`."""
+    cdef Py_ssize_t bits = 4096
+    while bits < 8 * keys:
+        bits *= 2
+    mask[0] = <uint64_t>(bits - 1)
+    return <uint64_t*>calloc(bits // 64, sizeof(uint64_t))
+
+
+cdef inline void bloom_add(uint64_t* bloom, uint64_t mask, uint64_t h) noexcept nogil:
+    cdef uint64_t bit = (h >> 32) & mask
+    bloom[bit >> 6] |= (<uint64_t>1) << (bit & 63)
+
+
+cdef inline bint bloom_has(const uint64_t* bloom, uint64_t mask, uint64_t h) noexcept nogil:
+    """False when no key added has hash h (the high half picks the bit, the low half the slot)."""
+    cdef uint64_t bit = (h >> 32) & mask
+    return (bloom[bit >> 6] >> (bit & 63)) & 1

@@ -148,9 +148,18 @@ cdef inline int llama_clean_utf8_into(const unsigned char* s, Py_ssize_t n, Byte
     cdef Py_ssize_t i = 0
     cdef uint32_t c = 0
     cdef int k
+    cdef unsigned char b
     while i < n:
-        if s[i] < 0x80:
+        b = s[i]
+        if b < 0x80:
             i += 1
+            continue
+        # 2-byte and 3-byte sequences but for lead E0 (may be overlong): unchanged
+        if 0xE1 <= b <= 0xEF and i + 2 < n and (s[i + 1] & 0xC0) == 0x80 and (s[i + 2] & 0xC0) == 0x80:
+            i += 3
+            continue
+        if 0xC2 <= b <= 0xDF and i + 1 < n and (s[i + 1] & 0xC0) == 0x80:
+            i += 2
             continue
         k = _llama_seq(s, n, i, &c)
         if k == 0 or k != _utf8_len(c):

@@ -13,7 +13,8 @@ well-formed UTF-8, which is every str input and almost every bytes input.
 >>> LlamaCppUtf8Repair().normalize_text(b"a\\xffb\\xc0\\x80")    # doctest: +SKIP
 b'a\\xef\\xbf\\xbdb\\x00'
 """
-from libc.string cimport memchr
+from libc.stdint cimport uint64_t
+from libc.string cimport memchr, memcpy
 
 from toksmith._core.buffers cimport ByteBuf, bytebuf_append, bytebuf_free, bytebuf_reserve
 from toksmith._core.errors cimport ERR_NO_MEMORY
@@ -23,12 +24,29 @@ from toksmith._core.utf8 cimport REPLACEMENT_CHAR, SPACE_SYMBOL, valid_char_len
 
 
 cdef inline Py_ssize_t _valid_prefix(const unsigned char* s, Py_ssize_t n) noexcept nogil:
-    """Length of the longest well-formed UTF-8 prefix of s[:n]."""
+    """Length of the longest well-formed UTF-8 prefix of s[:n]. The common characters are
+    checked inline (ASCII eight bytes at a time; 2-byte ones; 3-byte ones but for leads E0
+    and ED, whose second byte is restricted), the others by valid_char_len."""
     cdef Py_ssize_t i = 0
     cdef int m
+    cdef unsigned char b
+    cdef uint64_t v
     while i < n:
-        if s[i] < 0x80:
+        b = s[i]
+        if b < 0x80:
             i += 1
+            while i + 8 <= n:
+                memcpy(&v, s + i, 8)
+                if v & <uint64_t>0x8080808080808080:
+                    break
+                i += 8
+            continue
+        if 0xE1 <= b <= 0xEF and b != 0xED and i + 2 < n and (s[i + 1] & 0xC0) == 0x80 \
+                and (s[i + 2] & 0xC0) == 0x80:
+            i += 3
+            continue
+        if 0xC2 <= b <= 0xDF and i + 1 < n and (s[i + 1] & 0xC0) == 0x80:
+            i += 2
             continue
         m = valid_char_len(s + i, n - i)
         if m == 0:
