@@ -29,6 +29,7 @@ from tokenizers import AddedToken, models, normalizers, pre_tokenizers, processo
 import toksmith
 from tests.conftest import LONG_RUNS, first_difference, fixture_file, multilingual_sample, report
 from tests.parity.test_byte_bpe_gguf import spliced
+from toksmith._core import hf_regex_stages
 from toksmith._core.unicode_normalizers import HfCharNormalizer, HfUnicodeNormalizer
 from toksmith._core.bert_pretokenizers import HfBertPreTokenizer, HfPunctuation, HfRunsPreTokenizer
 
@@ -302,11 +303,16 @@ def test_normalizers_alone_on_every_line(corpus_lines):
            f"0 mismatches")
 
 
+def _split_code(behavior: str) -> int:
+    """tokenizers' behavior name -> the code HfPunctuation takes."""
+    return getattr(hf_regex_stages, "SPLIT_" + behavior.upper())
+
+
 STAGE_PRE_TOKENIZERS = [
     ("BertPreTokenizer", pre_tokenizers.BertPreTokenizer(), HfBertPreTokenizer()),
     ("Whitespace", pre_tokenizers.Whitespace(), HfRunsPreTokenizer.whitespace()),
     ("WhitespaceSplit", pre_tokenizers.WhitespaceSplit(), HfRunsPreTokenizer.whitespace_split()),
-    *[(f"Punctuation({b})", pre_tokenizers.Punctuation(behavior=b), HfPunctuation(b))
+    *[(f"Punctuation({b})", pre_tokenizers.Punctuation(behavior=b), HfPunctuation(_split_code(b)))
       for b in ("removed", "isolated", "merged_with_previous", "merged_with_next", "contiguous")],
 ]
 

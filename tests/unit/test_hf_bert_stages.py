@@ -20,6 +20,7 @@ from tokenizers import normalizers as N
 from tokenizers import pre_tokenizers as P
 
 from tests.conftest import LONG_RUNS, fixture_file, multilingual_sample
+from toksmith._core import hf_regex_stages
 from toksmith._core.unicode_normalizers import HfCharNormalizer, HfUnicodeNormalizer
 from toksmith._core.bert_pretokenizers import HfBertPreTokenizer, HfPunctuation, HfRunsPreTokenizer
 from toksmith._core.stage_sequences import NormalizerSequence, PreTokenizerSequence
@@ -93,17 +94,23 @@ def test_long_runs_of_marks_stay_exact_and_fast():
         assert ours.normalize_text(text) == ref.normalize_str(text), name
 
 
+def _split_code(behavior: str) -> int:
+    """tokenizers' behavior name -> the code HfPunctuation takes."""
+    return getattr(hf_regex_stages, "SPLIT_" + behavior.upper())
+
+
 PRE_TOKENIZER_PAIRS = [
     ("BertPreTokenizer", P.BertPreTokenizer(), HfBertPreTokenizer()),
     ("Whitespace", P.Whitespace(), HfRunsPreTokenizer.whitespace()),
     ("WhitespaceSplit", P.WhitespaceSplit(), HfRunsPreTokenizer.whitespace_split()),
-    *[(f"Punctuation({b})", P.Punctuation(behavior=b), HfPunctuation(b))
+    *[(f"Punctuation({b})", P.Punctuation(behavior=b), HfPunctuation(_split_code(b)))
       for b in ("removed", "isolated", "merged_with_previous", "merged_with_next", "contiguous")],
     ("Sequence[WhitespaceSplit, Punctuation(merged_with_next)]",
      P.Sequence([P.WhitespaceSplit(), P.Punctuation(behavior="merged_with_next")]),
-     PreTokenizerSequence([HfRunsPreTokenizer.whitespace_split(), HfPunctuation("merged_with_next")])),
+     PreTokenizerSequence([HfRunsPreTokenizer.whitespace_split(),
+                           HfPunctuation(hf_regex_stages.SPLIT_MERGED_WITH_NEXT)])),
     ("Sequence[Punctuation(removed), Whitespace]", P.Sequence([P.Punctuation(behavior="removed"), P.Whitespace()]),
-     PreTokenizerSequence([HfPunctuation("removed"), HfRunsPreTokenizer.whitespace()])),
+     PreTokenizerSequence([HfPunctuation(hf_regex_stages.SPLIT_REMOVED), HfRunsPreTokenizer.whitespace()])),
 ]
 
 
@@ -120,8 +127,8 @@ def test_pre_tokenizers_drop_what_they_remove():
         assert pretok.split_text(b"  a b ") == [b"a", b"b"]
         assert pretok.split_text(b" \t\n ") == []
         assert pretok.split_text(b"ab") == [b"ab"]
-    assert HfPunctuation("removed").split_text(b"!a,b!") == [b"a", b"b"]
-    assert HfPunctuation("removed").split_text(b"!?") == []
+    assert HfPunctuation(hf_regex_stages.SPLIT_REMOVED).split_text(b"!a,b!") == [b"a", b"b"]
+    assert HfPunctuation(hf_regex_stages.SPLIT_REMOVED).split_text(b"!?") == []
 
 
 # ---------------------------------------------------------------------- models

@@ -16,6 +16,7 @@ import pytest
 from tokenizers import normalizers as N
 from tokenizers import pre_tokenizers as P
 
+from toksmith._core import hf_regex_stages
 from toksmith._core.unicode_normalizers import HfCharNormalizer, HfUnicodeNormalizer
 from toksmith._core.bert_pretokenizers import HfBertPreTokenizer, HfPunctuation, HfRunsPreTokenizer
 
@@ -53,7 +54,7 @@ PRE_TOKENIZERS = {
     "BertPreTokenizer": (P.BertPreTokenizer(), HfBertPreTokenizer()),
     "Whitespace": (P.Whitespace(), HfRunsPreTokenizer.whitespace()),
     "WhitespaceSplit": (P.WhitespaceSplit(), HfRunsPreTokenizer.whitespace_split()),
-    "Punctuation": (P.Punctuation(), HfPunctuation("isolated")),
+    "Punctuation": (P.Punctuation(), HfPunctuation(hf_regex_stages.SPLIT_ISOLATED)),
 }
 
 

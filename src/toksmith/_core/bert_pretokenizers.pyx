@@ -10,7 +10,8 @@ once something is dropped; otherwise its pre-tokens are pieces of the input.
 
     >>> HfBertPreTokenizer().split_text(b"Hey friend!  How?")
     [b'Hey', b'friend', b'!', b'How', b'?']
-    >>> HfPunctuation("merged_with_next").split_text(b"a!!b")
+    >>> from toksmith._core.hf_regex_stages import SPLIT_MERGED_WITH_NEXT
+    >>> HfPunctuation(SPLIT_MERGED_WITH_NEXT).split_text(b"a!!b")
     [b'a', b'!', b'!b']
 """
 from libc.stdint cimport int32_t, uint16_t, uint32_t
@@ -19,7 +20,8 @@ from libc.string cimport memcpy
 
 from toksmith._core.buffers cimport ByteBuf, IdBuf, bytebuf_reserve, idbuf_push, idbuf_reserve
 from toksmith._core.errors cimport ERR_NO_MEMORY
-from toksmith._core.pretokenizer cimport PRETOK_REWRITTEN, PreTokenizer, PreTokenizerWork
+from toksmith._core.pretokenizer cimport (PRETOK_REWRITTEN, SPLIT_CONTIGUOUS, SPLIT_ISOLATED, SPLIT_MERGED_WITH_PREVIOUS,
+                                          SPLIT_REMOVED, PreTokenizer, PreTokenizerWork, SplitBehavior)
 from toksmith._core.unicode_hf cimport HF_PUNCT, HF_WHITESPACE, HF_WORD, utf8_decode
 
 include "unicode_hf_flags.pxi"
@@ -29,13 +31,6 @@ cdef enum:
     C_SPACE = 1      # dropped
     C_PUNCT = 2      # BertPreTokenizer / Punctuation: split off; Whitespace: [^\w\s]
     C_WORD = 3       # Whitespace: \w
-
-cdef enum Behavior:
-    REMOVED = 0
-    ISOLATED = 1
-    MERGED_WITH_PREVIOUS = 2
-    MERGED_WITH_NEXT = 3
-    CONTIGUOUS = 4
 
 # BertPreTokenizer: for characters of classes (prev, c), BERT_PAIRS[prev << 2 | c] has
 # bit 0: a pre-token ends between them (prev is not whitespace, and it is punctuation or
@@ -51,8 +46,6 @@ cdef unsigned char FLAG_CLASSES[4]
 FLAG_CLASSES[:] = [C_OTHER, C_SPACE, C_PUNCT, C_SPACE]
 assert HF_WHITESPACE == 1 << 10 and HF_PUNCT == 1 << 11
 
-BEHAVIORS = {"removed": REMOVED, "isolated": ISOLATED, "merged_with_previous": MERGED_WITH_PREVIOUS,
-             "merged_with_next": MERGED_WITH_NEXT, "contiguous": CONTIGUOUS}
 
 
 # ---------------------------------------------------------------------- pieces out
@@ -295,19 +288,24 @@ cdef class HfRunsPreTokenizer(PreTokenizer):
 cdef class HfPunctuation(PreTokenizer):
     """tokenizers' Punctuation pre-tokenizer (pre_tokenizers/punctuation.rs): every BERT
     punctuation character is a match, split with `behavior` as NormalizedString::split
-    does (tokenizer/normalizer.rs): removed, isolated, merged_with_previous,
-    merged_with_next or contiguous."""
+    does (tokenizer/normalizer.rs): one of hf_regex_stages' SPLIT_* codes (removed,
+    isolated, merged_with_previous, merged_with_next or contiguous).
 
-    cdef readonly str behavior
-    cdef Behavior kind
+    >>> from toksmith._core.hf_regex_stages import SPLIT_REMOVED
+    >>> HfPunctuation(SPLIT_REMOVED).split_text(b"!a,b!")
+    [b'a', b'b']
+    """
+
+    cdef readonly int behavior
+    cdef SplitBehavior kind
     cdef unsigned char ascii_punct[128]
 
-    def __cinit__(self, str behavior="isolated"):
+    def __cinit__(self, int behavior=SPLIT_ISOLATED):
         cdef int b
-        if behavior not in BEHAVIORS:
-            raise ValueError(f"unknown split behavior {behavior!r}: {', '.join(BEHAVIORS)}")
+        if not SPLIT_REMOVED <= behavior <= SPLIT_CONTIGUOUS:
+            raise ValueError(f"unknown split behavior {behavior}: one of hf_regex_stages' SPLIT_* codes")
         self.behavior = behavior
-        self.kind = BEHAVIORS[behavior]
+        self.kind = <SplitBehavior>behavior
         for b in range(128):
             self.ascii_punct[b] = (hf_flags(b) & HF_PUNCT) != 0
 
@@ -328,7 +326,7 @@ cdef class HfPunctuation(PreTokenizer):
         cdef Py_ssize_t i = 0, run = -1
         cdef int l, l2
         cdef bint prev_match = False, any_entry = False
-        if self.kind == REMOVED:
+        if self.kind == SPLIT_REMOVED:
             if pieces_init(&p, s, n, work, ends) < 0:
                 return ERR_NO_MEMORY
             while i < n:
@@ -359,20 +357,20 @@ cdef class HfPunctuation(PreTokenizer):
                 any_entry = True
             # the punctuation character s[i:i + l]. Parity: the fold of each behavior
             # in NormalizedString::split over (offsets, is_match) entries
-            if self.kind == ISOLATED:
+            if self.kind == SPLIT_ISOLATED:
                 if idbuf_push(ends, <int>(i + l)) < 0:
                     return ERR_NO_MEMORY
-            elif self.kind == CONTIGUOUS:
+            elif self.kind == SPLIT_CONTIGUOUS:
                 if prev_match:
                     ends.data[ends.size - 1] = <int>(i + l)
                 elif idbuf_push(ends, <int>(i + l)) < 0:
                     return ERR_NO_MEMORY
-            elif self.kind == MERGED_WITH_PREVIOUS:
+            elif self.kind == SPLIT_MERGED_WITH_PREVIOUS:
                 if not prev_match and any_entry:
                     ends.data[ends.size - 1] = <int>(i + l)
                 elif idbuf_push(ends, <int>(i + l)) < 0:
                     return ERR_NO_MEMORY
-            else:   # MERGED_WITH_NEXT: joins the run of non-matches right after it
+            else:   # SPLIT_MERGED_WITH_NEXT: joins the run of non-matches right after it
                 if i + l >= n or self._punct_at(s, n, i + l, &l2):
                     if idbuf_push(ends, <int>(i + l)) < 0:
                         return ERR_NO_MEMORY

@@ -23,20 +23,17 @@ from toksmith._core.linear_regex cimport (LinearRegex, LrScratch, lr_find_all, l
                                           lr_scratch_init)
 from toksmith._core.normalizer cimport NORMALIZED_LATE_START, TEXT_UNCHANGED, Normalizer
 from toksmith._core.pretokenizer cimport PRETOK_REWRITTEN, PreTokenizer, PreTokenizerWork, pretok_inner_work
+from toksmith._core.pretokenizer cimport SPLIT_CONTIGUOUS as _CONTIGUOUS, SPLIT_ISOLATED as _ISOLATED
+from toksmith._core.pretokenizer cimport SPLIT_MERGED_WITH_NEXT as _MERGED_WITH_NEXT
+from toksmith._core.pretokenizer cimport SPLIT_MERGED_WITH_PREVIOUS as _MERGED_WITH_PREVIOUS
+from toksmith._core.pretokenizer cimport SPLIT_REMOVED as _REMOVED
 
-# Parity: tokenizers SplitDelimiterBehavior.
-cdef enum:
-    REMOVED = 0
-    ISOLATED = 1
-    MERGED_WITH_PREVIOUS = 2
-    MERGED_WITH_NEXT = 3
-    CONTIGUOUS = 4
-
-SPLIT_REMOVED = REMOVED
-SPLIT_ISOLATED = ISOLATED
-SPLIT_MERGED_WITH_PREVIOUS = MERGED_WITH_PREVIOUS
-SPLIT_MERGED_WITH_NEXT = MERGED_WITH_NEXT
-SPLIT_CONTIGUOUS = CONTIGUOUS
+# The split behaviors, for Python (the codes HfSplit and HfPunctuation take)
+SPLIT_REMOVED = _REMOVED
+SPLIT_ISOLATED = _ISOLATED
+SPLIT_MERGED_WITH_PREVIOUS = _MERGED_WITH_PREVIOUS
+SPLIT_MERGED_WITH_NEXT = _MERGED_WITH_NEXT
+SPLIT_CONTIGUOUS = _CONTIGUOUS
 
 
 cdef inline void _borrow(LrScratch* sc, PreTokenizerWork* work, PreTokenizerWork* inner) noexcept nogil:
@@ -91,7 +88,7 @@ cdef int _pieces(const int32_t* seg, Py_ssize_t n_seg, int behavior, IdBuf* out)
     out.size = 0
     if idbuf_reserve(out, 2 * n_seg + 2) < 0:
         return ERR_NO_MEMORY
-    if behavior == MERGED_WITH_NEXT:
+    if behavior == _MERGED_WITH_NEXT:
         for k in range(n_seg - 1, -1, -1):
             is_match = seg[3 * k + 2] != 0
             if is_match and not previous_match and out.size > 0:
@@ -111,15 +108,15 @@ cdef int _pieces(const int32_t* seg, Py_ssize_t n_seg, int behavior, IdBuf* out)
         return 0
     for k in range(n_seg):
         is_match = seg[3 * k + 2] != 0
-        if behavior == REMOVED:
+        if behavior == _REMOVED:
             if not is_match:
                 out.data[out.size] = seg[3 * k]
                 out.data[out.size + 1] = seg[3 * k + 1]
                 out.size += 2
             continue
-        if behavior == ISOLATED:
+        if behavior == _ISOLATED:
             merge = False
-        elif behavior == CONTIGUOUS:
+        elif behavior == _CONTIGUOUS:
             merge = is_match == previous_match
         else:   # SPLIT_MERGED_WITH_PREVIOUS
             merge = is_match and not previous_match
@@ -141,7 +138,7 @@ cdef class HfSplit(PreTokenizer):
     cdef readonly bint invert
 
     def __init__(self, LinearRegex regex, int behavior, bint invert):
-        if not REMOVED <= behavior <= CONTIGUOUS:
+        if not _REMOVED <= behavior <= _CONTIGUOUS:
             raise ValueError(f"unknown split behavior {behavior}")
         self.regex = regex
         self.behavior = behavior

@@ -21,6 +21,16 @@ cdef enum:
     PRETOK_REWRITTEN = 1     # split() returned pre-tokens of work.text, not of s
 
 
+# What a split does with each match of its delimiter (HfSplit, HfPunctuation).
+# Parity: tokenizers' SplitDelimiterBehavior.
+cdef enum SplitBehavior:
+    SPLIT_REMOVED = 0
+    SPLIT_ISOLATED = 1
+    SPLIT_MERGED_WITH_PREVIOUS = 2
+    SPLIT_MERGED_WITH_NEXT = 3
+    SPLIT_CONTIGUOUS = 4
+
+
 cdef struct PreTokenizerWork:
     IdBuf a
     IdBuf b

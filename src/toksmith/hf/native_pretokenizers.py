@@ -40,10 +40,6 @@ def _sequence(hf: c.HfTokenizerSpec, seq: c.PreTokenizerSequence, path: str) -> 
     return members[0] if len(members) == 1 else PreTokenizerSequence(members)
 
 
-# SplitBehavior -> the name HfPunctuation takes
-_BEHAVIOR_NAMES = {c.SplitBehavior.REMOVED: "removed", c.SplitBehavior.ISOLATED: "isolated",
-                   c.SplitBehavior.MERGED_WITH_PREVIOUS: "merged_with_previous",
-                   c.SplitBehavior.MERGED_WITH_NEXT: "merged_with_next", c.SplitBehavior.CONTIGUOUS: "contiguous"}
 def _simple(hf: c.HfTokenizerSpec, component: c.PreTokenizer, path: str) -> PreTokenizer:
     """The pre-tokenizers built from their fields alone (toksmith._core.hf_pretokenizers)."""
     from toksmith._core import hf_pretokenizers as p
@@ -75,7 +71,7 @@ def _metaspace(hf: c.HfTokenizerSpec, component: c.Metaspace, path: str) -> PreT
     # Parity: tokenizers pre_tokenizers/metaspace.rs (legacy add_prefix_space is mapped by the reader).
     return MetaspacePreTokenizer(component.replacement, _PREPEND_SCHEMES[component.prepend_scheme],
                                  component.split)
-# Parity: tokenizers SplitDelimiterBehavior -> HfSplit's behavior codes.
+# Parity: tokenizers SplitDelimiterBehavior -> the behavior codes of HfSplit and HfPunctuation.
 SPLIT_BEHAVIORS = {
     c.SplitBehavior.REMOVED: hf_regex_stages.SPLIT_REMOVED,
     c.SplitBehavior.ISOLATED: hf_regex_stages.SPLIT_ISOLATED,
@@ -106,7 +102,7 @@ PRETOKENIZER_BUILDERS: dict[type, Callable[..., PreTokenizer | None]] = {
     c.BertPreTokenizer: lambda hf, p, path: HfBertPreTokenizer(),
     c.Whitespace: lambda hf, p, path: HfRunsPreTokenizer.whitespace(),
     c.WhitespaceSplit: lambda hf, p, path: HfRunsPreTokenizer.whitespace_split(),
-    c.Punctuation: lambda hf, p, path: HfPunctuation(_BEHAVIOR_NAMES[p.behavior]),
+    c.Punctuation: lambda hf, p, path: HfPunctuation(SPLIT_BEHAVIORS[p.behavior]),
     c.Digits: _simple,
     c.CharDelimiterSplit: _simple,
     c.FixedLength: _simple,
