@@ -1,6 +1,6 @@
 # Type stub of the compiled engine (engine.pyx): what mypy and IDEs see.
 # The public methods reach users through toksmith.Tokenizer, which holds an Engine.
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from toksmith._core.detokenizer import Decoder, StreamDecoder, TokenIds
 from toksmith._core.model import Model
@@ -16,7 +16,10 @@ class Engine:
 
     def __init__(self, n_pieces: int, types: bytes, *, splitter: SpecialSplitter | None,
                  normalizer: Normalizer | None, pretokenizer: PreTokenizer | None, model: Model,
-                 postprocessor: PostProcessor, decoder: Decoder) -> None: ...
+                 postprocessor: PostProcessor, decoder: Decoder,
+                 normalized_splitter: SpecialSplitter | None = None,
+                 token_text: Callable[[int], str] | None = None, unknown_as_text: bool = True,
+                 text_shown_id: int = -1) -> None: ...
     @property
     def splitter(self) -> SpecialSplitter | None: ...
     @property

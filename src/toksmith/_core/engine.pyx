@@ -259,6 +259,9 @@ cdef class Engine:
     cdef uint8_t* piece_types
     cdef bint warned_double_bos
     cdef list _piece_strs
+    cdef object _token_text  # id -> the str tokenize() shows, or None (see __init__)
+    cdef bint _unknown_as_text
+    cdef int32_t _text_shown_id
     cdef tuple _id_objects   # the Python int of every id, so lists are built without allocating
     cdef bint configured
 
@@ -272,11 +275,16 @@ cdef class Engine:
     def __init__(self, Py_ssize_t n_pieces, bytes types, *, SpecialSplitter splitter,
                  Normalizer normalizer, PreTokenizer pretokenizer, Model model not None,
                  PostProcessor postprocessor not None, Decoder decoder not None,
-                 SpecialSplitter normalized_splitter=None):
+                 SpecialSplitter normalized_splitter=None, token_text=None, bint unknown_as_text=True,
+                 int32_t text_shown_id=-1):
         """Hold the stages of one tokenizer over a vocabulary of `n_pieces` with `types`
-        (one token type per piece; tokenize() shows unknown pieces by their text).
-        `normalized_splitter` splits tokens out of each fragment's normalized text
-        (tokenizer.json's added tokens marked `normalized`)."""
+        (one token type per piece). `normalized_splitter` splits tokens out of each
+        fragment's normalized text (tokenizer.json's added tokens marked `normalized`).
+        tokenize() shows `token_text(id)` for every id when given (tokenizer.json: the
+        vocabulary's token strings, as tokenizers' Encoding.tokens), otherwise the
+        decoder's text of each piece; except that a piece of type unknown (with
+        `unknown_as_text`: sentencepiece's EncodeAsPieces) and the id `text_shown_id`
+        (tokenizers' Unigram unk_id) show the normalized text they stand for."""
         cdef Py_ssize_t i
         if self.configured:
             raise RuntimeError("engine is already configured")
@@ -300,7 +308,10 @@ cdef class Engine:
         self.model = model
         self.postprocessor = postprocessor
         self.decoder = decoder
-        self._piece_strs = None   # decoded on first use (tokenize)
+        self._piece_strs = None   # made on first use (tokenize)
+        self._token_text = token_text
+        self._unknown_as_text = unknown_as_text
+        self._text_shown_id = text_shown_id
         self._id_objects = tuple(range(n_pieces))
         self.configured = True
 
@@ -578,14 +589,16 @@ cdef class Engine:
             if rc < 0:
                 _raise_encode_error(rc, text)
             if self._piece_strs is None:
-                self._piece_strs = [self.decoder.piece(k).decode("utf-8", "replace")
-                                    for k in range(self.n_pieces)]
+                self._piece_strs = [self._token_text(k) for k in range(self.n_pieces)] \
+                    if self._token_text is not None else \
+                    [self.decoder.piece(k).decode("utf-8", "replace") for k in range(self.n_pieces)]
             pieces = []
             for i in range(sc.out.size):
                 pid = sc.out.data[i]
                 a = sc.spans.data[2 * i]
                 b = sc.spans.data[2 * i + 1]
-                if self.piece_types[pid] == TYPE_UNKNOWN and b > a:
+                if b > a and (pid == self._text_shown_id or
+                              (self._unknown_as_text and self.piece_types[pid] == TYPE_UNKNOWN)):
                     pieces.append(sc.norm_all.data[a:b].decode("utf-8", "replace"))
                 else:
                     pieces.append(self._piece_strs[pid])

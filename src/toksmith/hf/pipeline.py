@@ -135,7 +135,16 @@ def _build_generic(spec: TokenizerSpec, hf: c.HfTokenizerSpec) -> Engine:
     with bad_data_names_file(hf.source):
         return Engine(len(spec.vocab), spec.vocab.types, splitter=raw_splitter, normalizer=normalizer,
                       pretokenizer=pretokenizer, model=model, postprocessor=post_processor(hf),
-                      decoder=decoder, normalized_splitter=normalized_splitter)
+                      decoder=decoder, normalized_splitter=normalized_splitter,
+                      # Parity: tokenizers' Encoding.tokens: the vocabulary's strings, except
+                      # Unigram's unknown token, which shows its text (models/unigram/model.rs)
+                      token_text=spec.vocab.piece, unknown_as_text=False,
+                      text_shown_id=_unigram_unk_id(hf.model))
+
+
+def _unigram_unk_id(model) -> int:
+    """The id a Unigram model gives unknown text (tokenize shows its text), else -1."""
+    return model.unk_id if isinstance(model, c.UnigramModel) and model.unk_id is not None else -1
 
 
 def _repairs_invalid_utf8(stage) -> bool:
@@ -173,7 +182,8 @@ def _build_byte_level(spec: TokenizerSpec, hf: c.HfTokenizerSpec) -> Engine:
                       # Parity: tokenizers takes str; bytes given to toksmith are decoded as
                       # Python's bytes.decode("utf-8", "replace") does first.
                       normalizer=PythonUtf8Repair(), pretokenizer=splitter_stage, model=bpe,
-                      postprocessor=post_processor(hf), decoder=byte_level_decoder(spec, hf))
+                      postprocessor=post_processor(hf), decoder=byte_level_decoder(spec, hf),
+                      token_text=spec.vocab.piece, unknown_as_text=False)   # Encoding.tokens
 
 
 def _check_byte_alphabet(hf: c.HfTokenizerSpec, texts: list[bytes | None]) -> None:
