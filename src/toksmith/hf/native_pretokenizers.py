@@ -85,19 +85,25 @@ SPLIT_BEHAVIORS = {
 }
 
 
-def split_stage(hf: c.HfTokenizerSpec, split: c.Split, path: str) -> HfSplit:
+def split_stage(hf: c.HfTokenizerSpec, split: c.Split, path: str) -> PreTokenizer:
     """Parity: tokenizers pre_tokenizers/split.rs (any pattern Oniguruma runs that the
-    linear-time matcher can run exactly; the others are refused by JSON path)."""
+    linear-time matcher can run exactly; the others are refused by JSON path). The
+    patterns of real byte-level files (GPT-2's, Llama 3's, Qwen 2's), Isolated and not
+    inverted, run on a hand-written splitter with Oniguruma's classes."""
+    from toksmith._core.pretok_llama import ONIGURUMA_STAGES, LlamaSplitter
+    if (isinstance(split.pattern, c.RegexPattern) and split.pattern.regex in ONIGURUMA_STAGES
+            and split.behavior == c.SplitBehavior.ISOLATED and not split.invert):
+        return LlamaSplitter([split.pattern.regex], oniguruma=True)
     return HfSplit(native_pattern(hf, split.pattern, f"{path}.pattern"), SPLIT_BEHAVIORS[split.behavior],
                    split.invert)
 
 
-def gpt2_split_stage() -> HfSplit:
+def gpt2_split_stage() -> PreTokenizer:
     """Parity: tokenizers pre_tokenizers/byte_level.rs ByteLevel with use_regex: GPT-2's
-    regex on Oniguruma, each match and each gap a pre-token."""
-    from toksmith.hf.native_regex import compiled_pattern
-    from toksmith.hf.split_patterns import GPT2_REGEX
-    return HfSplit(compiled_pattern("Regex", GPT2_REGEX), hf_regex_stages.SPLIT_ISOLATED, False)
+    regex on Oniguruma, each match and each gap a pre-token (llama.cpp's GPT-2 splitter
+    reading Oniguruma's classes)."""
+    from toksmith._core.pretok_llama import HF_GPT2_REGEX, LlamaSplitter
+    return LlamaSplitter([HF_GPT2_REGEX], oniguruma=True)
 
 
 # type of component -> builder(hf, component, json_path) -> PreTokenizer
