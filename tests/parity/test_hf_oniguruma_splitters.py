@@ -132,3 +132,21 @@ def test_refuses_other_patterns_and_pickles():
     again = pickle.loads(pickle.dumps(splitter))
     assert again.oniguruma and again.split_text("it'\u017f ok".encode()) == splitter.split_text("it'\u017f ok".encode())
     assert codepoint_symbols(0x4E2D)[0] == 0xD2   # llama.cpp mode unchanged
+
+
+@pytest.mark.parametrize("add_prefix_space", [False, True])
+def test_byte_level_pretokenizer_alone(add_prefix_space):
+    """tokenizer.json's ByteLevel pre-tokenizer stage (RoBERTa's add_prefix_space, the
+    general path) splits with the same splitter (it used tiktoken's r50k tables: 845 of
+    these strings differed)."""
+    from toksmith.hf import components as c
+    from toksmith.hf.native_pretokenizers import byte_level_pretokenizer
+    ref = pre_tokenizers.ByteLevel(add_prefix_space=add_prefix_space, use_regex=True)
+    ours = byte_level_pretokenizer(c.ByteLevel(add_prefix_space=add_prefix_space, trim_offsets=True,
+                                               use_regex=True))
+    texts = _random_texts(9, 20000) + LONG_RUNS
+    bad = [t for t in texts if [p.decode() for p in ours.split_text(t.encode())]
+           != [p for p, _ in ref.pre_tokenize_str(t)]]
+    report(f"ByteLevel pre-tokenizer (add_prefix_space={add_prefix_space}) random strings: "
+           f"{len(texts)} texts, {len(bad)} mismatches")
+    assert not bad, bad[0]

@@ -57,13 +57,12 @@ def _simple(hf: c.HfTokenizerSpec, component: c.PreTokenizer, path: str) -> PreT
 
 
 def byte_level_pretokenizer(pre: c.ByteLevel, *, map_bytes: bool = True) -> PreTokenizer:
-    """ByteLevel (pre_tokenizers/byte_level.rs): add_prefix_space, GPT-2's regex (the native
-    r50k splitter: the same pieces, tested against tokenizers), the byte<->unicode map
-    (`map_bytes`: False for a byte-level model that maps its vocabulary instead).
-    trim_offsets changes offsets only, never ids."""
+    """ByteLevel (pre_tokenizers/byte_level.rs): add_prefix_space, GPT-2's regex (as
+    Oniguruma matches it: gpt2_split_stage), the byte<->unicode map (`map_bytes`: False for
+    a byte-level model that maps its vocabulary instead). trim_offsets changes offsets
+    only, never ids."""
     from toksmith._core.hf_pretokenizers import HfByteLevel
-    from toksmith.pretokenizers.tiktoken_encodings import TiktokenPattern
-    splitter = TiktokenPattern.R50K.build_splitter() if pre.use_regex else None
+    splitter = gpt2_split_stage() if pre.use_regex else None
     return HfByteLevel(add_prefix_space=pre.add_prefix_space, splitter=splitter, map_bytes=map_bytes)
 
 
