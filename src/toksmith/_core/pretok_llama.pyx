@@ -86,8 +86,8 @@ ONIGURUMA_STAGES = {
 }
 
 
-def _rebuild(regexes, oniguruma):
-    return LlamaSplitter(regexes, oniguruma=oniguruma)
+def _rebuild(regexes, oniguruma, by_codepoints=False):
+    return LlamaSplitter(regexes, oniguruma=oniguruma, by_codepoints=by_codepoints)
 
 
 cdef struct Stage:
@@ -98,6 +98,7 @@ cdef struct Stage:
 
 include "llama_span.pxi"
 include "llama_splitters.pxi"
+include "llama_bytes.pxi"
 
 
 cdef inline int32_t wide_symbol(uint32_t cp, unsigned char f) noexcept nogil:
@@ -218,16 +219,20 @@ cdef class LlamaSplitter(PreTokenizer):
     cdef bytes flag_table           # oniguruma: the flag table (index then blocks)
     cdef const unsigned short* flag_index
     cdef const unsigned char* flag_blocks
+    cdef unsigned char ascii_flags[128]
+    cdef int byte_kind                  # STAGE_GPT2 / STAGE_LLAMA3: split over bytes (llama_bytes.pxi)
 
     def __cinit__(self):
         self.stages = NULL
         self.linear = NULL
 
-    def __init__(self, regexes, *, bint force_vm=False, bint oniguruma=False):
+    def __init__(self, regexes, *, bint force_vm=False, bint oniguruma=False, bint by_codepoints=False):
         """`force_vm` (tests only): run every regex on the linear-time matcher, even those with a
         hand-written splitter. `oniguruma`: the regexes are tokenizer.json patterns of
         ONIGURUMA_STAGES, matched as tokenizers' Oniguruma matches them (its \\p{L} \\p{N}
-        \\p{M} \\s, and (?i) folding U+017F to s) by the same hand-written splitters."""
+        \\p{M} \\s, and (?i) folding U+017F to s) by the same hand-written splitters.
+        `by_codepoints` (tests only): a GPT-2 or Llama 3 / Qwen 2 regex alone runs on the
+        codepoint buffer too, not over the bytes (llama_bytes.pxi)."""
         self.regexes = tuple(regexes)
         if not self.regexes:
             raise ValueError("a LlamaSplitter needs at least one regex")
@@ -259,13 +264,18 @@ cdef class LlamaSplitter(PreTokenizer):
             raise MemoryError()
         for k, kept in enumerate(self.programs):
             self.linear[k] = <PyObject*>kept
+        for k in range(128):
+            self.ascii_flags[k] = table_flags(self.flag_index, self.flag_blocks, k)
+        self.byte_kind = 0
+        if self.n_stages == 1 and not by_codepoints and self.stages[0].kind in (STAGE_GPT2, STAGE_LLAMA3):
+            self.byte_kind = self.stages[0].kind
 
     def __dealloc__(self):
         free(self.stages)
         free(self.linear)
 
     def __reduce__(self):
-        return (_rebuild, (list(self.regexes), self.oniguruma))
+        return (_rebuild, (list(self.regexes), self.oniguruma, self.byte_kind == 0))
 
     cdef int split(self, const unsigned char* s, Py_ssize_t n, PreTokenizerWork* work,
                    IdBuf* ends) noexcept nogil:
@@ -276,15 +286,30 @@ cdef class LlamaSplitter(PreTokenizer):
         cdef IdBuf symbols, pairs
         cdef PreTokenizerWork* inner
         cdef PreTokenizerWork* inner2
+        cdef ByteText t
         if n == 0:
+            return 0
+        if self.byte_kind:
+            t.s = s
+            t.n = n
+            t.prev_end = 0
+            t.ascii = self.ascii_flags
+            t.index = self.flag_index
+            t.blocks = self.flag_blocks
+            t.long_s = self.oniguruma
+            t.out = ends
+            rc = bt_split_gpt2(&t) if self.byte_kind == STAGE_GPT2 else bt_split_llama3(&t, self.stages[0].param)
+            if rc < 0:
+                ends.size = base
+                return -1
             return 0
         n_cpt = decode_utf8(s, n, &work.a, &work.b)
         if n_cpt < 0:
             return -1
         if self.oniguruma:
             for i in range(n_cpt):
-                work.a.data[i] |= (<int32_t>table_flags(self.flag_index, self.flag_blocks,
-                                                        <uint32_t>work.a.data[i])) << 24
+                work.a.data[i] |= (<int32_t>splitter_flags(self.ascii_flags, self.flag_index, self.flag_blocks,
+                                                           <uint32_t>work.a.data[i])) << 24
         else:
             for i in range(n_cpt):
                 work.a.data[i] |= (<int32_t>lflags(<uint32_t>work.a.data[i])) << 24
