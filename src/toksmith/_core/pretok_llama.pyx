@@ -16,7 +16,7 @@ Codepoint categories come from llama.cpp's own tables (unicode_llama.pxi).
     >>> LlamaSplitter([GPT2_REGEX]).split_text(b"Hello world!!")
     [b'Hello', b' world', b'!!']
 """
-from libc.stdint cimport int32_t, uint32_t
+from libc.stdint cimport int32_t, uint32_t, uint64_t
 from libc.stdlib cimport free, malloc, realloc
 from libc.string cimport memcpy
 
@@ -220,6 +220,7 @@ cdef class LlamaSplitter(PreTokenizer):
     cdef const unsigned short* flag_index
     cdef const unsigned char* flag_blocks
     cdef unsigned char ascii_flags[128]
+    cdef uint64_t ascii_chars[128]      # bt_char of ASCII
     cdef int byte_kind                  # STAGE_GPT2 / STAGE_LLAMA3: split over bytes (llama_bytes.pxi)
 
     def __cinit__(self):
@@ -266,6 +267,7 @@ cdef class LlamaSplitter(PreTokenizer):
             self.linear[k] = <PyObject*>kept
         for k in range(128):
             self.ascii_flags[k] = table_flags(self.flag_index, self.flag_blocks, k)
+            self.ascii_chars[k] = (<uint64_t>k << 16) | (1 << 8) | self.ascii_flags[k]
         self.byte_kind = 0
         if self.n_stages == 1 and not by_codepoints and self.stages[0].kind in (STAGE_GPT2, STAGE_LLAMA3):
             self.byte_kind = self.stages[0].kind
@@ -290,18 +292,22 @@ cdef class LlamaSplitter(PreTokenizer):
         if n == 0:
             return 0
         if self.byte_kind:
+            if idbuf_reserve(ends, n) < 0:
+                return -1
             t.s = s
             t.n = n
             t.prev_end = 0
-            t.ascii = self.ascii_flags
+            t.ascii = self.ascii_chars
             t.index = self.flag_index
             t.blocks = self.flag_blocks
             t.long_s = self.oniguruma
-            t.out = ends
-            rc = bt_split_gpt2(&t) if self.byte_kind == STAGE_GPT2 else bt_split_llama3(&t, self.stages[0].param)
-            if rc < 0:
-                ends.size = base
-                return -1
+            t.out = ends.data + base
+            t.n_out = 0
+            if self.byte_kind == STAGE_GPT2:
+                bt_split_gpt2(&t)
+            else:
+                bt_split_llama3(&t, self.stages[0].param)
+            ends.size = base + t.n_out
             return 0
         n_cpt = decode_utf8(s, n, &work.a, &work.b)
         if n_cpt < 0:
