@@ -1,6 +1,7 @@
-"""The hand-written splitters reading Oniguruma's classes (LlamaSplitter(oniguruma=True))
-vs tokenizers 0.23.3's Split on the same tokenizer.json patterns (GPT-2's ByteLevel regex,
-Llama 3's / cl100k's, Qwen 2's), and ByteLevel(use_regex) itself for GPT-2's:
+"""The hand-written splitters reading Oniguruma's classes (split_patterns.oniguruma_splitter:
+LlamaSplitter(oniguruma=True), O200kSplitter(oniguruma=True)) vs tokenizers 0.23.3's Split
+on the same tokenizer.json patterns (GPT-2's ByteLevel regex, Llama 3's / cl100k's, Qwen 2's,
+o200k's), and ByteLevel(use_regex) itself for GPT-2's:
 
 * every line of every corpus, and LONG_RUNS;
 * seeded random strings drawn from every code point next to a boundary of Oniguruma's
@@ -19,8 +20,9 @@ from tests.conftest import LONG_RUNS, report
 from toksmith._core.pretok_llama import (HF_GPT2_REGEX, HF_LLAMA3_REGEX, HF_QWEN2_REGEX, LlamaSplitter,
                                          codepoint_symbols)
 from toksmith.hf import onig_unicode
+from toksmith.hf.split_patterns import O200K_REGEX, oniguruma_splitter
 
-PATTERNS = {"gpt2": HF_GPT2_REGEX, "llama3": HF_LLAMA3_REGEX, "qwen2": HF_QWEN2_REGEX}
+PATTERNS = {"gpt2": HF_GPT2_REGEX, "llama3": HF_LLAMA3_REGEX, "qwen2": HF_QWEN2_REGEX, "o200k": O200K_REGEX}
 
 
 def _reference(pattern: str):
@@ -29,7 +31,7 @@ def _reference(pattern: str):
 
 
 def _ours(pattern: str):
-    splitter = LlamaSplitter([pattern], oniguruma=True)
+    splitter = oniguruma_splitter(pattern)
     return lambda text: [piece.decode("utf-8") for piece in splitter.split_text(text.encode("utf-8"))]
 
 
@@ -37,8 +39,8 @@ def _boundary_code_points() -> list[int]:
     """Code points at (and next to) a boundary of each class the splitters read, and where
     llama.cpp's letter/number/space flags differ from Oniguruma's."""
     points = set()
-    for ranges in (onig_unicode.property_ranges("L"), onig_unicode.property_ranges("N"),
-                   onig_unicode.property_ranges("M"), onig_unicode.escape_ranges("s")):
+    for ranges in [onig_unicode.property_ranges(name) for name in ("L", "N", "M", "Lu", "Ll", "Lt", "Lm", "Lo")] + [
+            onig_unicode.escape_ranges("s")]:
         for lo, hi in ranges:
             points.update((lo - 1, lo, hi, hi + 1))
     points.update((0x17F, 0x212A, 0x130, 0x131, 0x85, 0xA0, 0x1680, 0x180E, 0x200B, 0x2028, 0x2029,
@@ -48,7 +50,7 @@ def _boundary_code_points() -> list[int]:
 
 _PIECES = [" ", "  ", "   ", "\t", "\r", "\n", "\r\n", "\n\n", " \n", "\u00a0", "\u3000", "'", "''", "'s", "'S",
            "'\u017f", "'t", "'T", "'re", "'RE", "'rE", "'ve", "'VE", "'m", "'M", "'ll", "'LL", "'lL", "'d", "'D",
-           "s", "S", "\u017f", "a", "Z", "é", "日本", "1", "12", "123", "1234", "١٢", "½", "Ⅻ", "!", "?!", "...",
+           "s", "S", "\u017f", "a", "Z", "Ab", "aB", "ABc", "DŽ", "ǅ", "ʰ", "/", "\n/", "é", "日本", "1", "12", "123", "1234", "١٢", "½", "Ⅻ", "!", "?!", "...",
            "-", "_", "\u0301", "\u0903", "🦙", "x" * 5, "7" * 7, " " * 6, "\x0b", "\x0c", "\x1c"]
 
 
@@ -128,6 +130,9 @@ def test_refuses_other_patterns_and_pickles():
     import pickle
     with pytest.raises(ValueError):
         LlamaSplitter([r"\s+"], oniguruma=True)
+    assert oniguruma_splitter(r"\s+") is None
+    o200k = oniguruma_splitter(O200K_REGEX)
+    assert pickle.loads(pickle.dumps(o200k)).split_text(b"HelloWorld's") == o200k.split_text(b"HelloWorld's")
     splitter = LlamaSplitter([HF_LLAMA3_REGEX], oniguruma=True)
     again = pickle.loads(pickle.dumps(splitter))
     assert again.oniguruma and again.split_text("it'\u017f ok".encode()) == splitter.split_text("it'\u017f ok".encode())

@@ -87,12 +87,14 @@ SPLIT_BEHAVIORS = {
 def split_stage(hf: c.HfTokenizerSpec, split: c.Split, path: str) -> PreTokenizer:
     """Parity: tokenizers pre_tokenizers/split.rs (any pattern Oniguruma runs that the
     linear-time matcher can run exactly; the others are refused by JSON path). The
-    patterns of real byte-level files (GPT-2's, Llama 3's, Qwen 2's), Isolated and not
-    inverted, run on a hand-written splitter with Oniguruma's classes."""
-    from toksmith._core.pretok_llama import ONIGURUMA_STAGES, LlamaSplitter
-    if (isinstance(split.pattern, c.RegexPattern) and split.pattern.regex in ONIGURUMA_STAGES
-            and split.behavior == c.SplitBehavior.ISOLATED and not split.invert):
-        return LlamaSplitter([split.pattern.regex], oniguruma=True)
+    patterns of real byte-level files (GPT-2's, Llama 3's, Qwen 2's, o200k's), Isolated and
+    not inverted, run on a hand-written splitter with Oniguruma's classes."""
+    from toksmith.hf.split_patterns import oniguruma_splitter
+    if (isinstance(split.pattern, c.RegexPattern) and split.behavior == c.SplitBehavior.ISOLATED
+            and not split.invert):
+        splitter = oniguruma_splitter(split.pattern.regex)
+        if splitter is not None:
+            return splitter
     return HfSplit(native_pattern(hf, split.pattern, f"{path}.pattern"), SPLIT_BEHAVIORS[split.behavior],
                    split.invert)
 

@@ -82,21 +82,24 @@ def multi_folds() -> dict[int, str]:
     return data.MULTI_FOLDS
 
 
-# Flag bits of toksmith._core.pretok_common (F_LETTER, F_NUMBER, F_MARK, F_SPACE; LF_DEFINED).
+# Flag bits of toksmith._core.pretok_common (F_LETTER, F_NUMBER, F_MARK, F_SPACE, TF_UPPERISH
+# [\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}], TF_LOWERISH [\p{Ll}\p{Lm}\p{Lo}\p{M}]; LF_DEFINED).
 _FLAG_CLASSES = ((1, lambda: property_ranges("L")), (2, lambda: property_ranges("N")),
-                 (4, lambda: property_ranges("M")), (8, lambda: escape_ranges("s")))
+                 (4, lambda: property_ranges("M")), (8, lambda: escape_ranges("s")),
+                 (16, lambda: [r for name in ("Lu", "Lt", "Lm", "Lo", "M") for r in property_ranges(name)]),
+                 (32, lambda: [r for name in ("Ll", "Lm", "Lo", "M") for r in property_ranges(name)]))
 
 
 @lru_cache(maxsize=1)
 def splitter_flag_table() -> bytes:
-    """Oniguruma's \\p{L} \\p{N} \\p{M} \\s as the two-level flag table the hand-written
-    splitters read (pretok_common.table_flags): 4352 little-endian u16 block numbers, then
-    the distinct 256-byte blocks. Every code point has bit 64 (defined) set.
+    """Oniguruma's \\p{L} \\p{N} \\p{M} \\s and o200k's upper/lower word classes as the
+    two-level flag table the hand-written splitters read (pretok_common.table_flags):
+    4352 little-endian u16 block numbers, then the distinct 256-byte blocks. Every code point has bit 64 (defined) set.
 
     >>> table = splitter_flag_table()
     >>> block = int.from_bytes(table[0:2], "little")
     >>> table[8704 + 256 * block + ord("a")], table[8704 + 256 * block + ord(" ")]
-    (65, 72)
+    (97, 72)
     """
     flags = bytearray(b"\x40" * 0x110000)
     for bit, ranges in _FLAG_CLASSES:
