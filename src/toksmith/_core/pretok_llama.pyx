@@ -11,7 +11,11 @@ matcher (toksmith._core.linear_regex, program from toksmith.pretokenizers.regex_
 over the same "collapsed" text that llama.cpp hands to std::regex, so the result is
 std::regex's, in linear time.
 
-Codepoint categories come from llama.cpp's own tables (unicode_llama.pxi).
+Codepoint categories come from llama.cpp's own tables (unicode_llama.pxi), or, with
+`oniguruma=True`, from tokenizers' Oniguruma (toksmith.hf.onig_unicode): then the splitters
+of GPT-2's, Llama 3's and Qwen 2's tokenizer.json patterns (ONIGURUMA_STAGES) cut text as
+tokenizers does. A GPT-2 or Llama 3 / Qwen 2 regex alone runs over the UTF-8 bytes
+directly (llama_bytes.pxi); other lists decode into a codepoint buffer first.
 
     >>> LlamaSplitter([GPT2_REGEX]).split_text(b"Hello world!!")
     [b'Hello', b' world', b'!!']
