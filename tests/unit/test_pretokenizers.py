@@ -222,3 +222,24 @@ def test_splitters_pickle():
     for name, splitter in _all_splitters()[:6]:
         clone = pickle.loads(pickle.dumps(splitter))
         assert clone.split_text(b"It's 2024, hello  world!\n") == splitter.split_text(b"It's 2024, hello  world!\n")
+
+
+@pytest.mark.parametrize("oniguruma", [False, True])
+def test_byte_splitters_match_their_codepoint_twins(oniguruma, corpus_lines):
+    """A GPT-2 / Llama 3 / Qwen 2 regex alone splits over the bytes (llama_bytes.pxi): the
+    same cuts as the codepoint splitters of llama_splitters.pxi, invalid UTF-8 included."""
+    from toksmith._core import pretok_llama as pl
+    regexes = ([pl.HF_GPT2_REGEX, pl.HF_LLAMA3_REGEX, pl.HF_QWEN2_REGEX] if oniguruma
+               else [pl.GPT2_REGEX, *pl.LLAMA3_REGEXES, pl.QWEN2_REGEX])
+    rng = random.Random(5)
+    pieces = [b"\xff", b"\xc0\x80", b"\xe0\x80\x80", b"\xed\xa0\x80", b"\xf4\x90\x80\x80", b"\xf7\xbf\xbf\xbf",
+              b"\xc3", b"\xe6\x97", b"'", b" ", b"  ", b"\t", b"\r\n", b"\n", b"a", b"Z", b"1", b"123", b"!",
+              b"'s", b"'S", b"'ll", b"'\xc5\xbf", b"\xc5\xbf", "\u00a0\u3000\u0663\u4e2d\u0301".encode()]
+    texts = [b"".join(rng.choice(pieces) if rng.random() < 0.8 else bytes([rng.randrange(256)])
+                      for _ in range(rng.randint(1, 14))) for _ in range(20000)]
+    texts += [line.encode() for lines in corpus_lines.values() for line in lines[:300]]
+    for regex in regexes:
+        fast = LlamaSplitter([regex], oniguruma=oniguruma)
+        slow = LlamaSplitter([regex], oniguruma=oniguruma, by_codepoints=True)
+        for text in texts:
+            assert fast.split_text(text) == slow.split_text(text), (regex, text)

@@ -38,6 +38,7 @@ cdef struct Span:
     Py_ssize_t end
     Py_ssize_t prev_end
     IdBuf* out
+    bint long_s         # Oniguruma's (?i): U+017F (long s) folds to 's' too
 
 
 cdef inline uint32_t span_cpt(Span* v, Py_ssize_t pos) noexcept nogil:
@@ -65,6 +66,8 @@ cdef inline bint contraction_at(Span* v, Py_ssize_t pos, Py_ssize_t* length, bin
     a = span_cpt(v, pos + 1)
     if fold:
         a = ascii_lower(a)
+        if a == 0x17F and v.long_s:
+            a = 0x73   # Parity: Oniguruma's case fold class {S, s, U+017F}
     if a == 0x73 or a == 0x74 or a == 0x6D or a == 0x64:
         length[0] = 2
         return True

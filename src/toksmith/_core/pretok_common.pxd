@@ -1,7 +1,8 @@
 # Shared pieces of the native pre-tokenizers (pretok_llama.pyx, pretok_tiktoken.pyx):
 # the per-codepoint flag bits of the generated tables (tools/gen_unicode_tables.py),
 # the two-level table lookup and one UTF-8 decoding pass.
-from libc.stdint cimport int32_t, uint32_t
+from libc.stdint cimport int32_t, uint32_t, uint64_t
+from libc.string cimport memcpy
 from toksmith._core.buffers cimport ByteBuf, IdBuf, bytebuf_append, idbuf_reserve
 
 # Flag bits, one byte per codepoint (low four bits have the same meaning in both tables).
@@ -149,10 +150,16 @@ cdef inline int llama_clean_utf8_into(const unsigned char* s, Py_ssize_t n, Byte
     cdef uint32_t c = 0
     cdef int k
     cdef unsigned char b
+    cdef uint64_t v
     while i < n:
         b = s[i]
         if b < 0x80:
             i += 1
+            while i + 8 <= n:   # ASCII eight bytes at a time
+                memcpy(&v, s + i, 8)
+                if v & <uint64_t>0x8080808080808080:
+                    break
+                i += 8
             continue
         # 2-byte and 3-byte sequences but for lead E0 (may be overlong): unchanged
         if 0xE1 <= b <= 0xEF and i + 2 < n and (s[i + 1] & 0xC0) == 0x80 and (s[i + 2] & 0xC0) == 0x80:

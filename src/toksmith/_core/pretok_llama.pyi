@@ -5,7 +5,14 @@ from toksmith._core.pretokenizer import PreTokenizer
 
 class LlamaSplitter(PreTokenizer):
     regexes: tuple[str, ...]
-    def __init__(self, regexes: Sequence[str], *, force_vm: bool = ...) -> None: ...
+    oniguruma: bool
+    def __init__(self, regexes: Sequence[str], *, force_vm: bool = ..., oniguruma: bool = ...,
+                 by_codepoints: bool = ...) -> None: ...
+
+HF_GPT2_REGEX: str
+HF_LLAMA3_REGEX: str
+HF_QWEN2_REGEX: str
+ONIGURUMA_STAGES: dict[str, tuple[int, int]]
 
 def __getattr__(name: str) -> Any: ...
 

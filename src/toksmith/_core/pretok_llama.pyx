@@ -11,12 +11,16 @@ matcher (toksmith._core.linear_regex, program from toksmith.pretokenizers.regex_
 over the same "collapsed" text that llama.cpp hands to std::regex, so the result is
 std::regex's, in linear time.
 
-Codepoint categories come from llama.cpp's own tables (unicode_llama.pxi).
+Codepoint categories come from llama.cpp's own tables (unicode_llama.pxi), or, with
+`oniguruma=True`, from tokenizers' Oniguruma (toksmith.hf.onig_unicode): then the splitters
+of GPT-2's, Llama 3's and Qwen 2's tokenizer.json patterns (ONIGURUMA_STAGES) cut text as
+tokenizers does. A GPT-2 or Llama 3 / Qwen 2 regex alone runs over the UTF-8 bytes
+directly (llama_bytes.pxi); other lists decode into a codepoint buffer first.
 
     >>> LlamaSplitter([GPT2_REGEX]).split_text(b"Hello world!!")
     [b'Hello', b' world', b'!!']
 """
-from libc.stdint cimport int32_t, uint32_t
+from libc.stdint cimport int32_t, uint32_t, uint64_t
 from libc.stdlib cimport free, malloc, realloc
 from libc.string cimport memcpy
 
@@ -71,6 +75,24 @@ TINY_AYA_DIGITS_REGEX = "\\d{1,3}(?=(?:\\d{3})*\\b)"
 JAIS2_REGEX = "(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s{512}(?!\\S)|\\s{256}(?!\\S)|\\s{128}(?!\\S)|\\s{64}(?!\\S)|\\s{32}(?!\\S)|\\s{16}(?!\\S)|\\s{8}(?!\\S)|\\s{4}(?!\\S)|\\s{1,2}(?!\\S)|\\s{1}"
 SUPERBPE_DIGITS_REGEX = "(?=(\\d{3})+(?!\\d))"
 
+# tokenizer.json patterns (tokenizers runs them on Oniguruma) -> the hand-written splitter
+# that cuts them exactly when it reads Oniguruma's classes (LlamaSplitter(oniguruma=True)).
+# Checked against tokenizers by tests/parity/test_hf_oniguruma_splitters.py.
+HF_GPT2_REGEX = "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+"
+HF_LLAMA3_REGEX = ("(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*"
+                   "|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+")
+HF_QWEN2_REGEX = ("(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*"
+                  "|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+")
+ONIGURUMA_STAGES = {
+    HF_GPT2_REGEX: (STAGE_GPT2, 0),       # tokenizers ByteLevel's own regex (also r50k)
+    HF_LLAMA3_REGEX: (STAGE_LLAMA3, 3),   # Llama 3, cl100k_base
+    HF_QWEN2_REGEX: (STAGE_LLAMA3, 1),    # Qwen 2
+}
+
+
+def _rebuild(regexes, oniguruma, by_codepoints=False):
+    return LlamaSplitter(regexes, oniguruma=oniguruma, by_codepoints=by_codepoints)
+
 
 cdef struct Stage:
     int kind
@@ -80,6 +102,7 @@ cdef struct Stage:
 
 include "llama_span.pxi"
 include "llama_splitters.pxi"
+include "llama_bytes.pxi"
 
 
 cdef inline int32_t wide_symbol(uint32_t cp, unsigned char f) noexcept nogil:
@@ -196,24 +219,45 @@ cdef class LlamaSplitter(PreTokenizer):
     cdef int n_stages
     cdef list programs
     cdef readonly tuple regexes
+    cdef readonly bint oniguruma
+    cdef bytes flag_table           # oniguruma: the flag table (index then blocks)
+    cdef const unsigned short* flag_index
+    cdef const unsigned char* flag_blocks
+    cdef unsigned char ascii_flags[128]
+    cdef uint64_t ascii_chars[128]      # bt_char of ASCII
+    cdef int byte_kind                  # STAGE_GPT2 / STAGE_LLAMA3: split over bytes (llama_bytes.pxi)
 
     def __cinit__(self):
         self.stages = NULL
         self.linear = NULL
 
-    def __init__(self, regexes, *, bint force_vm=False):
+    def __init__(self, regexes, *, bint force_vm=False, bint oniguruma=False, bint by_codepoints=False):
         """`force_vm` (tests only): run every regex on the linear-time matcher, even those with a
-        hand-written splitter."""
+        hand-written splitter. `oniguruma`: the regexes are tokenizer.json patterns of
+        ONIGURUMA_STAGES, matched as tokenizers' Oniguruma matches them (its \\p{L} \\p{N}
+        \\p{M} \\s, and (?i) folding U+017F to s) by the same hand-written splitters.
+        `by_codepoints` (tests only): a GPT-2 or Llama 3 / Qwen 2 regex alone runs on the
+        codepoint buffer too, not over the bytes (llama_bytes.pxi)."""
         self.regexes = tuple(regexes)
         if not self.regexes:
             raise ValueError("a LlamaSplitter needs at least one regex")
+        self.oniguruma = oniguruma
+        self.flag_index = LLAMA_FLAGS_INDEX
+        self.flag_blocks = LLAMA_FLAGS_BLOCKS
+        if oniguruma:
+            if force_vm or not all(regex in ONIGURUMA_STAGES for regex in self.regexes):
+                raise ValueError("oniguruma splitters take only the patterns of ONIGURUMA_STAGES")
+            from toksmith.hf.onig_unicode import splitter_flag_table
+            self.flag_table = splitter_flag_table()
+            self.flag_index = <const unsigned short*><const char*>self.flag_table
+            self.flag_blocks = <const unsigned char*><const char*>self.flag_table + 2 * 4352
         self.n_stages = len(self.regexes)
         self.stages = <Stage*>malloc(sizeof(Stage) * self.n_stages)
         if self.stages == NULL:
             raise MemoryError()
         self.programs = []
         for i, regex in enumerate(self.regexes):
-            kind, param, program = _stage_for(regex, force_vm)
+            kind, param, program = ONIGURUMA_STAGES[regex] + (None,) if oniguruma else _stage_for(regex, force_vm)
             self.stages[i].kind = kind
             self.stages[i].param = param
             self.stages[i].prog = -1
@@ -225,13 +269,19 @@ cdef class LlamaSplitter(PreTokenizer):
             raise MemoryError()
         for k, kept in enumerate(self.programs):
             self.linear[k] = <PyObject*>kept
+        for k in range(128):
+            self.ascii_flags[k] = table_flags(self.flag_index, self.flag_blocks, k)
+            self.ascii_chars[k] = (<uint64_t>k << 16) | (1 << 8) | self.ascii_flags[k]
+        self.byte_kind = 0
+        if self.n_stages == 1 and not by_codepoints and self.stages[0].kind in (STAGE_GPT2, STAGE_LLAMA3):
+            self.byte_kind = self.stages[0].kind
 
     def __dealloc__(self):
         free(self.stages)
         free(self.linear)
 
     def __reduce__(self):
-        return (LlamaSplitter, (list(self.regexes),))
+        return (_rebuild, (list(self.regexes), self.oniguruma, self.byte_kind == 0))
 
     cdef int split(self, const unsigned char* s, Py_ssize_t n, PreTokenizerWork* work,
                    IdBuf* ends) noexcept nogil:
@@ -242,13 +292,37 @@ cdef class LlamaSplitter(PreTokenizer):
         cdef IdBuf symbols, pairs
         cdef PreTokenizerWork* inner
         cdef PreTokenizerWork* inner2
+        cdef ByteText t
         if n == 0:
+            return 0
+        if self.byte_kind:
+            if idbuf_reserve(ends, n) < 0:
+                return -1
+            t.s = s
+            t.n = n
+            t.prev_end = 0
+            t.ascii = self.ascii_chars
+            t.index = self.flag_index
+            t.blocks = self.flag_blocks
+            t.long_s = self.oniguruma
+            t.out = ends.data + base
+            t.n_out = 0
+            if self.byte_kind == STAGE_GPT2:
+                bt_split_gpt2(&t)
+            else:
+                bt_split_llama3(&t, self.stages[0].param)
+            ends.size = base + t.n_out
             return 0
         n_cpt = decode_utf8(s, n, &work.a, &work.b)
         if n_cpt < 0:
             return -1
-        for i in range(n_cpt):
-            work.a.data[i] |= (<int32_t>lflags(<uint32_t>work.a.data[i])) << 24
+        if self.oniguruma:
+            for i in range(n_cpt):
+                work.a.data[i] |= (<int32_t>splitter_flags(self.ascii_flags, self.flag_index, self.flag_blocks,
+                                                           <uint32_t>work.a.data[i])) << 24
+        else:
+            for i in range(n_cpt):
+                work.a.data[i] |= (<int32_t>lflags(<uint32_t>work.a.data[i])) << 24
         # The matcher's memory: the work's inner works (kept between calls, freed with them).
         inner = pretok_inner_work(work)
         inner2 = pretok_inner_work(inner) if inner != NULL else NULL
@@ -271,6 +345,7 @@ cdef class LlamaSplitter(PreTokenizer):
             ends.size = base
             v.cpts = work.a.data
             v.out = ends
+            v.long_s = self.oniguruma
             start = 0
             for r in range(work.c.size):
                 v.ini = start

@@ -246,13 +246,33 @@ cdef int split_o200k(const int32_t* cp, const unsigned char* fl, Py_ssize_t n, I
 
 
 cdef class TiktokenSplitter(PreTokenizer):
-    """Base of the tiktoken pattern splitters: decode once, then the pattern's scanner."""
+    """Base of the tiktoken pattern splitters: decode once, then the pattern's scanner.
+    `oniguruma`: the classes are tokenizers' Oniguruma's (toksmith.hf.onig_unicode's
+    splitter_flag_table), for the same pattern in a tokenizer.json; else the regex module's."""
     cdef int pattern
+    cdef readonly bint oniguruma
+    cdef bytes flag_table
+    cdef const unsigned short* flag_index
+    cdef const unsigned char* flag_blocks
+    cdef unsigned char ascii_flags[128]
+
+    def __init__(self, *, bint oniguruma=False):
+        self.oniguruma = oniguruma
+        self.flag_index = TIKTOKEN_FLAGS_INDEX
+        self.flag_blocks = TIKTOKEN_FLAGS_BLOCKS
+        if oniguruma:
+            from toksmith.hf.onig_unicode import splitter_flag_table
+            self.flag_table = splitter_flag_table()
+            self.flag_index = <const unsigned short*><const char*>self.flag_table
+            self.flag_blocks = <const unsigned char*><const char*>self.flag_table + 2 * 4352
+        for k in range(128):
+            self.ascii_flags[k] = table_flags(self.flag_index, self.flag_blocks, k)
 
     cdef int split(self, const unsigned char* s, Py_ssize_t n, PreTokenizerWork* work,
                    IdBuf* ends) noexcept nogil:
         cdef Py_ssize_t base = ends.size, n_cpt, i
         cdef unsigned char* fl
+        cdef uint32_t c
         cdef int rc
         if n == 0:
             return 0
@@ -264,7 +284,8 @@ cdef class TiktokenSplitter(PreTokenizer):
             return -1
         fl = <unsigned char*>work.c.data
         for i in range(n_cpt):
-            fl[i] = tflags(<uint32_t>work.a.data[i])
+            c = <uint32_t>work.a.data[i]
+            fl[i] = self.ascii_flags[c] if c < 128 else table_flags(self.flag_index, self.flag_blocks, c)
         fl[n_cpt] = 0
         if self.pattern == PATTERN_R50K:
             rc = split_r50k(work.a.data, fl, n_cpt, ends)
@@ -278,7 +299,11 @@ cdef class TiktokenSplitter(PreTokenizer):
         return cut_to_bytes(ends, base, work.b.data)
 
     def __reduce__(self):
-        return (type(self), ())
+        return (_rebuild, (type(self), self.oniguruma))
+
+
+def _rebuild(cls, oniguruma):
+    return cls(oniguruma=oniguruma)
 
 
 cdef class R50kSplitter(TiktokenSplitter):
@@ -287,17 +312,20 @@ cdef class R50kSplitter(TiktokenSplitter):
         >>> R50kSplitter().split_text(b"I'm  here")
         [b'I', b"'m", b' ', b' here']
     """
-    def __init__(self):
+    def __init__(self, *, bint oniguruma=False):
+        TiktokenSplitter.__init__(self, oniguruma=oniguruma)
         self.pattern = PATTERN_R50K
 
 
 cdef class Cl100kSplitter(TiktokenSplitter):
     """cl100k_base."""
-    def __init__(self):
+    def __init__(self, *, bint oniguruma=False):
+        TiktokenSplitter.__init__(self, oniguruma=oniguruma)
         self.pattern = PATTERN_CL100K
 
 
 cdef class O200kSplitter(TiktokenSplitter):
     """o200k_base / o200k_harmony."""
-    def __init__(self):
+    def __init__(self, *, bint oniguruma=False):
+        TiktokenSplitter.__init__(self, oniguruma=oniguruma)
         self.pattern = PATTERN_O200K

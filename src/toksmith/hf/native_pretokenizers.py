@@ -53,13 +53,12 @@ def _simple(hf: c.HfTokenizerSpec, component: c.PreTokenizer, path: str) -> PreT
 
 
 def byte_level_pretokenizer(pre: c.ByteLevel, *, map_bytes: bool = True) -> PreTokenizer:
-    """ByteLevel (pre_tokenizers/byte_level.rs): add_prefix_space, GPT-2's regex (the native
-    r50k splitter: the same pieces, tested against tokenizers), the byte<->unicode map
-    (`map_bytes`: False for a byte-level model that maps its vocabulary instead).
-    trim_offsets changes offsets only, never ids."""
+    """ByteLevel (pre_tokenizers/byte_level.rs): add_prefix_space, GPT-2's regex (as
+    Oniguruma matches it: gpt2_split_stage), the byte<->unicode map (`map_bytes`: False for
+    a byte-level model that maps its vocabulary instead). trim_offsets changes offsets
+    only, never ids."""
     from toksmith._core.hf_pretokenizers import HfByteLevel
-    from toksmith.pretokenizers.tiktoken_encodings import TiktokenPattern
-    splitter = TiktokenPattern.R50K.build_splitter() if pre.use_regex else None
+    splitter = gpt2_split_stage() if pre.use_regex else None
     return HfByteLevel(add_prefix_space=pre.add_prefix_space, splitter=splitter, map_bytes=map_bytes)
 
 
@@ -81,19 +80,27 @@ SPLIT_BEHAVIORS = {
 }
 
 
-def split_stage(hf: c.HfTokenizerSpec, split: c.Split, path: str) -> HfSplit:
+def split_stage(hf: c.HfTokenizerSpec, split: c.Split, path: str) -> PreTokenizer:
     """Parity: tokenizers pre_tokenizers/split.rs (any pattern Oniguruma runs that the
-    linear-time matcher can run exactly; the others are refused by JSON path)."""
+    linear-time matcher can run exactly; the others are refused by JSON path). The
+    patterns of real byte-level files (GPT-2's, Llama 3's, Qwen 2's, o200k's), Isolated and
+    not inverted, run on a hand-written splitter with Oniguruma's classes."""
+    from toksmith.hf.split_patterns import oniguruma_splitter
+    if (isinstance(split.pattern, c.RegexPattern) and split.behavior == c.SplitBehavior.ISOLATED
+            and not split.invert):
+        splitter = oniguruma_splitter(split.pattern.regex)
+        if splitter is not None:
+            return splitter
     return HfSplit(native_pattern(hf, split.pattern, f"{path}.pattern"), SPLIT_BEHAVIORS[split.behavior],
                    split.invert)
 
 
-def gpt2_split_stage() -> HfSplit:
+def gpt2_split_stage() -> PreTokenizer:
     """Parity: tokenizers pre_tokenizers/byte_level.rs ByteLevel with use_regex: GPT-2's
-    regex on Oniguruma, each match and each gap a pre-token."""
-    from toksmith.hf.native_regex import compiled_pattern
-    from toksmith.hf.split_patterns import GPT2_REGEX
-    return HfSplit(compiled_pattern("Regex", GPT2_REGEX), hf_regex_stages.SPLIT_ISOLATED, False)
+    regex on Oniguruma, each match and each gap a pre-token (llama.cpp's GPT-2 splitter
+    reading Oniguruma's classes)."""
+    from toksmith._core.pretok_llama import HF_GPT2_REGEX, LlamaSplitter
+    return LlamaSplitter([HF_GPT2_REGEX], oniguruma=True)
 
 
 # type of component -> builder(hf, component, json_path) -> PreTokenizer

@@ -80,3 +80,35 @@ def fold_classes() -> list[tuple[int, ...]]:
 def multi_folds() -> dict[int, str]:
     """{code point: the string of several characters that `(?i)` also matches for it}."""
     return data.MULTI_FOLDS
+
+
+# Flag bits of toksmith._core.pretok_common (F_LETTER, F_NUMBER, F_MARK, F_SPACE, TF_UPPERISH
+# [\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}], TF_LOWERISH [\p{Ll}\p{Lm}\p{Lo}\p{M}]; LF_DEFINED).
+_FLAG_CLASSES = ((1, lambda: property_ranges("L")), (2, lambda: property_ranges("N")),
+                 (4, lambda: property_ranges("M")), (8, lambda: escape_ranges("s")),
+                 (16, lambda: [r for name in ("Lu", "Lt", "Lm", "Lo", "M") for r in property_ranges(name)]),
+                 (32, lambda: [r for name in ("Ll", "Lm", "Lo", "M") for r in property_ranges(name)]))
+
+
+@lru_cache(maxsize=1)
+def splitter_flag_table() -> bytes:
+    """Oniguruma's \\p{L} \\p{N} \\p{M} \\s and o200k's upper/lower word classes as the
+    two-level flag table the hand-written splitters read (pretok_common.table_flags):
+    4352 little-endian u16 block numbers, then the distinct 256-byte blocks. Every code point has bit 64 (defined) set.
+
+    >>> table = splitter_flag_table()
+    >>> block = int.from_bytes(table[0:2], "little")
+    >>> table[8704 + 256 * block + ord("a")], table[8704 + 256 * block + ord(" ")]
+    (97, 72)
+    """
+    flags = bytearray(b"\x40" * 0x110000)
+    for bit, ranges in _FLAG_CLASSES:
+        with_bit = bytes(f | bit for f in range(256))
+        for lo, hi in ranges():
+            flags[lo:hi + 1] = flags[lo:hi + 1].translate(with_bit)
+    blocks: dict[bytes, int] = {}
+    index = bytearray()
+    for k in range(0, 0x110000, 256):
+        block = bytes(flags[k:k + 256])
+        index += blocks.setdefault(block, len(blocks)).to_bytes(2, "little")
+    return bytes(index) + b"".join(blocks)

@@ -3,23 +3,47 @@
 Real files split with GPT-2's regex (a ByteLevel pre-tokenizer with use_regex) or with
 Split pre-tokenizers by a family's regex followed by ByteLevel without regex (Llama 3,
 Qwen 2, DeepSeek's three Splits, ...). tokenizers runs all of them on Oniguruma, so they
-run here on the Oniguruma-exact matcher (toksmith.hf.native_regex): the hand-written
-splitters of llama.cpp's and tiktoken's families differ from Oniguruma on characters of
-other Unicode versions, and on `(?i)` matching U+017F (ſ) as "s" (Llama 3's `(?i:'s|...)`).
+run exactly as Oniguruma runs them: GPT-2's, Llama 3's (cl100k's), Qwen 2's and o200k's
+patterns (an Isolated Split, not inverted) on hand-written splitters reading Oniguruma's
+classes (oniguruma_splitter: llama.cpp's and tiktoken's own tables differ from Oniguruma's
+on characters of other Unicode versions, and `(?i)` matches U+017F (ſ) as "s"), any other
+pattern on the Oniguruma-exact matcher (toksmith.hf.native_regex).
 
 >>> byte_level_splitter(hf)                                     # doctest: +SKIP
-<toksmith._core.hf_regex_stages.HfSplit object at ...>
+<toksmith._core.pretok_llama.LlamaSplitter object at ...>
 """
 from __future__ import annotations
 
 from toksmith.hf import components as c
 
-LLAMA3_REGEX = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*"
-                r"|\s*[\r\n]+|\s+(?!\S)|\s+")
-QWEN2_REGEX = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*"
-               r"|\s*[\r\n]+|\s+(?!\S)|\s+")
-# Parity: tokenizers pre_tokenizers/byte_level.rs RE (ByteLevel with use_regex).
-GPT2_REGEX = r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"
+# Parity: tokenizers pre_tokenizers/byte_level.rs RE (ByteLevel with use_regex) is GPT2_REGEX.
+from toksmith._core.pretok_llama import HF_GPT2_REGEX as GPT2_REGEX  # noqa: E402
+from toksmith._core.pretok_llama import HF_LLAMA3_REGEX as LLAMA3_REGEX  # noqa: E402
+from toksmith._core.pretok_llama import HF_QWEN2_REGEX as QWEN2_REGEX  # noqa: E402
+
+# o200k_base's pattern as tokenizer.json files write it (GPT-4o's).
+O200K_REGEX = "|".join([
+    r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?",
+    r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?",
+    r"\p{N}{1,3}", r" ?[^\s\p{L}\p{N}]+[\r\n/]*", r"\s*[\r\n]+", r"\s+(?!\S)", r"\s+"])
+
+
+def oniguruma_splitter(regex: str):
+    """The hand-written splitter that cuts text as tokenizers' Oniguruma cuts it with
+    `regex` (an Isolated, not inverted Split), or None when `regex` has none: GPT-2's,
+    Llama 3's (cl100k's) and Qwen 2's on llama.cpp's splitters, o200k's on tiktoken's,
+    each reading Oniguruma's classes (toksmith.hf.onig_unicode.splitter_flag_table).
+
+    >>> oniguruma_splitter(LLAMA3_REGEX).split_text("it's 12345".encode())
+    [b'it', b"'s", b' ', b'123', b'45']
+    """
+    from toksmith._core.pretok_llama import ONIGURUMA_STAGES, LlamaSplitter
+    if regex in ONIGURUMA_STAGES:
+        return LlamaSplitter([regex], oniguruma=True)
+    if regex == O200K_REGEX:
+        from toksmith._core.pretok_tiktoken import O200kSplitter
+        return O200kSplitter(oniguruma=True)
+    return None
 
 
 def byte_level_splitter(hf: c.HfTokenizerSpec):
