@@ -9,6 +9,11 @@ the ones it found uncovered.)
 - the ByteLevel pre-tokenizer with trim_offsets off (and add_prefix_space on), over the
   GPT-2 vocabulary, with the ByteLevel decoder's own options off;
 - the Replace decoder with a regex pattern, and CTC with cleanup off, on the WordPiece file;
+- the hf/gpt2 folder (vocab.json + merges.txt, no tokenizer.json) against the tokenizer
+  transformers 5.23 itself builds from that folder (AutoTokenizer, offline): every line
+  of every corpus with all four add_special x parse_special combinations, decode with both
+  skip_special, pairs (test_hf_byte_level compares the folder on a sample, one
+  add_special value, against a hand-built reference);
 - a Split pre-tokenizer whose regex uses \\X (grapheme clusters) and a single template that
   names $A twice: toksmith refuses both (xfail, strict: they must start passing when done).
 
@@ -19,6 +24,7 @@ from __future__ import annotations
 
 import pytest
 import tokenizers
+import transformers
 from tokenizers import AddedToken, Regex, decoders, models, normalizers, pre_tokenizers, processors, trainers
 
 import toksmith
@@ -116,6 +122,39 @@ def test_byte_level_trim_offsets_off_matches_tokenizers(fixtures, corpus_lines, 
     report(f"ByteLevel pre-tokenizer add_prefix_space on, trim_offsets off (GPT-2 vocabulary) vs tokenizers: "
            f"{compared} lines x add_special+parse_special, every {SAMPLE_STEP}th x 3 other combinations, "
            f"decode x2: 0 mismatches")
+
+
+def test_gpt2_folder_matches_transformers_build_on_every_line(fixtures, corpus_lines):
+    folder = fixture_file(fixtures, "hf/gpt2/vocab.json").parent
+    built = transformers.AutoTokenizer.from_pretrained(str(folder), local_files_only=True)
+    ref = tokenizers.Tokenizer.from_str(built.backend_tokenizer.to_str())
+    ref.no_padding()
+    ref.no_truncation()
+    tok = toksmith.load(folder)
+    texts = _every_line(corpus_lines, ["<|endoftext|>"])
+    # the folder's template adds nothing: tokenizers' ids are the same for both add_special
+    # values (checked on every 8th line), so its full run is made once per parse_special
+    for parse_special in (True, False):
+        ref.encode_special_tokens = not parse_special
+        want = [e.ids for e in ref.encode_batch(texts, add_special_tokens=True)]
+        assert [e.ids for e in ref.encode_batch(texts[::SAMPLE_STEP], add_special_tokens=False)] == \
+            want[::SAMPLE_STEP]
+        for add_special in (True, False):
+            got = tok.encode_batch(texts, add_special=add_special, parse_special=parse_special)
+            for text, g, w in zip(texts, got, want):
+                if g != w:
+                    pytest.fail(f"gpt2 folder add_special={add_special} parse_special={parse_special} "
+                                f"{text[:80]!r}: {first_difference(g, w)}")
+        if parse_special:
+            for skip in (False, True):
+                for text, ids, w in zip(texts, want, ref.decode_batch(want, skip_special_tokens=skip)):
+                    assert tok.decode(ids, skip_special=skip) == w, ("gpt2 folder", skip, text[:80])
+    ref.encode_special_tokens = False
+    lines = [line for line in corpus_lines["man_en.txt"] if line.strip()][:100]
+    for first, second in zip(lines, lines[1:]):
+        assert tok.encode(first, pair=second) == ref.encode(first, second).ids, (first, second)
+    report(f"hf/gpt2 folder vs the tokenizer transformers builds from it: {len(texts)} lines x 4 flag "
+           f"combinations, decode x2, 99 pairs: 0 mismatches")
 
 
 @pytest.mark.xfail(strict=True, raises=toksmith.errors.UnsupportedModelError,
