@@ -14,6 +14,9 @@ the ones it found uncovered.)
   of every corpus with all four add_special x parse_special combinations, decode with both
   skip_special, pairs (test_hf_byte_level compares the folder on a sample, one
   add_special value, against a hand-built reference);
+- BPE over characters with its merges in the legacy serialized form ("a b" strings, as
+  tokenizers < 0.20 saved them; llama3's byte-level file has them too): Llama 2's .model as
+  transformers' LlamaConverter converts it, merges rewritten;
 - a Split pre-tokenizer whose regex uses \\X (grapheme clusters) and a single template that
   names $A twice: toksmith refuses both (xfail, strict: they must start passing when done).
 
@@ -22,6 +25,8 @@ combinations on every 8th line; decode of the ids of every line with both skip_s
 """
 from __future__ import annotations
 
+import json
+
 import pytest
 import tokenizers
 import transformers
@@ -29,6 +34,7 @@ from tokenizers import AddedToken, Regex, decoders, models, normalizers, pre_tok
 
 import toksmith
 from tests.conftest import CORPUS_FILES, first_difference, fixture_file, report
+from tests.parity.converted_spm import convert
 from tests.parity.test_byte_bpe_gguf import spliced
 
 FLAGS = ((True, True), (False, False), (False, True), (True, False))   # add_special, parse_special
@@ -155,6 +161,19 @@ def test_gpt2_folder_matches_transformers_build_on_every_line(fixtures, corpus_l
         assert tok.encode(first, pair=second) == ref.encode(first, second).ids, (first, second)
     report(f"hf/gpt2 folder vs the tokenizer transformers builds from it: {len(texts)} lines x 4 flag "
            f"combinations, decode x2, 99 pairs: 0 mismatches")
+
+
+def test_char_bpe_with_string_merges_matches_tokenizers(fixtures, corpus_lines, tmp_path):
+    data = json.loads(convert(str(fixture_file(fixtures, "spm/llama2_tokenizer.model")), "LlamaConverter",
+                              legacy=True).to_str())
+    assert all(isinstance(m, list) and len(m) == 2 and " " not in "".join(m) for m in data["model"]["merges"])
+    data["model"]["merges"] = [" ".join(m) for m in data["model"]["merges"]]
+    path = tmp_path / "llama2-string-merges.json"
+    path.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+    compared = _compare("char BPE string merges", path, _every_line(corpus_lines, ["<s>", "</s>", "<unk>"]))
+    report(f"BPE (characters, byte_fallback) with 'a b' string merges, Llama 2 converted, vs tokenizers: "
+           f"{compared} lines x add_special+parse_special, every {SAMPLE_STEP}th x 3 other combinations, "
+           f"decode x2: 0 mismatches")
 
 
 @pytest.mark.xfail(strict=True, raises=toksmith.errors.UnsupportedModelError,
