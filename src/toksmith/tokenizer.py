@@ -117,13 +117,18 @@ class Tokenizer(TokenizerCore):
         Parity: tokenizers Tokenizer::encode of a pair then TemplateProcessing::process."""
         if self.spec.hf is None:
             return super()._encode_pair(text, pair, add_special, parse_special)
-        from toksmith.hf.pipeline import pair_template_ids
-        first = self.engine.encode(text, add_special=False, parse_special=parse_special)
-        second = self.engine.encode(pair, add_special=False, parse_special=parse_special)
-        if not add_special:
-            return first + second
-        before, between, after = pair_template_ids(self.spec.hf)
-        return before + first + between + second + after
+        from toksmith.hf.components import Sequence
+        from toksmith.hf.pipeline import pair_template_layout
+        layout = pair_template_layout(self.spec.hf)
+        texts = {Sequence.A: text, Sequence.B: pair}
+        ids: list[int] = []
+        for part in layout:
+            # the template's order holds without add_special too (only its special ids go)
+            if isinstance(part, Sequence):
+                ids += self.engine.encode(texts[part], add_special=False, parse_special=parse_special)
+            elif add_special:
+                ids += part
+        return ids
 
     # ---------------------------------------------------------------- vocabulary
 

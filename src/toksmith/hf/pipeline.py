@@ -270,13 +270,35 @@ def single_template_ids(hf: c.HfTokenizerSpec) -> tuple[list[int], list[int]]:
     return _template_ids(hf, hf.post_processor, pair=False)[0:2]
 
 
-def pair_template_ids(hf: c.HfTokenizerSpec) -> tuple[list[int], list[int], list[int]]:
-    """The ids before, between and after the two sequences of the pair template;
-    ValueError when the post-processor has none."""
+def pair_template_layout(hf: c.HfTokenizerSpec) -> list[list[int] | c.Sequence]:
+    """The pair template as tokenizers applies it: special ids and the two sequences, in order.
+
+    >>> pair_template_layout(bert_spec)            # BertProcessing
+    [[101], <Sequence.A: 'A'>, [102], <Sequence.B: 'B'>, [102]]
+
+    Parity: tokenizers processors/template.rs TemplateProcessing::apply_template follows the
+    template's order even when add_special_tokens is false (then only its special tokens
+    are left out): "$B:1 [SEP] $A:0" puts the second text first, and a template may name a
+    sequence twice or not at all. ValueError when the post-processor has no pair template.
+    """
     post = hf.post_processor
-    if isinstance(post, c.TemplateProcessing) and post.pair is None:
-        raise ValueError(f"{hf.source}: the TemplateProcessing post-processor has no pair template")
-    return _template_ids(hf, post, pair=True)
+    if isinstance(post, c.PostProcessorSequence):
+        members = [p for p in post.processors if not isinstance(p, c.ByteLevel)]
+        if len(members) > 1:
+            raise unsupported(hf, "$.post_processor", post)
+        post = members[0] if members else None
+    if isinstance(post, c.TemplateProcessing):
+        if post.pair is None:
+            raise ValueError(f"{hf.source}: the TemplateProcessing post-processor has no pair template")
+        layout: list[list[int] | c.Sequence] = []
+        for piece in post.pair:
+            if isinstance(piece, c.TemplateSequence):
+                layout.append(piece.sequence)
+            else:
+                layout.append(list(post.special_tokens[piece.name]))
+        return layout
+    before, between, after = _template_ids(hf, post, pair=True)
+    return [before, c.Sequence.A, between, c.Sequence.B, after]
 
 
 def _template_ids(hf: c.HfTokenizerSpec, post, pair: bool) -> tuple[list[int], ...]:
