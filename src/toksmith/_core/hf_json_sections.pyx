@@ -43,6 +43,7 @@ cdef extern from "Python.h":
 # Past this depth the plain reader takes the file (json.loads' own limit is the
 # interpreter's recursion limit; no tokenizer.json nests more than a few levels).
 cdef int MAX_DEPTH = 200
+DEF RESOLVE_BATCH = 16
 cdef uint64_t TAG_MASK = <uint64_t>0xFFFFFFFF00000000ULL
 cdef uint64_t LOW32 = <uint64_t>0xFFFFFFFFULL
 
@@ -896,56 +897,81 @@ cdef class MergeTable:
         left + right without its first `prefix_length` bytes (continuing_subword_prefix;
         cut on a character boundary) -- and keep the ids. False at the first that fails
         (the plain reader then explains it)."""
-        cdef Py_ssize_t i, llen, rlen, scratch_cap = 256, k
-        cdef const unsigned char* right
-        cdef unsigned char* scratch
-        cdef unsigned char* grown
-        cdef int64_t left_entry, right_entry, merged_entry
-        cdef bint ok = True
+        cdef bint ok
         if self.lefts == NULL:
             self.lefts = <int32_t*>malloc(max(self.n, 1) * sizeof(int32_t))
             self.rights = <int32_t*>malloc(max(self.n, 1) * sizeof(int32_t))
             self.mergeds = <int32_t*>malloc(max(self.n, 1) * sizeof(int32_t))
             if self.lefts == NULL or self.rights == NULL or self.mergeds == NULL:
                 raise MemoryError()
-        scratch = <unsigned char*>malloc(scratch_cap)
-        if scratch == NULL:
-            raise MemoryError()
-        try:
-            with nogil:
-                for i in range(self.n):
-                    llen = self.left_lengths[i]
-                    right = self._right(i, &rlen)
-                    left_entry = vocab._find(self._left(i), llen, hash_bytes(self._left(i), llen))
-                    right_entry = vocab._find(right, rlen, hash_bytes(right, rlen))
-                    if left_entry < 0 or right_entry < 0:
-                        ok = False
-                        break
-                    # Parity: read_models.merged_token (tokenizers BpeBuilder::build): the
-                    # prefix's length in BYTES off the right side, which must then decode.
-                    if rlen < prefix_length or (prefix_length < rlen and (right[prefix_length] & 0xC0) == 0x80):
-                        ok = False
-                        break
-                    k = llen + rlen - prefix_length
-                    if k > scratch_cap:
-                        scratch_cap = 2 * k
-                        grown = <unsigned char*>realloc(scratch, scratch_cap)
-                        if grown == NULL:
-                            ok = False
-                            break
-                        scratch = grown
-                    memcpy(scratch, self._left(i), llen)
-                    memcpy(scratch + llen, right + prefix_length, rlen - prefix_length)
-                    merged_entry = vocab._find(scratch, k, hash_bytes(scratch, k))
-                    if merged_entry < 0:
-                        ok = False
-                        break
-                    self.lefts[i] = <int32_t>vocab.ids[left_entry]
-                    self.rights[i] = <int32_t>vocab.ids[right_entry]
-                    self.mergeds[i] = <int32_t>vocab.ids[merged_entry]
-        finally:
-            free(scratch)
+        with nogil:
+            ok = self._resolve(vocab, prefix_length)
         self.resolved_prefix_length = prefix_length if ok else -1
+        return ok
+
+    cdef bint _resolve(self, TokenTable vocab, Py_ssize_t prefix_length) noexcept nogil:
+        """resolve's loop, RESOLVE_BATCH merges at a time: the hash slots of a batch's three
+        texts are prefetched before any is probed, so the memory latency of one lookup
+        overlaps the others' (random reads into the vocab dominate)."""
+        cdef Py_ssize_t first, j, i, count, llen, rlen, k, at, scratch_cap = 4096
+        cdef const unsigned char* right
+        cdef unsigned char* scratch = <unsigned char*>malloc(scratch_cap)
+        cdef unsigned char* grown
+        cdef uint64_t left_hash[RESOLVE_BATCH]
+        cdef uint64_t right_hash[RESOLVE_BATCH]
+        cdef uint64_t merged_hash[RESOLVE_BATCH]
+        cdef Py_ssize_t merged_at[RESOLVE_BATCH]
+        cdef Py_ssize_t merged_length[RESOLVE_BATCH]
+        cdef int64_t left_entry, right_entry, merged_entry
+        cdef bint ok = scratch != NULL
+        first = 0
+        while ok and first < self.n:
+            count = min(RESOLVE_BATCH, self.n - first)
+            at = 0
+            for j in range(count):
+                i = first + j
+                llen = self.left_lengths[i]
+                right = self._right(i, &rlen)
+                # Parity: read_models.merged_token (tokenizers BpeBuilder::build): the
+                # prefix's length in BYTES off the right side, which must then decode.
+                if rlen < prefix_length or (prefix_length < rlen and (right[prefix_length] & 0xC0) == 0x80):
+                    ok = False
+                    break
+                k = llen + rlen - prefix_length
+                if at + k > scratch_cap:
+                    scratch_cap = 2 * (at + k)
+                    grown = <unsigned char*>realloc(scratch, scratch_cap)
+                    if grown == NULL:
+                        ok = False
+                        break
+                    scratch = grown
+                memcpy(scratch + at, self._left(i), llen)
+                memcpy(scratch + at + llen, right + prefix_length, rlen - prefix_length)
+                merged_at[j] = at
+                merged_length[j] = k
+                at += k
+                left_hash[j] = hash_bytes(self._left(i), llen)
+                right_hash[j] = hash_bytes(right, rlen)
+                merged_hash[j] = hash_bytes(scratch + merged_at[j], k)
+                prefetch(&vocab.slots[left_hash[j] & vocab.mask])
+                prefetch(&vocab.slots[right_hash[j] & vocab.mask])
+                prefetch(&vocab.slots[merged_hash[j] & vocab.mask])
+            if not ok:
+                break
+            for j in range(count):
+                i = first + j
+                right = self._right(i, &rlen)
+                left_entry = vocab._find(self._left(i), self.left_lengths[i], left_hash[j])
+                right_entry = vocab._find(right, rlen, right_hash[j])
+                merged_entry = vocab._find(scratch + merged_at[j], merged_length[j], merged_hash[j])
+                if left_entry < 0 or right_entry < 0 or merged_entry < 0:
+                    ok = False
+                    break
+                self.lefts[i] = <int32_t>vocab.ids[left_entry]
+                self.rights[i] = <int32_t>vocab.ids[right_entry]
+                self.mergeds[i] = <int32_t>vocab.ids[merged_entry]
+            first += count
+        free(scratch)
         return ok
 
     def _resolved(self):
