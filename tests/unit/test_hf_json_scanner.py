@@ -208,3 +208,6 @@ def test_real_files_read_the_same(rel, fixtures):
     fast = reader._read_scanned(data, "t.json")
     assert fast is not None
     assert _key(fast) == _key(reader._read(reader.parse_json(data, "t.json"), "t.json"))
+    merges = getattr(fast.model, "merges", None)
+    if isinstance(merges, MergeTable):
+        assert merges.byte_level_blob() == b"\n".join(merges.byte_level_lines())

@@ -481,7 +481,8 @@ cdef class TextTable:
         that text is an entry already (or memory ran out)."""
         cdef Py_ssize_t entry = self.n
         cdef uint64_t h, slot
-        if self._reserve(entry + 1) < 0:
+        if (entry + 2 > self.cap or self.slots == NULL or 2 * (entry + 1) > <Py_ssize_t>self.mask + 1) \
+                and self._reserve(entry + 1) < 0:
             return -1
         self.offsets[entry + 1] = self.blob.size
         h = self._hash(entry)
@@ -1004,6 +1005,26 @@ cdef class MergeTable:
         for i in range(self.n):
             out[i] = PyBytes_FromStringAndSize(self.blob.data + self.offsets[i],
                                                self.offsets[i + 1] - self.offsets[i])
+        return out
+
+    def byte_level_blob(self):
+        """The merges as "left right" UTF-8 lines joined by b"\\n" in one bytes object
+        (ByteLevelBpe.build reads its lines: the same as byte_level_lines, with no object
+        per merge); b"" when there are none."""
+        cdef Py_ssize_t i, at = 0, length
+        cdef bytes out
+        cdef char* q
+        if self.n == 0:
+            return b""
+        out = PyBytes_FromStringAndSize(NULL, self.offsets[self.n] - self.offsets[0] + self.n - 1)
+        q = PyBytes_AS_STRING(out)
+        for i in range(self.n):
+            length = self.offsets[i + 1] - self.offsets[i]
+            memcpy(q + at, self.blob.data + self.offsets[i], length)
+            at += length
+            if i + 1 < self.n:
+                q[at] = 10
+                at += 1
         return out
 
     def any_right_at_most(self, Py_ssize_t length):

@@ -186,7 +186,7 @@ def _build_byte_level(spec: TokenizerSpec, hf: c.HfTokenizerSpec) -> Engine:
         # the scanner's tables (read_hf_json's fast path): the same lists, made natively
         texts = model.vocab.texts_by_id()
         _check_byte_alphabet(hf, model.vocab.id_of_bytes)
-        merges = model.merges.byte_level_lines()
+        merges = model.merges.byte_level_blob()
     else:
         texts = [None] * (max(model.vocab.values(), default=-1) + 1)
         for text, i in model.vocab.items():
