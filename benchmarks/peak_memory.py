@@ -81,8 +81,8 @@ def main() -> None:
     parser.add_argument("--load-only", action="store_true", help="measure loading only, not encoding")
     args = parser.parse_args()
     root = Path(args.fixtures).resolve()
-    print(f"peak RSS growth, MB: by loading (over the imported library), then by encoding {', '.join(CORPORA)} "
-          f"one call per line (over the loaded tokenizer and the read corpora)")
+    print("peak RSS growth, MB: by loading (over the imported library)" + ("" if args.load_only else
+          f", then by encoding {', '.join(CORPORA)} one call per line (over the loaded tokenizer and the read corpora)"))
     with tempfile.TemporaryDirectory() as tmp:
         for label, path in tokenizer_files(root, Path(tmp)).items():
             print(f"\n== {label}\n{'library':<16}{'load MB':>9}" + ("" if args.load_only else f"{'encode MB':>12}"))
