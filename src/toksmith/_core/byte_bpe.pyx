@@ -571,8 +571,9 @@ cdef class ByteLevelBpe(Model):
 
     cdef int _keep_token_texts(self, SymbolTexts* t) except -1:
         """Copy the token texts (symbols 0..n_pieces-1) and their hash map into the model."""
-        cdef Py_ssize_t n = self.n_pieces, i, cap = 64, total
+        cdef Py_ssize_t n = self.n_pieces, i, cap = 64, total, first, j, count
         cdef uint64_t slot, key, h
+        cdef uint64_t keys[MERGE_BATCH]
         total = t.refs[n - 1].start + t.refs[n - 1].length if n > 0 else 0
         self.texts = <unsigned char*>malloc(max(total, 1))
         self.text_offsets = <int64_t*>malloc((n + 1) * sizeof(int64_t))
@@ -584,18 +585,27 @@ cdef class ByteLevelBpe(Model):
             raise MemoryError()
         memcpy(self.texts, t.blob.data, total)
         self.text_mask = <uint64_t>(cap - 1)
-        for i in range(n):
-            self.text_offsets[i] = t.refs[i].start
-            if t.refs[i].length > 0:
-                key = token_key(self.texts + t.refs[i].start, t.refs[i].length)
-                h = mix64(key)
-                bloom_add(self.token_bloom, self.token_bloom_mask, h)
-                slot = h & self.text_mask
-                while self.text_slots[slot].length != 0:
-                    slot = (slot + 1) & self.text_mask
-                self.text_slots[slot].key = key
-                self.text_slots[slot].id = <int32_t>i
-                self.text_slots[slot].length = <int32_t>t.refs[i].length
+        # A batch at a time, its slots prefetched before any is written (random writes
+        # into a table of 2n slots: the latency of one overlaps the others').
+        for first in range(0, n, MERGE_BATCH):
+            count = min(MERGE_BATCH, n - first)
+            for j in range(count):
+                i = first + j
+                self.text_offsets[i] = t.refs[i].start
+                keys[j] = token_key(self.texts + t.refs[i].start, t.refs[i].length) if t.refs[i].length > 0 else 0
+                prefetch(&self.text_slots[mix64(keys[j]) & self.text_mask])
+            for j in range(count):
+                i = first + j
+                if t.refs[i].length > 0:
+                    key = keys[j]
+                    h = mix64(key)
+                    bloom_add(self.token_bloom, self.token_bloom_mask, h)
+                    slot = h & self.text_mask
+                    while self.text_slots[slot].length != 0:
+                        slot = (slot + 1) & self.text_mask
+                    self.text_slots[slot].key = key
+                    self.text_slots[slot].id = <int32_t>i
+                    self.text_slots[slot].length = <int32_t>t.refs[i].length
         self.text_offsets[n] = total
         self.max_token_length = 0
         for i in range(n):
