@@ -5,9 +5,9 @@ For every (file, library): a child process imports the library, notes its peak R
 (the baseline), loads the file and notes the peak again (printed: "load MB", the growth),
 reads the corpora, then encodes every line one call each (results dropped) and prints
 how far encoding raised the peak beyond that ("encode MB"). A library that cannot load a
-file is listed as unavailable.
+file is listed as unavailable. `--load-only` skips the corpora (load MB only).
 
-    python benchmarks/peak_memory.py ../shared/fixtures
+    python benchmarks/peak_memory.py ../shared/fixtures [--load-only]
 """
 from __future__ import annotations
 
@@ -39,7 +39,7 @@ base = peak_mb()
 t = {load}
 loaded = peak_mb()
 lines = []
-for name in {corpora!r}:
+for name in ({corpora!r} if {encode_too!r} else ()):
     with open({root!r} + "/corpus/" + name, encoding="utf-8", newline="") as f:
         lines += [line[:-1] if line.endswith("\\n") else line for line in f]
 before = peak_mb()
@@ -49,16 +49,16 @@ print(json.dumps({{"load": loaded - base, "encode": peak_mb() - before}}))
 """
 
 
-def measure(library: str, path: Path, root: Path) -> str:
+def measure(library: str, path: Path, root: Path, encode_too: bool = True) -> str:
     import_line, load, encode = LIBRARIES[library]
-    code = CHILD.format(import_line=import_line, corpora=CORPORA, root=str(root),
+    code = CHILD.format(import_line=import_line, corpora=CORPORA, root=str(root), encode_too=encode_too,
                         load=load.format(path=str(path)), encode=encode)
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     if proc.returncode != 0:
         last = (proc.stderr.strip().splitlines() or ["(no message)"])[-1]
         return f"unavailable: {last[:90]}"
     result = json.loads(proc.stdout.strip().splitlines()[-1])
-    return f"{result['load']:>9.1f}{result['encode']:>12.1f}"
+    return f"{result['load']:>9.1f}" + (f"{result['encode']:>12.1f}" if encode_too else "")
 
 
 def tokenizer_files(root: Path, tmp: Path) -> dict[str, Path]:
@@ -78,14 +78,16 @@ def tokenizer_files(root: Path, tmp: Path) -> dict[str, Path]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("fixtures", nargs="?", default="../shared/fixtures")
-    root = Path(parser.parse_args().fixtures).resolve()
-    print(f"peak RSS growth, MB: by loading (over the imported library), then by encoding {', '.join(CORPORA)} "
-          f"one call per line (over the loaded tokenizer and the read corpora)")
+    parser.add_argument("--load-only", action="store_true", help="measure loading only, not encoding")
+    args = parser.parse_args()
+    root = Path(args.fixtures).resolve()
+    print("peak RSS growth, MB: by loading (over the imported library)" + ("" if args.load_only else
+          f", then by encoding {', '.join(CORPORA)} one call per line (over the loaded tokenizer and the read corpora)"))
     with tempfile.TemporaryDirectory() as tmp:
         for label, path in tokenizer_files(root, Path(tmp)).items():
-            print(f"\n== {label}\n{'library':<16}{'load MB':>9}{'encode MB':>12}")
+            print(f"\n== {label}\n{'library':<16}{'load MB':>9}" + ("" if args.load_only else f"{'encode MB':>12}"))
             for library in LIBRARIES:
-                print(f"{library:<16}{measure(library, path, root)}")
+                print(f"{library:<16}{measure(library, path, root, not args.load_only)}")
 
 
 if __name__ == "__main__":

@@ -121,7 +121,8 @@ class ByteLevelVocab:
     texts: per id, the token text as stored: GGUF and tokenizer.json store texts
         through GPT-2's byte<->unicode map (`byte_unicode`); rank files store the raw
         bytes. None: an id no text is given for (a rank-file gap).
-    merges: MERGE_LIST only: the merges as stored ("left right"), in rank order.
+    merges: MERGE_LIST only: the merges as stored ("left right"), in rank order (or one
+        bytes object of those lines joined by b"\n": ByteLevelBpe.build reads its lines).
     special_tokens: texts (raw UTF-8) matched in the input before pre-tokenization,
         with their ids (tiktoken's special tokens; ids may lie past `texts`).
     types: one TokenType per id (GGUF), or None (every text NORMAL).
@@ -135,7 +136,7 @@ class ByteLevelVocab:
 
     texts: list[bytes | None]
     merge_order: MergeOrder
-    merges: list[bytes] | None = None
+    merges: list[bytes] | bytes | None = None
     byte_unicode: bool = False
     ignore_merges: bool = False
     llama_byte_fallback: bool = False
@@ -167,6 +168,12 @@ class ByteLevelVocab:
                 return text
         return None
 
+    def merge_count(self) -> int:
+        """How many merges `merges` holds (lines, when one bytes object)."""
+        if isinstance(self.merges, bytes):
+            return self.merges.count(b"\n") + 1 if self.merges else 0
+        return len(self.merges or ())
+
     def build_model(self):
         """The compiled model stage (toksmith._core.byte_bpe.ByteLevelBpe) of this vocabulary."""
         from toksmith._core.byte_bpe import ByteLevelBpe
@@ -181,5 +188,5 @@ class ByteLevelVocab:
 
     def __repr__(self) -> str:
         return (f"<ByteLevelVocab {len(self)} ids, {self.merge_order.value}"
-                f"{f', {len(self.merges)} merges' if self.merges is not None else ''}"
+                f"{f', {self.merge_count()} merges' if self.merges is not None else ''}"
                 f"{f', {len(self.special_tokens)} special tokens' if self.special_tokens else ''}>")

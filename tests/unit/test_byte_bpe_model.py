@@ -119,3 +119,29 @@ def test_build_refuses_bad_arguments():
         ByteLevelBpe.build(ABC, order=MergeOrder.MERGE_LIST)
     with pytest.raises(ValueError, match="ends"):
         ByteLevelBpe.build(ABC, order=MergeOrder.TOKEN_RANK).encode_split(b"abc", [2, 1])
+
+
+def test_merges_as_one_bytes_object_read_as_its_lines():
+    # ByteLevelBpe.build takes the merges as a list or as one bytes object of b"\n"-joined
+    # lines (the tokenizer.json fast path): the same model, an empty line or a line
+    # without a space included, on random words over a small alphabet.
+    import random
+    rng = random.Random(3)
+    alphabet = ["a", "b", "c", "é", "中"]
+    tokens = [byte_unicode_encode(ch.encode()) for ch in alphabet]
+    lines = []
+    for _ in range(60):
+        left, right = rng.choice(tokens), rng.choice(tokens)
+        lines.append(left + b" " + right)
+        if left + right not in tokens:
+            tokens.append(left + right)
+    lines[5:5] = [b"", b"abc", b"a b c"]
+    all_bytes = [byte_unicode_encode(bytes([b])) for b in range(256)]
+    tokens += [t for t in all_bytes if t not in tokens]
+    flags = dict(order=MergeOrder.MERGE_LIST, byte_unicode=True)
+    as_list = ByteLevelBpe.build(tokens, lines, **flags)
+    as_blob = ByteLevelBpe.build(tokens, b"\n".join(lines), **flags)
+    assert len(ByteLevelBpe.build(tokens, b"", **flags).encode_piece(b"ab")) == 2
+    for _ in range(300):
+        word = "".join(rng.choice(alphabet) for _ in range(rng.randrange(1, 12))).encode()
+        assert as_blob.encode_piece(word) == as_list.encode_piece(word), word

@@ -100,7 +100,8 @@ cdef class ByteLevelBpe(Model):
     cdef uint64_t pair_bloom_mask
 
     cdef int _build_token_rank(self, list tokens, Py_ssize_t total) except -1
-    cdef int _add_merges(self, SymbolTexts* t, list merges, bint byte_unicode, IdBuf* char_merges) except -1
+    cdef int _add_merges(self, SymbolTexts* t, object merges, bint byte_unicode, IdBuf* char_merges,
+                         IdBuf* short_merges) except -1
     cdef int _keep_char_symbols(self, SymbolTexts* t) except -1
     cdef int32_t _first_symbol(self, const unsigned char* s, Py_ssize_t n, Py_ssize_t* length) noexcept nogil
     cdef int _keep_token_texts(self, SymbolTexts* t) except -1
@@ -115,6 +116,7 @@ cdef class ByteLevelBpe(Model):
                               ByteBpeWork* w) noexcept nogil
     cdef int _fill_byte_pairs(self) except -1
     cdef int _fill_short_pairs(self, const SymbolTexts* t) except -1
+    cdef int _fill_short_merges(self, const SymbolTexts* t, const IdBuf* short_merges) except -1
     cdef int32_t _own_run(self, const unsigned char* c, Py_ssize_t n, int32_t* last_rank) noexcept nogil
     cdef int _keep_char_starts(self, const SymbolTexts* t, const IdBuf* char_merges) except -1
     cdef Py_ssize_t _start(self, const unsigned char* s, Py_ssize_t n, int32_t* sym,

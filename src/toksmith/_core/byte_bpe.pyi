@@ -15,7 +15,7 @@ class ByteLevelBpe:
     n_symbols: int
     n_pairs: int
     @staticmethod
-    def build(tokens: list[bytes | None], merges: list[bytes] | None = ..., *, order: MergeOrder,
+    def build(tokens: list[bytes | None], merges: list[bytes] | bytes | None = ..., *, order: MergeOrder,
               ignore_merges: bool = ..., byte_unicode: bool = ...,
               llama_byte_fallback: bool = ..., utf8_symbols: bool = ...,
               hex_byte_fallback: bool = ..., whole_newline_runs: bool = ...,

@@ -37,7 +37,7 @@ cimport cython
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
 from libc.stdint cimport INT32_MAX, int32_t, int64_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc, realloc
-from libc.string cimport memcmp, memcpy, memset
+from libc.string cimport memchr, memcmp, memcpy, memset
 
 from toksmith._core.buffers cimport IdBuf, bytebuf_reserve, idbuf_free, idbuf_reserve
 from toksmith._core.model cimport Model, WorkHeader
@@ -110,6 +110,15 @@ cdef inline void _set_bit(uint64_t* bits, uint64_t i) noexcept nogil:
 # ---------------------------------------------------------------------- the model
 
 @cython.final
+cdef Py_ssize_t _merge_count(object merges) except -1:
+    """The number of merges: a list's length, or the lines of one bytes object (none when empty)."""
+    if merges is None:
+        return 0
+    if type(merges) is bytes:
+        return (<bytes>merges).count(b"\n") + 1 if PyBytes_GET_SIZE(merges) else 0
+    return len(<list?>merges)
+
+
 cdef class ByteLevelBpe(Model):
     """The merge tables of one byte-level BPE vocabulary (see the module docstring)."""
 
@@ -148,14 +157,15 @@ cdef class ByteLevelBpe(Model):
         chars_free(&self.chars)
 
     @staticmethod
-    def build(list tokens, list merges=None, *, MergeOrder order, bint ignore_merges=False,
+    def build(list tokens, merges=None, *, MergeOrder order, bint ignore_merges=False,
               bint byte_unicode=False, bint llama_byte_fallback=False, bint utf8_symbols=False,
               bint hex_byte_fallback=False, bint whole_newline_runs=False, bint char_starts=True):
         """Tables for a vocabulary; token id i has text tokens[i].
 
         tokens: raw bytes per id (byte<->unicode texts when `byte_unicode`), or None
             for an id that no pre-token can form (a gap, or a text outside the map).
-        merges: MERGE_LIST only: "left right" texts in rank order, split at the first
+        merges: MERGE_LIST only: "left right" texts in rank order (a list of bytes, or one
+            bytes object of lines joined by b"\\n", read as its lines: no 280k objects), split at the first
             space after the first byte as llama.cpp does; a merge naming a text that is
             no token still counts (its result may fall back to bytes).
         ignore_merges: a pre-token that is a token is emitted whole (Llama 3; tiktoken).
@@ -187,6 +197,10 @@ cdef class ByteLevelBpe(Model):
         char_merges.data = NULL
         char_merges.size = 0
         char_merges.cap = 0
+        cdef IdBuf short_merges             # (left, right, rank, merged) of the pairs forming at most 4 bytes
+        short_merges.data = NULL
+        short_merges.size = 0
+        short_merges.cap = 0
         if order == MergeOrder.MERGE_LIST and merges is None:
             raise ValueError("MERGE_LIST needs the merges list")
         if n >= INT32_MAX // 2:
@@ -194,7 +208,7 @@ cdef class ByteLevelBpe(Model):
         self.order = order
         self.ignore_merges = ignore_merges
         self.n_pieces = n
-        m = len(merges) if merges is not None else 0
+        m = _merge_count(merges)
         for i in range(n):
             token = tokens[i]
             if token is not None:
@@ -269,7 +283,7 @@ cdef class ByteLevelBpe(Model):
             self.pair_mask = <uint64_t>(pair_cap - 1)
 
             if order == MergeOrder.MERGE_LIST:
-                self._add_merges(&t, merges, byte_unicode, &char_merges)
+                self._add_merges(&t, merges, byte_unicode, &char_merges, &short_merges)
             # TOKEN_RANK needs no pair table: a pair's rank is that of the token its bytes
             # form, looked up in the token texts (_rank).
 
@@ -278,7 +292,7 @@ cdef class ByteLevelBpe(Model):
                 self._keep_char_symbols(&t)
             self._fill_byte_pairs()
             if order == MergeOrder.MERGE_LIST:
-                self._fill_short_pairs(&t)
+                self._fill_short_merges(&t, &short_merges)
             else:
                 self._fill_short_pairs(NULL)
             if char_starts and not utf8_symbols:
@@ -302,6 +316,7 @@ cdef class ByteLevelBpe(Model):
             texts_free(&t)
             free(scratch)
             idbuf_free(&char_merges)
+            idbuf_free(&short_merges)
         return self
 
     cdef int _fill_byte_pairs(self) except -1:
@@ -377,13 +392,18 @@ cdef class ByteLevelBpe(Model):
         self.n_symbols = n
         return 0
 
-    cdef int _add_merges(self, SymbolTexts* t, list merges, bint byte_unicode, IdBuf* char_merges) except -1:
+    cdef int _add_merges(self, SymbolTexts* t, object merges, bint byte_unicode, IdBuf* char_merges,
+                         IdBuf* short_merges) except -1:
         """Pairs of the merges list (MERGE_LIST), in batches: the hash slots of a batch are
         prefetched before they are probed, so the memory latency of one lookup overlaps
         the others' (load time is dominated by these random reads). A merge with a side
         that may be all or part of a character also goes to `char_merges` (left, right,
-        rank) for _keep_char_starts."""
-        cdef Py_ssize_t m = len(merges), first, i, j, count, length, split, k, total, at, guess
+        rank) for _keep_char_starts; a pair kept that forms at most 4 bytes goes to
+        `short_merges` (left, right, rank, merged) for _fill_short_merges."""
+        cdef Py_ssize_t m = _merge_count(merges), first, i, j, count, length, split, k, total, at, guess
+        cdef const char* lines = NULL          # merges given as one bytes object: the next line's start
+        cdef const char* lines_end = NULL
+        cdef const char* line_end
         cdef Py_ssize_t n = self.n_pieces
         cdef const unsigned char* p
         cdef object merge
@@ -399,14 +419,25 @@ cdef class ByteLevelBpe(Model):
         cdef int32_t mergeds[MERGE_BATCH]
         cdef int32_t last_merged = -1, symbol
         cdef unsigned char* q
+        if type(merges) is bytes:
+            lines = PyBytes_AS_STRING(merges)
+            lines_end = lines + PyBytes_GET_SIZE(merges)
         try:
             for first in range(0, m, MERGE_BATCH):
                 count = min(MERGE_BATCH, m - first)
                 at = 0
                 for j in range(count):
-                    merge = merges[first + j]
-                    length = PyBytes_GET_SIZE(merge)
-                    p = <const unsigned char*>PyBytes_AS_STRING(merge)
+                    if lines != NULL:
+                        line_end = <const char*>memchr(lines, 10, lines_end - lines)
+                        if line_end == NULL:
+                            line_end = lines_end
+                        p = <const unsigned char*>lines
+                        length = line_end - lines
+                        lines = line_end + 1
+                    else:
+                        merge = merges[first + j]
+                        length = PyBytes_GET_SIZE(merge)
+                        p = <const unsigned char*>PyBytes_AS_STRING(merge)
                     lengths[j] = -1
                     # Parity: llama.cpp llama_vocab::impl::load: word.find(' ', 1)
                     split = -1
@@ -473,7 +504,15 @@ cdef class ByteLevelBpe(Model):
                 for j in range(count):
                     if lengths[j] >= 0:
                         # Parity: bpe_ranks.emplace: the first rank of a pair stays.
-                        self._add_pair(lefts[j], rights[j], <int32_t>(first + j), mergeds[j])
+                        if self._add_pair(lefts[j], rights[j], <int32_t>(first + j), mergeds[j]) \
+                                and lengths[j] <= 4:
+                            if idbuf_reserve(short_merges, 4) < 0:
+                                raise MemoryError()
+                            short_merges.data[short_merges.size] = lefts[j]
+                            short_merges.data[short_merges.size + 1] = rights[j]
+                            short_merges.data[short_merges.size + 2] = <int32_t>(first + j)
+                            short_merges.data[short_merges.size + 3] = mergeds[j]
+                            short_merges.size += 4
                         q = buf + starts[j]
                         if (left_len[j] <= 3 and q[0] >= 0x80) or \
                                 (lengths[j] - left_len[j] <= 3 and q[left_len[j]] >= 0xC2):
@@ -532,8 +571,9 @@ cdef class ByteLevelBpe(Model):
 
     cdef int _keep_token_texts(self, SymbolTexts* t) except -1:
         """Copy the token texts (symbols 0..n_pieces-1) and their hash map into the model."""
-        cdef Py_ssize_t n = self.n_pieces, i, cap = 64, total
+        cdef Py_ssize_t n = self.n_pieces, i, cap = 64, total, first, j, count
         cdef uint64_t slot, key, h
+        cdef uint64_t keys[MERGE_BATCH]
         total = t.refs[n - 1].start + t.refs[n - 1].length if n > 0 else 0
         self.texts = <unsigned char*>malloc(max(total, 1))
         self.text_offsets = <int64_t*>malloc((n + 1) * sizeof(int64_t))
@@ -545,18 +585,27 @@ cdef class ByteLevelBpe(Model):
             raise MemoryError()
         memcpy(self.texts, t.blob.data, total)
         self.text_mask = <uint64_t>(cap - 1)
-        for i in range(n):
-            self.text_offsets[i] = t.refs[i].start
-            if t.refs[i].length > 0:
-                key = token_key(self.texts + t.refs[i].start, t.refs[i].length)
-                h = mix64(key)
-                bloom_add(self.token_bloom, self.token_bloom_mask, h)
-                slot = h & self.text_mask
-                while self.text_slots[slot].length != 0:
-                    slot = (slot + 1) & self.text_mask
-                self.text_slots[slot].key = key
-                self.text_slots[slot].id = <int32_t>i
-                self.text_slots[slot].length = <int32_t>t.refs[i].length
+        # A batch at a time, its slots prefetched before any is written (random writes
+        # into a table of 2n slots: the latency of one overlaps the others').
+        for first in range(0, n, MERGE_BATCH):
+            count = min(MERGE_BATCH, n - first)
+            for j in range(count):
+                i = first + j
+                self.text_offsets[i] = t.refs[i].start
+                keys[j] = token_key(self.texts + t.refs[i].start, t.refs[i].length) if t.refs[i].length > 0 else 0
+                prefetch(&self.text_slots[mix64(keys[j]) & self.text_mask])
+            for j in range(count):
+                i = first + j
+                if t.refs[i].length > 0:
+                    key = keys[j]
+                    h = mix64(key)
+                    bloom_add(self.token_bloom, self.token_bloom_mask, h)
+                    slot = h & self.text_mask
+                    while self.text_slots[slot].length != 0:
+                        slot = (slot + 1) & self.text_mask
+                    self.text_slots[slot].key = key
+                    self.text_slots[slot].id = <int32_t>i
+                    self.text_slots[slot].length = <int32_t>t.refs[i].length
         self.text_offsets[n] = total
         self.max_token_length = 0
         for i in range(n):
@@ -570,6 +619,7 @@ cdef class ByteLevelBpe(Model):
         bloom_add(self.pair_bloom, self.pair_bloom_mask, mix64(key))
         cdef PairSlot* old
         cdef Py_ssize_t old_cap, i
+        # 1 when the pair is new, 0 when it has a rank already
         while self.pairs[slot].key != 0:
             if self.pairs[slot].key == key:
                 return 0
@@ -593,7 +643,7 @@ cdef class ByteLevelBpe(Model):
                         slot = (slot + 1) & self.pair_mask
                     self.pairs[slot] = old[i]
             free(old)
-        return 0
+        return 1
 
     # ------------------------------------------------------------------ lookups
 
@@ -703,6 +753,56 @@ cdef class ByteLevelBpe(Model):
         m.rank = rank
         m.merged = merged[0] if rank != INT32_MAX else -1
         return rank
+
+    cdef int _fill_short_merges(self, const SymbolTexts* t, const IdBuf* short_merges) except -1:
+        """_fill_short_pairs for MERGE_LIST from the pairs _add_merges kept that form at most
+        4 bytes, instead of a walk of the whole pair table (Llama 3: 1M slots, twice). The
+        pairs' texts are unique symbols, so each key is written once, in any order."""
+        cdef Py_ssize_t i, count = 0, cap = 64, ll, rl
+        cdef int32_t left, right
+        cdef uint32_t v
+        cdef uint64_t key, slot
+        cdef unsigned char buf[8]
+        cdef RankMerged* e
+        for i in range(0, short_merges.size, 4):
+            ll = t.refs[short_merges.data[i]].length
+            rl = t.refs[short_merges.data[i + 1]].length
+            if 3 <= ll + rl <= 4:
+                count += 1
+        while cap < 2 * count:
+            cap *= 2
+        self.short_pairs = <PairSlot*>calloc(cap, sizeof(PairSlot))
+        self.short_bloom = bloom_new(count, &self.short_bloom_mask)
+        if self.short_pairs == NULL or self.short_bloom == NULL:
+            raise MemoryError()
+        self.short_mask = <uint64_t>(cap - 1)
+        for i in range(0, short_merges.size, 4):
+            left = short_merges.data[i]
+            right = short_merges.data[i + 1]
+            ll = t.refs[left].length
+            rl = t.refs[right].length
+            if ll + rl == 2:
+                e = &self.byte_pairs[(<const unsigned char*>t.blob.data)[t.refs[left].start]
+                                     | (<Py_ssize_t>(<const unsigned char*>t.blob.data)[t.refs[right].start] << 8)]
+                e.rank = short_merges.data[i + 2]
+                e.merged = short_merges.data[i + 3]
+                continue
+            if not 3 <= ll + rl <= 4:
+                continue
+            memcpy(buf, t.blob.data + t.refs[left].start, ll)
+            memcpy(buf + ll, t.blob.data + t.refs[right].start, rl)
+            v = 0
+            memcpy(&v, buf, ll + rl)
+            key = short_key(v, ll + rl, ll)
+            slot = mix64(key)
+            bloom_add(self.short_bloom, self.short_bloom_mask, slot)
+            slot &= self.short_mask
+            while self.short_pairs[slot].key != 0:
+                slot = (slot + 1) & self.short_mask
+            self.short_pairs[slot].key = key
+            self.short_pairs[slot].rank = short_merges.data[i + 2]
+            self.short_pairs[slot].merged = short_merges.data[i + 3]
+        return 0
 
     cdef int _fill_short_pairs(self, const SymbolTexts* t) except -1:
         """The merges forming 3 or 4 bytes, keyed by those bytes and the split (MERGE_LIST,

@@ -5,7 +5,8 @@ decoding of such texts.
     >>> byte_unicode_decode("Ġhello".encode()), byte_unicode_encode(b" hello")
     (b' hello', b'\\xc4\\xa0hello')
 """
-from cpython.bytes cimport PyBytes_AS_STRING
+from libc.string cimport memcmp
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
 
 
 cdef int _byte_of_cpt[324]      # byte behind each code point < 324 of the map, -1 if none
@@ -69,9 +70,9 @@ def byte_unicode_decode_or_keep(list texts):
     >>> byte_unicode_decode_or_keep(["Ġhi".encode(), b"<|eot|>", "é".encode()])
     [b' hi', b'<|eot|>', b'\xe9']
     """
-    cdef list out = []
+    cdef list out = [None] * len(texts)
     cdef bytes text
-    cdef Py_ssize_t n, k
+    cdef Py_ssize_t n, k, i = 0
     cdef bytearray buf = bytearray(256)
     for item in texts:
         text = <bytes?>item
@@ -80,7 +81,10 @@ def byte_unicode_decode_or_keep(list texts):
             buf = bytearray(n)
         k = unmap_byte_unicode(<const unsigned char*>PyBytes_AS_STRING(text), n,
                                <unsigned char*>(<char*>buf))
-        out.append(text if k < 0 else bytes(buf[:k]))
+        # Speed: a text the map leaves as it is (ASCII letters: most of a vocabulary) is shared
+        out[i] = text if k < 0 or (k == n and memcmp(<char*>buf, PyBytes_AS_STRING(text), n) == 0) \
+            else PyBytes_FromStringAndSize(<char*>buf, k)
+        i += 1
     return out
 
 

@@ -58,10 +58,22 @@ def decode_texts(spec: TokenizerSpec, hf: c.HfTokenizerSpec) -> tuple[list[bytes
                 text = normalizer.normalize_text(_utf8(token.content))
                 texts[token.id] = _utf8(text) if isinstance(text, str) else bytes(text)
     specials = {t.content.encode("utf-8", "surrogatepass") for t in hf.added_tokens if t.special and t.content}
-    kinds = bytes(TokenKind.TOKEN_MISSING if t == TokenType.UNDEFINED
-                  else TokenKind.TOKEN_SPECIAL if text in specials else TokenKind.TOKEN_TEXT
-                  for text, t in zip(texts, spec.vocab.types))
-    return texts, kinds
+    # Speed: C-level passes (translate, map) over the 30k-250k ids; specials are few.
+    types = bytes(spec.vocab.types)
+    kinds = bytearray(types.translate(_KIND_OF_TYPE))
+    if specials:
+        flags = bytes(map(specials.__contains__, texts))
+        i = flags.find(1)
+        while i >= 0:
+            if types[i] != TokenType.UNDEFINED:
+                kinds[i] = TokenKind.TOKEN_SPECIAL
+            i = flags.find(1, i + 1)
+    return texts, bytes(kinds)
+
+
+# TokenType -> TokenKind before specials: an id no token has is missing, any other is text.
+_KIND_OF_TYPE = bytes([TokenKind.TOKEN_MISSING if t == TokenType.UNDEFINED else TokenKind.TOKEN_TEXT
+                       for t in range(256)])
 
 
 def decoder_stages(hf: c.HfTokenizerSpec, component, path: str, fused: bool) -> tuple[list[Stage], bool]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Callable
 
+from toksmith._core.hf_json_sections import MergeTable, PieceTable, TokenTable
 from toksmith._core.hf_unigram import HfUnigram
 from toksmith._core.model import Model
 from toksmith._core.wordpiece import WordLevel, WordPiece
@@ -27,6 +28,8 @@ def build_model(spec: TokenizerSpec, hf: c.HfTokenizerSpec) -> Model:
 
 def _keys_and_ids(vocab: dict[str, int]) -> tuple[list[bytes], list[int]]:
     """The tokens as UTF-8 (a lone surrogate from the JSON kept as is) and their ids."""
+    if isinstance(vocab, TokenTable):
+        return vocab.texts(), vocab.id_list()
     try:
         keys = list(map(str.encode, vocab))      # 5x faster than an encode with an error handler
     except UnicodeEncodeError:
@@ -55,25 +58,33 @@ def _bpe(spec: TokenizerSpec, hf: c.HfTokenizerSpec, model: c.BpeModel) -> Model
     from toksmith._core.hf_bpe import HfBpe
     from toksmith.hf.read_models import merged_token
     vocab = model.vocab
-    texts: list[bytes | None] = [None] * (max(vocab.values(), default=-1) + 1)
-    for text, i in vocab.items():
-        texts[i] = text.encode("utf-8", "surrogatepass")
-    lefts = [vocab[a] for a, _ in model.merges]
-    rights = [vocab[b] for _, b in model.merges]
+    merges = model.merges
     prefix = (model.continuing_subword_prefix or "").encode("utf-8", "surrogatepass")
     plen = len(prefix)
-    if plen:
-        mergeds = [vocab[merged_token(a, b, plen)] for a, b in model.merges]
+    if isinstance(vocab, TokenTable) and isinstance(merges, MergeTable) and merges.resolved_prefix_length == plen:
+        # the scanner's tables (read_hf_json's fast path): resolved to ids by the reader
+        texts = vocab.texts_by_id()
+        lefts, rights, mergeds = merges.left_ids(), merges.right_ids(), merges.merged_ids()
+        short_right = merges.any_right_at_most(plen)
     else:
-        mergeds = [vocab[a + b] for a, b in model.merges]
+        texts = [None] * (max(vocab.values(), default=-1) + 1)
+        for text, i in vocab.items():
+            texts[i] = text.encode("utf-8", "surrogatepass")
+        lefts = [vocab[a] for a, _ in merges]
+        rights = [vocab[b] for _, b in merges]
+        if plen:
+            mergeds = [vocab[merged_token(a, b, plen)] for a, b in merges]
+        else:
+            mergeds = [vocab[a + b] for a, b in merges]
+        short_right = any(len(b.encode("utf-8", "surrogatepass")) <= plen for _, b in merges)
     unk = model.unk_token
     unk_id = vocab.get(unk, -1) if unk is not None else -1
     # Word::merge_all checks a popped entry by the token its pair forms now. A pair that
     # changed covers more symbols, and forms a longer text, unless a merge's right side is
     # no longer than the prefix it loses (the reader made sure none is shorter): only
-    # then may a changed pair form the same token (see HfBpe._merge_heap).
-    exact = any(len(b.encode("utf-8", "surrogatepass")) <= plen for _, b in model.merges) if plen \
-        else not all(b for _, b in model.merges)
+    # then may a changed pair form the same token (see HfBpe._merge_heap). Without a
+    # prefix that is an empty right side.
+    exact = short_right
     return HfBpe.build(texts, lefts, rights, mergeds, unk_id=unk_id,
                        unk_missing=unk is not None and unk_id < 0, fuse_unk=model.fuse_unk,
                        byte_fallback=model.byte_fallback, prefix=prefix,
@@ -95,17 +106,27 @@ def _cut_characters(model: c.BpeModel) -> list[str]:
     if model.continuing_subword_prefix or model.end_of_word_suffix or model.ignore_merges:
         return []
     cuts = []
+    merges = model.merges
     for char in (" ", "\u2581"):
-        if char in model.vocab and not (model.unk_token or "").endswith(char) \
-                and not any(b.startswith(char) and not a.endswith(char) for a, b in model.merges):
+        if char not in model.vocab or (model.unk_token or "").endswith(char):
+            continue
+        if isinstance(merges, MergeTable):
+            joins = merges.any_joins_before(char.encode())
+        else:
+            joins = any(b.startswith(char) and not a.endswith(char) for a, b in merges)
+        if not joins:
             cuts.append(char)
     return cuts
 
 
 def _unigram(spec: TokenizerSpec, hf: c.HfTokenizerSpec, model: c.UnigramModel) -> Model:
     # Parity: tokenizers models/unigram/model.rs (encode_optimized, tokenize).
-    pieces = [piece.encode("utf-8", "surrogatepass") for piece, _ in model.vocab]
-    return HfUnigram(pieces, [score for _, score in model.vocab],
+    if isinstance(model.vocab, PieceTable):
+        pieces, scores = model.vocab.texts(), model.vocab.score_list()
+    else:
+        pieces = [piece.encode("utf-8", "surrogatepass") for piece, _ in model.vocab]
+        scores = [score for _, score in model.vocab]
+    return HfUnigram(pieces, scores,
                      -1 if model.unk_id is None else model.unk_id, model.byte_fallback)
 
 

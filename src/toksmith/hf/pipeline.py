@@ -17,6 +17,7 @@ from typing import Callable
 from toksmith._core.byte_unicode import byte_unicode_decode_or_keep
 from toksmith._core.detokenizer import Decoder, LlamaCppDecoder, Render
 from toksmith._core.engine import Engine
+from toksmith._core.hf_json_sections import MergeTable, PieceTable, TokenTable
 from toksmith._core.hf_added_tokens import (HF_LSTRIP, HF_NORMALIZED, HF_RSTRIP, HF_SINGLE_WORD, HF_SPECIAL,
                                             HfAddedTokenSplitter)
 from toksmith._core.postprocessor import PostProcessor, TemplateIds
@@ -34,21 +35,46 @@ def hf_tokenizer_spec(hf: c.HfTokenizerSpec, source_data: bytes | None = None) -
     """The `TokenizerSpec` of a tokenizer.json: every id's piece as tokenizers'
     `id_to_token` shows it (the model's token, or the added token's content), typed
     NORMAL, CONTROL (special added token) or USER_DEFINED (other added token)."""
-    vocab = model_vocab(hf.model)
-    size = max([i + 1 for i in vocab.values()] + [t.id + 1 for t in hf.added_tokens] + [0])
+    size = max(_model_id_end(hf.model), max([t.id + 1 for t in hf.added_tokens], default=0))
     if size == 0:
         raise ModelFormatError(hf.source, "$.model.vocab: the vocabulary is empty")
-    pieces: list[bytes] = [b""] * size
-    types = bytearray([TokenType.UNDEFINED]) * size
-    for text, i in vocab.items():
-        pieces[i] = text.encode("utf-8", "surrogatepass")
-        types[i] = TokenType.NORMAL
+    pieces, types = _model_pieces(hf.model, size)
     for token in hf.added_tokens:
         pieces[token.id] = token.content.encode("utf-8", "surrogatepass")
         types[token.id] = TokenType.CONTROL if token.special else TokenType.USER_DEFINED
     return TokenizerSpec(source=hf.source, file_format=FileFormat.HF_JSON, algorithm=_algorithm(hf),
                          rules=ReferenceRules.HF, vocab=Vocab(pieces=pieces, scores=[0.0] * size, types=bytes(types)),
                          normalizer=None, decoder=None, source_data=source_data, hf=hf)
+
+
+def _model_id_end(model: c.Model) -> int:
+    """The model's largest id + 1 (0 when empty)."""
+    vocab = model.vocab
+    if isinstance(vocab, TokenTable):
+        return vocab.max_id + 1
+    if isinstance(model, c.UnigramModel):
+        return len(vocab)
+    return max(vocab.values(), default=-1) + 1
+
+
+def _model_pieces(model: c.Model, size: int) -> tuple[list[bytes], bytearray]:
+    """Each id's text (UTF-8, b"" for a gap) and type (NORMAL, or UNDEFINED for a gap)."""
+    vocab = model.vocab
+    if isinstance(vocab, TokenTable):
+        pieces, present = vocab.pieces_by_id(size)
+        return pieces, present.translate(_PRESENT_TO_TYPE)
+    if isinstance(vocab, PieceTable):
+        pieces = vocab.texts() + [b""] * (size - len(vocab))
+        return pieces, bytearray([TokenType.NORMAL]) * len(vocab) + bytearray([TokenType.UNDEFINED]) * (size - len(vocab))
+    pieces = [b""] * size
+    types = bytearray([TokenType.UNDEFINED]) * size
+    for text, i in model_vocab(model).items():
+        pieces[i] = text.encode("utf-8", "surrogatepass")
+        types[i] = TokenType.NORMAL
+    return pieces, types
+
+
+_PRESENT_TO_TYPE = bytes([TokenType.UNDEFINED, TokenType.NORMAL]) + bytes(254)
 
 
 def model_vocab(model: c.Model) -> dict[str, int]:
@@ -165,14 +191,21 @@ def _build_byte_level(spec: TokenizerSpec, hf: c.HfTokenizerSpec) -> Engine:
     for name in ("continuing_subword_prefix", "end_of_word_suffix"):
         if getattr(model, name):
             raise unsupported(hf, f"$.model.{name}", model, f"{name} with a ByteLevel pre-tokenizer")
-    texts: list[bytes | None] = [None] * (max(model.vocab.values(), default=-1) + 1)
-    for text, i in model.vocab.items():
-        texts[i] = text.encode("utf-8", "surrogatepass")
-    _check_byte_alphabet(hf, texts)
-    # One join and one split in C instead of 280k small encodes (Llama 3). Byte-level
-    # texts hold no space or newline (GPT-2's map shows them as Ġ and Ċ).
-    merges = "\n".join([f"{a} {b}" for a, b in model.merges]).encode("utf-8", "surrogatepass").split(b"\n") \
-        if model.merges else []
+    if isinstance(model.vocab, TokenTable) and isinstance(model.merges, MergeTable):
+        # the scanner's tables (read_hf_json's fast path): the same lists, made natively
+        texts = model.vocab.texts_by_id()
+        _check_byte_alphabet(hf, model.vocab.id_of_bytes)
+        merges = model.merges.byte_level_blob()
+    else:
+        texts = [None] * (max(model.vocab.values(), default=-1) + 1)
+        for text, i in model.vocab.items():
+            texts[i] = text.encode("utf-8", "surrogatepass")
+        present = {t for t in texts if t is not None}
+        _check_byte_alphabet(hf, lambda text: text if text in present else None)
+        # One join and one split in C instead of 280k small encodes (Llama 3). Byte-level
+        # texts hold no space or newline (GPT-2's map shows them as Ġ and Ċ).
+        merges = "\n".join([f"{a} {b}" for a, b in model.merges]).encode("utf-8", "surrogatepass").split(b"\n") \
+            if model.merges else []
     vocab = ByteLevelVocab(texts=texts, merge_order=MergeOrder.MERGE_LIST, merges=merges, byte_unicode=True,
                            ignore_merges=model.ignore_merges)
     with bad_data_names_file(hf.source, "$.model"):
@@ -186,12 +219,12 @@ def _build_byte_level(spec: TokenizerSpec, hf: c.HfTokenizerSpec) -> Engine:
                       token_text=spec.vocab.piece, unknown_as_text=False)   # Encoding.tokens
 
 
-def _check_byte_alphabet(hf: c.HfTokenizerSpec, texts: list[bytes | None]) -> None:
-    """Every byte's character must be a token: then the model's unk_token, byte_fallback
-    and fuse_unk can never apply, and ByteLevelBpe gives tokenizers' ids."""
+def _check_byte_alphabet(hf: c.HfTokenizerSpec, find: Callable[[bytes], object]) -> None:
+    """Every byte's character must be a token (`find`: UTF-8 text -> None when no token
+    has it): then the model's unk_token, byte_fallback and fuse_unk can never apply, and
+    ByteLevelBpe gives tokenizers' ids."""
     from toksmith._core.byte_unicode import byte_unicode_encode
-    present = {t for t in texts if t is not None}
-    missing = [b for b in range(256) if byte_unicode_encode(bytes([b])) not in present]
+    missing = [b for b in range(256) if find(byte_unicode_encode(bytes([b]))) is None]
     if missing:
         raise unsupported(hf, "$.model.vocab", hf.model,
                           f"byte-level vocabulary without the characters of bytes {missing[:8]}")
@@ -207,13 +240,11 @@ def byte_level_decoder(spec: TokenizerSpec, hf: c.HfTokenizerSpec) -> Decoder:
         return build_decoder(spec, hf)
     n = len(spec.vocab)
     pieces = byte_unicode_decode_or_keep(spec.vocab.pieces)
-    renders = bytearray([Render.RENDER_TEXT]) * n
-    for i, t in enumerate(spec.vocab.types):
-        if t == TokenType.CONTROL:
-            renders[i] = Render.RENDER_SPECIAL
-        elif t == TokenType.UNDEFINED:
-            renders[i] = Render.RENDER_INVALID
-    return LlamaCppDecoder.build(pieces, bytes(renders), [-1] * n)
+    kinds = bytearray([Render.RENDER_TEXT]) * 256
+    kinds[TokenType.CONTROL] = Render.RENDER_SPECIAL
+    kinds[TokenType.UNDEFINED] = Render.RENDER_INVALID
+    renders = bytes(spec.vocab.types).translate(kinds)
+    return LlamaCppDecoder.build(pieces, renders, [-1] * n)
 
 
 # ---------------------------------------------------------------------- added tokens

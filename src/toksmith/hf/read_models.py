@@ -14,6 +14,8 @@ from __future__ import annotations
 from itertools import repeat
 from typing import Any
 
+from toksmith._core.hf_json_sections import MergeTable, PieceTable, TokenTable
+
 from . import components as c
 from ._fields import U32_MAX, Fields, expect_type, fail, json_type_name, shown
 from .json_numbers import serde_json_f64
@@ -21,6 +23,8 @@ from .json_numbers import serde_json_f64
 
 def read_vocab_map(value: Any, path: str, source: str) -> dict[str, int]:
     """token -> id, ids unique u32 (tokenizers takes duplicates silently; one of them then decodes wrong)."""
+    if type(value) is TokenTable:
+        return value                    # the scanner checked the ids (hf_json_sections._vocab_object)
     vocab = expect_type(value, dict, "an object of token: id", source, path)
     ids = vocab.values()
     if vocab and set(map(type, ids)) != {int}:
@@ -44,6 +48,13 @@ def _merges(f: Fields, vocab: dict[str, int], prefix: str | None) -> tuple[tuple
     Speed: Llama 3 has 280k merges; every pass here is a C-level map/zip/join, none a Python loop
     per merge (the slow diagnostic loop runs only to explain a failure).
     """
+    value = f.raw("merges")
+    plen = len(prefix.encode()) if prefix else 0
+    if type(value) is MergeTable:
+        # the scanner's table: the same checks, natively (MergeTable.resolve)
+        if type(vocab) is TokenTable and value.resolve(vocab, plen):
+            return value
+        f.fail("merges", "a merge the plain reader explains")     # read_hf_json reads the file again
     value = f.list("merges")
     # Parity: tokenizers models/bpe/serialization.rs MergeType: all [a, b] pairs, else all "a b" strings.
     if value and type(value[0]) is str:
@@ -52,7 +63,6 @@ def _merges(f: Fields, vocab: dict[str, int], prefix: str | None) -> tuple[tuple
         if value and (set(map(type, value)) != {list} or set(map(len, value)) != {2}):
             _explain_bad_merge(f, value, vocab, 0, offset=0)
         lefts, rights = zip(*value) if value else ((), ())
-    plen = len(prefix.encode()) if prefix else 0
     try:
         sides = set(lefts)
         sides.update(rights)
@@ -143,6 +153,9 @@ def _bpe(f: Fields) -> c.BpeModel:
 
 
 def _unigram(f: Fields) -> c.UnigramModel:
+    if type(f.raw("vocab")) is PieceTable:
+        # the scanner checked the pairs and refused repeated pieces (hf_json_sections._piece_list)
+        return _unigram_rest(f, f.raw("vocab"))
     value = f.list("vocab")
     path = f.at("vocab")
     vocab: list[tuple[str, float]] = []
@@ -164,12 +177,16 @@ def _unigram(f: Fields) -> c.UnigramModel:
             if piece in seen:
                 fail(f.source, f"{path}[{i}]", f"duplicate piece {piece!r} (also id {seen[piece]})")
             seen[piece] = i
+    return _unigram_rest(f, tuple(vocab))
+
+
+def _unigram_rest(f: Fields, vocab: tuple[tuple[str, float], ...] | PieceTable) -> c.UnigramModel:
     unk_id = f.u32("unk_id", None, nullable=True)
     # Parity: tokenizers Unigram::from: unk_id must index the vocab.
     if unk_id is not None and unk_id >= len(vocab):
         f.fail("unk_id", f"unk_id {unk_id} is not in the vocab of {len(vocab)} pieces")
     byte_fallback = f.bool("byte_fallback", False)
-    return c.UnigramModel(vocab=tuple(vocab), unk_id=unk_id, byte_fallback=byte_fallback)
+    return c.UnigramModel(vocab=vocab, unk_id=unk_id, byte_fallback=byte_fallback)
 
 
 def _integer_score(score: int, source: str, path: str) -> float:
@@ -207,7 +224,7 @@ def _legacy_type(obj: dict) -> str:
         return "BPE"
     if "max_input_chars_per_word" in obj or "continuing_subword_prefix" in obj:
         return "WordPiece"
-    if isinstance(obj.get("vocab"), list):
+    if isinstance(obj.get("vocab"), (list, PieceTable)):
         return "Unigram"
     return "WordLevel"
 

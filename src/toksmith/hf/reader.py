@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import gc
 import json
-from typing import Any
+from typing import Any, Callable
+
+from toksmith._core.hf_json_sections import PieceTable, TokenTable, scan_tokenizer_json
 
 from . import components as c
 from ._fields import Fields, as_u32, expect_type, fail
@@ -53,10 +55,14 @@ def _model_size(model: c.Model) -> int:
     return len(model.vocab)
 
 
-def _model_token_to_id(model: c.Model) -> dict[str, int]:
+def _model_id_of(model: c.Model) -> Callable[[str], int | None]:
+    """token text -> the model's id of it, or None."""
+    vocab = model.vocab
+    if isinstance(vocab, PieceTable):
+        return vocab.id_of
     if isinstance(model, c.UnigramModel):
-        return {piece: i for i, (piece, _) in enumerate(model.vocab)}
-    return model.vocab
+        return {piece: i for i, (piece, _) in enumerate(vocab)}.get
+    return vocab.get
 
 
 def _added_tokens(value: Any, path: str, source: str, model: c.Model) -> tuple[c.AddedToken, ...]:
@@ -67,7 +73,7 @@ def _added_tokens(value: Any, path: str, source: str, model: c.Model) -> tuple[c
     id, a new one gets the next id after the model's vocab size (or after the largest added id).
     """
     items = expect_type(value, list, "an array of added tokens", source, path)
-    model_ids = _model_token_to_id(model)
+    model_id_of = _model_id_of(model)
     size = _model_size(model)
     by_content: dict[str, int] = {}
     by_id: dict[int, c.AddedToken] = {}
@@ -83,11 +89,11 @@ def _added_tokens(value: Any, path: str, source: str, model: c.Model) -> tuple[c
             continue                                    # Parity: add_tokens skips empty contents
         if content in by_content:
             token_id = by_content[content]
-        elif content in model_ids:
-            token_id = model_ids[content]
         else:
-            token_id = next_id
-            next_id += 1
+            token_id = model_id_of(content)
+            if token_id is None:
+                token_id = next_id
+                next_id += 1
         if file_id != token_id:
             other = by_id.get(file_id)
             owner = (f" (the id of added token {other.content!r})" if other is not None else "")
@@ -112,14 +118,37 @@ def read_hf_json(data: bytes | str, source: str) -> c.HfTokenizerSpec:
     was_enabled = gc.isenabled()
     gc.disable()
     try:
-        return _read(data, source)
+        spec = _read_scanned(data, source)
+        return spec if spec is not None else _read(parse_json(data, source), source)
     finally:
         if was_enabled:
             gc.enable()
 
 
-def _read(data: bytes | str, source: str) -> c.HfTokenizerSpec:
-    f = Fields(parse_json(data, source), "$", source)
+def _read_scanned(data: bytes | str, source: str) -> c.HfTokenizerSpec | None:
+    """The fast path: `model.vocab` and `model.merges` read natively into tables
+    (_core/hf_json_sections.pyx), json.loads for the rest. None whenever the scanner or
+    any check declines: the plain path then reads the file again and gives the exact result
+    or error (messages come only from the plain path)."""
+    if type(data) is not bytes:
+        return None
+    scanned = scan_tokenizer_json(data)
+    if scanned is None:
+        return None
+    rest, vocab, merges = scanned
+    try:
+        obj = parse_json(rest, source)
+        model = obj["model"]
+        model["vocab"] = vocab
+        if merges is not None:
+            model["merges"] = merges
+        return _read(obj, source)
+    except Exception:       # noqa: BLE001 -- any failure: the plain path decides
+        return None
+
+
+def _read(obj: Any, source: str) -> c.HfTokenizerSpec:
+    f = Fields(obj, "$", source)
     version = f.raw("version", "1.0")
     if version != "1.0":
         # Parity: tokenizers TokenizerVisitor: "Unknown tokenizer version".
@@ -135,11 +164,14 @@ def _read(data: bytes | str, source: str) -> c.HfTokenizerSpec:
     added = _added_tokens(f.raw("added_tokens", []), f.at("added_tokens"), source, model)
     size = _model_size(model)
     model_ids = model.vocab.values() if isinstance(model.vocab, dict) else None
+    has_id = model.vocab.has_id if isinstance(model.vocab, TokenTable) else None
     added_ids = {t.id for t in added}
 
     def is_token_id(token_id: int) -> bool:
         if token_id in added_ids:
             return True
+        if has_id is not None:
+            return has_id(token_id)
         if model_ids is None:                           # Unigram: ids are positions
             return token_id < size
         return token_id in _id_set()
