@@ -65,7 +65,8 @@ def _model_pieces(model: c.Model, size: int) -> tuple[list[bytes], bytearray]:
         return pieces, present.translate(_PRESENT_TO_TYPE)
     if isinstance(vocab, PieceTable):
         pieces = vocab.texts() + [b""] * (size - len(vocab))
-        return pieces, bytearray([TokenType.NORMAL]) * len(vocab) + bytearray([TokenType.UNDEFINED]) * (size - len(vocab))
+        types = bytearray([TokenType.NORMAL]) * len(vocab) + bytearray([TokenType.UNDEFINED]) * (size - len(vocab))
+        return pieces, types
     pieces = [b""] * size
     types = bytearray([TokenType.UNDEFINED]) * size
     for text, i in model_vocab(model).items():
