@@ -63,6 +63,39 @@ def standard_peers(model_path: Path, hf_json: Path) -> dict[str, Peer]:
     }
 
 
+def toksmith_peer(path: Path) -> Peer:
+    """toksmith reading `path` (any format it loads)."""
+    return Peer(lambda: _load_toksmith(path), lambda t, s: t.encode(s, add_special=False),
+                lambda t, xs: t.encode_batch(xs, add_special=False))
+
+
+def _load_hf_unpadded(tokenizer_json: Path):
+    # toksmith does not apply a file's padding and truncation sections (README), so the
+    # reference must not either for its ids to be comparable.
+    tok = _load_hf(tokenizer_json)
+    tok.no_padding()
+    tok.no_truncation()
+    return tok
+
+
+def _load_kitoken_json(tokenizer_json: Path):
+    from kitoken import Kitoken
+    return Kitoken.from_tokenizers_file(str(tokenizer_json))
+
+
+def tokenizer_json_peers(tokenizer_json: Path) -> dict[str, Peer]:
+    """HF tokenizers, tokie and kitoken, each reading the same tokenizer.json."""
+    return {
+        "hf-tokenizers": Peer(lambda: _load_hf_unpadded(tokenizer_json),
+                              lambda t, s: t.encode(s, add_special_tokens=False).ids,
+                              lambda t, xs: [e.ids for e in t.encode_batch(xs, add_special_tokens=False)]),
+        "tokie": Peer(lambda: _load_tokie(tokenizer_json), lambda t, s: t.encode(s, add_special_tokens=False).ids,
+                      lambda t, xs: [e.ids for e in t.encode_batch(xs, add_special_tokens=False)]),
+        "kitoken": Peer(lambda: _load_kitoken_json(tokenizer_json), lambda t, s: t.encode(s),
+                        lambda t, xs: t.encode_all(xs)),
+    }
+
+
 def best_of(repeat: int, fn) -> float:
     times = []
     for _ in range(repeat):

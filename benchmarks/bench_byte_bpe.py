@@ -18,7 +18,8 @@ import os
 import tempfile
 from pathlib import Path
 
-from _common import Peer, bench_model, first_and_warm_pass, parse_args, print_preamble, read_corpora
+from _common import (Peer, bench_model, first_and_warm_pass, parse_args, print_preamble, read_corpora,
+                     tokenizer_json_peers, toksmith_peer)
 
 CORPORA = ("man_en.txt", "man_de.txt", "code_python_stdlib.py.txt", "man_zh_CN.txt", "man_ja.txt")
 TIKTOKEN_FILES = {"cl100k_base": "tiktoken/cl100k_base.tiktoken",
@@ -40,36 +41,6 @@ def tiktoken_encoding(name: str, path: Path):
         return tiktoken.Encoding(**openai_public.ENCODING_CONSTRUCTORS[name]())
     finally:
         openai_public.load_tiktoken_bpe = original
-
-
-def toksmith_peer(path: Path) -> Peer:
-    def load():
-        import toksmith
-        return toksmith.load(path)
-    return Peer(load, lambda t, s: t.encode(s, add_special=False),
-                lambda t, xs: t.encode_batch(xs, add_special=False))
-
-
-def hf_peers(tokenizer_json: Path) -> dict[str, Peer]:
-    def load_hf():
-        from tokenizers import Tokenizer
-        return Tokenizer.from_file(str(tokenizer_json))
-
-    def load_tokie():
-        import tokie
-        return tokie.Tokenizer.from_json(str(tokenizer_json))
-
-    def load_kitoken():
-        from kitoken import Kitoken
-        return Kitoken.from_tokenizers_file(str(tokenizer_json))
-
-    return {
-        "hf-tokenizers": Peer(load_hf, lambda t, s: t.encode(s, add_special_tokens=False).ids,
-                              lambda t, xs: [e.ids for e in t.encode_batch(xs, add_special_tokens=False)]),
-        "tokie": Peer(load_tokie, lambda t, s: t.encode(s, add_special_tokens=False).ids,
-                      lambda t, xs: [e.ids for e in t.encode_batch(xs, add_special_tokens=False)]),
-        "kitoken": Peer(load_kitoken, lambda t, s: t.encode(s), lambda t, xs: t.encode_all(xs)),
-    }
 
 
 def tiktoken_peers(name: str, path: Path) -> dict[str, Peer]:
@@ -125,21 +96,21 @@ def main() -> None:
                 continue
             table = tiktoken_peers(name, root / rel)
             if name == "r50k_base":
-                table.update(hf_peers(gpt2_tokenizer_json(root, Path(tmp) / "gpt2.json")))
+                table.update(tokenizer_json_peers(gpt2_tokenizer_json(root, Path(tmp) / "gpt2.json")))
             bench_model(name, rel, table, corpora, args.repeat, reference="tiktoken")
         llama3_json = Path(tmp) / "llama3.json"
         llama3_json.write_bytes(gzip.decompress((root / "hf/llama3/tokenizer.json.gz").read_bytes()))
         if "llama3" in wanted:
-            table = {"toksmith": toksmith_peer(root / "gguf/ggml-vocab-llama-bpe.gguf"), **hf_peers(llama3_json)}
+            table = {"toksmith": toksmith_peer(root / "gguf/ggml-vocab-llama-bpe.gguf"), **tokenizer_json_peers(llama3_json)}
             bench_model("Llama 3 (toksmith: GGUF; peers: tokenizer.json)", "gguf/ggml-vocab-llama-bpe.gguf",
                         table, corpora, args.repeat, reference="hf-tokenizers")
         if "llama3-json" in wanted:
-            table = {"toksmith": toksmith_peer(llama3_json), **hf_peers(llama3_json)}
+            table = {"toksmith": toksmith_peer(llama3_json), **tokenizer_json_peers(llama3_json)}
             bench_model("Llama 3 tokenizer.json (every library reads it)", "hf/llama3/tokenizer.json.gz",
                         table, corpora, args.repeat, reference="hf-tokenizers")
         if "gpt2-json" in wanted:
             gpt2_json = gpt2_tokenizer_json(root, Path(tmp) / "gpt2.json")
-            table = {"toksmith": toksmith_peer(gpt2_json), **hf_peers(gpt2_json)}
+            table = {"toksmith": toksmith_peer(gpt2_json), **tokenizer_json_peers(gpt2_json)}
             bench_model("GPT-2 tokenizer.json (every library reads it)", "hf/gpt2 (built with tokenizers)",
                         table, corpora, args.repeat, reference="hf-tokenizers")
     if "long" in wanted:

@@ -14,38 +14,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from _common import Peer, bench_model, parse_args, print_preamble, read_corpora
+from _common import Peer, bench_model, parse_args, print_preamble, read_corpora, tokenizer_json_peers, toksmith_peer
 
 CORPORA = ("man_ru.txt", "man_en.txt", "code_python_stdlib.py.txt", "man_ja.txt", "wagahaiwa_nekodearu.txt")
 MODELS = {"rut5-large (Unigram, 32k)": "hf/rut5-large/tokenizer.json"}
 
 
 def peers(tokenizer_json: Path) -> dict[str, Peer]:
-    def load_toksmith():
-        import toksmith
-        return toksmith.load(tokenizer_json)
-
-    def load_hf():
-        from tokenizers import Tokenizer
-        return Tokenizer.from_file(str(tokenizer_json))
-
-    def load_tokie():
-        import tokie
-        return tokie.Tokenizer.from_json(str(tokenizer_json))
-
-    def load_kitoken():
-        from kitoken import Kitoken
-        return Kitoken.from_tokenizers_file(str(tokenizer_json))
-
-    return {
-        "toksmith": Peer(load_toksmith, lambda t, s: t.encode(s, add_special=False),
-                         lambda t, xs: t.encode_batch(xs, add_special=False)),
-        "hf-tokenizers": Peer(load_hf, lambda t, s: t.encode(s, add_special_tokens=False).ids,
-                              lambda t, xs: [e.ids for e in t.encode_batch(xs, add_special_tokens=False)]),
-        "tokie": Peer(load_tokie, lambda t, s: t.encode(s, add_special_tokens=False).ids,
-                      lambda t, xs: [e.ids for e in t.encode_batch(xs, add_special_tokens=False)]),
-        "kitoken": Peer(load_kitoken, lambda t, s: t.encode(s), lambda t, xs: t.encode_all(xs)),
-    }
+    """toksmith, HF tokenizers, tokie and kitoken, each reading `tokenizer_json`."""
+    return {"toksmith": toksmith_peer(tokenizer_json), **tokenizer_json_peers(tokenizer_json)}
 
 
 def main() -> None:
