@@ -98,6 +98,26 @@ cdef inline int idbuf_push3(IdBuf* b, int32_t x, Py_ssize_t y, Py_ssize_t z) noe
     return 0
 
 
+cdef inline int idbuf_append_triples(IdBuf* ids, IdBuf* spans, const int32_t* t, Py_ssize_t count,
+                                     Py_ssize_t base) noexcept nogil:
+    """Append the ids of `count` (id, start, end) triples to `ids` and, unless spans is
+    NULL, their (start, end) moved by `base` to `spans`. 0, or -1 (memory)."""
+    cdef Py_ssize_t k
+    if idbuf_reserve(ids, count) < 0:
+        return -1
+    for k in range(count):
+        ids.data[ids.size + k] = t[3 * k]
+    ids.size += count
+    if spans != NULL:
+        if idbuf_reserve(spans, 2 * count) < 0:
+            return -1
+        for k in range(count):
+            spans.data[spans.size + 2 * k] = <int32_t>(base + t[3 * k + 1])
+            spans.data[spans.size + 2 * k + 1] = <int32_t>(base + t[3 * k + 2])
+        spans.size += 2 * count
+    return 0
+
+
 cdef inline void idbuf_free(IdBuf* b) noexcept nogil:
     free(b.data)
     b.data = NULL

@@ -39,7 +39,7 @@ from libc.stdint cimport INT32_MAX, int32_t, int64_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc, realloc
 from libc.string cimport memchr, memcmp, memcpy, memset
 
-from toksmith._core.buffers cimport IdBuf, bytebuf_reserve, idbuf_free, idbuf_reserve
+from toksmith._core.buffers cimport IdBuf, bytebuf_reserve, idbuf_append_triples, idbuf_free, idbuf_reserve
 from toksmith._core.model cimport Model, WorkHeader
 from toksmith._core.errors cimport ERR_NO_MEMORY, ERR_TOO_LONG
 from toksmith._core.tables cimport HeapItem, heap_free, heap_pop, heap_push, heap_reserve
@@ -1019,19 +1019,7 @@ cdef class ByteLevelBpe(Model):
                 e.ids[k] = triples[3 * k]
                 e.starts[k] = <unsigned char>triples[3 * k + 1]
                 e.ends[k] = <unsigned char>triples[3 * k + 2]
-        if idbuf_reserve(ids, count) < 0:
-            return ERR_NO_MEMORY
-        for k in range(count):
-            ids.data[ids.size + k] = triples[3 * k]
-        ids.size += count
-        if spans != NULL:
-            if idbuf_reserve(spans, 2 * count) < 0:
-                return ERR_NO_MEMORY
-            for k in range(count):
-                spans.data[spans.size + 2 * k] = <int32_t>(base + triples[3 * k + 1])
-                spans.data[spans.size + 2 * k + 1] = <int32_t>(base + triples[3 * k + 2])
-            spans.size += 2 * count
-        return 0
+        return ERR_NO_MEMORY if idbuf_append_triples(ids, spans, triples, count, base) < 0 else 0
 
     cdef int _ready_caches(self, ByteBpeWork* w) noexcept nogil:
         """Empty the word cache and the pair memo of a work last used by another model

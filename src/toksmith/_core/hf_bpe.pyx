@@ -30,8 +30,8 @@ from libc.stdint cimport INT32_MAX, int32_t, int64_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc
 from libc.string cimport memcmp, memcpy, memset
 
-from toksmith._core.buffers cimport (ByteBuf, IdBuf, bytebuf_append, bytebuf_free, bytebuf_reserve, idbuf_free,
-                                     idbuf_reserve)
+from toksmith._core.buffers cimport (ByteBuf, IdBuf, bytebuf_append, bytebuf_free, bytebuf_reserve,
+                                     idbuf_append_triples, idbuf_free, idbuf_reserve)
 from toksmith._core.byte_bpe cimport PairSlot, TokenSlot
 from toksmith._core.spm_bpe cimport CacheEntry
 from toksmith._core.byte_keys cimport hash_bytes, mix64, pair_key, token_key
@@ -107,23 +107,10 @@ cdef void _free_buffers(HfBpeWork* w) noexcept nogil:
     heap_free(&w.heap)
 
 
-cdef int _append_triples(const int32_t* t, Py_ssize_t count, IdBuf* ids, IdBuf* spans,
-                         Py_ssize_t base) noexcept nogil:
+cdef inline int _append_triples(const int32_t* t, Py_ssize_t count, IdBuf* ids, IdBuf* spans,
+                                Py_ssize_t base) noexcept nogil:
     """Append the ids of `count` (id, start, end) triples, and their spans moved by base."""
-    cdef Py_ssize_t k
-    if idbuf_reserve(ids, count) < 0:
-        return ERR_NO_MEMORY
-    for k in range(count):
-        ids.data[ids.size + k] = t[3 * k]
-    ids.size += count
-    if spans != NULL:
-        if idbuf_reserve(spans, 2 * count) < 0:
-            return ERR_NO_MEMORY
-        for k in range(count):
-            spans.data[spans.size + 2 * k] = <int32_t>(base + t[3 * k + 1])
-            spans.data[spans.size + 2 * k + 1] = <int32_t>(base + t[3 * k + 2])
-        spans.size += 2 * count
-    return 0
+    return ERR_NO_MEMORY if idbuf_append_triples(ids, spans, t, count, base) < 0 else 0
 
 
 cdef inline Py_ssize_t _char_len(const unsigned char* s, Py_ssize_t n) noexcept nogil:
