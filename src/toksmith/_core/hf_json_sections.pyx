@@ -32,6 +32,7 @@ from libc.string cimport memchr, memcmp, memcpy
 
 from toksmith._core.buffers cimport ByteBuf, bytebuf_append, bytebuf_free, bytebuf_push, bytebuf_reserve
 from toksmith._core.byte_keys cimport hash_bytes, prefetch
+from toksmith._core.pretok_common cimport append_cpt_utf8
 from toksmith._core.swar cimport first_marked_byte, spread_byte, zero_bytes
 from toksmith._core.utf8 cimport valid_char_len
 
@@ -84,30 +85,6 @@ cdef inline int _hex4(const unsigned char* s, Py_ssize_t pos, Py_ssize_t n) noex
     if a < 0 or b < 0 or c < 0 or d < 0:
         return -1
     return (a << 12) | (b << 8) | (c << 4) | d
-
-
-cdef inline int _put_utf8(ByteBuf* out, uint32_t cp) noexcept nogil:
-    cdef unsigned char b[4]
-    cdef int k
-    if cp < 0x80:
-        b[0] = <unsigned char>cp
-        k = 1
-    elif cp < 0x800:
-        b[0] = <unsigned char>(0xC0 | (cp >> 6))
-        b[1] = <unsigned char>(0x80 | (cp & 0x3F))
-        k = 2
-    elif cp < 0x10000:
-        b[0] = <unsigned char>(0xE0 | (cp >> 12))
-        b[1] = <unsigned char>(0x80 | ((cp >> 6) & 0x3F))
-        b[2] = <unsigned char>(0x80 | (cp & 0x3F))
-        k = 3
-    else:
-        b[0] = <unsigned char>(0xF0 | (cp >> 18))
-        b[1] = <unsigned char>(0x80 | ((cp >> 12) & 0x3F))
-        b[2] = <unsigned char>(0x80 | ((cp >> 6) & 0x3F))
-        b[3] = <unsigned char>(0x80 | (cp & 0x3F))
-        k = 4
-    return bytebuf_append(out, <const char*>b, k)
 
 
 cdef inline uint64_t _plain_bytes_end(uint64_t w) noexcept nogil:
@@ -179,7 +156,7 @@ cdef Py_ssize_t _string(const unsigned char* s, Py_ssize_t pos, Py_ssize_t n, By
             if out != NULL:
                 if 0xD800 <= unit <= 0xDFFF:
                     return -1               # a lone surrogate
-                if _put_utf8(out, <uint32_t>unit) < 0:
+                if append_cpt_utf8(out, <uint32_t>unit) < 0:
                     return -1
             continue
         if c == 34 or c == 92 or c == 47:
