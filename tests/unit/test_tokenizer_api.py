@@ -173,6 +173,20 @@ def test_encode_batch_many_short_texts(tok, sp):
     assert tok.encode_batch(texts, num_threads=8) == sp.encode(texts)
 
 
+@pytest.mark.parametrize("num_threads", [1, 2])
+def test_encode_batch_error_after_lists_were_built(tok, sp, num_threads):
+    # encode_batch builds the id lists of finished texts while later ones are encoded: a
+    # text that fails far into a long batch still raises encode()'s error, and the next
+    # batch is whole.
+    texts = [f"line {i} of a batch long enough to be built in parts" for i in range(6000)]
+    with pytest.raises(UnicodeEncodeError) as batch_error:
+        tok.encode_batch(texts[:4000] + ["a\ud800b"] + texts[4000:], num_threads=num_threads)
+    with pytest.raises(UnicodeEncodeError) as single_error:
+        tok.encode("a\ud800b")
+    assert str(batch_error.value) == str(single_error.value)
+    assert tok.encode_batch(texts, num_threads=num_threads) == sp.encode(texts)
+
+
 @pytest.mark.parametrize("num_threads", [0, -1, -8])
 def test_encode_batch_rejects_bad_num_threads(tok, num_threads):
     with pytest.raises(ValueError):

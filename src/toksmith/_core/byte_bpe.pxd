@@ -89,6 +89,7 @@ cdef class ByteLevelBpe(Model):
     cdef uint64_t pair_mask
     cdef int32_t byte_symbol[256]      # symbol of each one-byte text, -1 when none
     cdef int32_t fallback[256][2]      # ids emitted for a byte of a symbol that is no token
+    cdef int32_t single_byte_id[256]   # the one id a one-byte pre-token encodes to, -1 when not one
     # token texts (raw bytes) by id, and a hash map text -> id (ignore_merges, lookups)
     cdef unsigned char* texts
     cdef int64_t* text_offsets         # n_pieces + 1; a token no pre-token can form has length 0
@@ -115,6 +116,7 @@ cdef class ByteLevelBpe(Model):
                               Py_ssize_t left_length, Py_ssize_t length, int32_t* merged,
                               ByteBpeWork* w) noexcept nogil
     cdef int _fill_byte_pairs(self) except -1
+    cdef int _fill_single_byte_ids(self) except -1
     cdef int _fill_short_pairs(self, const SymbolTexts* t) except -1
     cdef int _fill_short_merges(self, const SymbolTexts* t, const IdBuf* short_merges) except -1
     cdef int32_t _own_run(self, const unsigned char* c, Py_ssize_t n, int32_t* last_rank) noexcept nogil
@@ -127,3 +129,8 @@ cdef class ByteLevelBpe(Model):
                    ByteBpeWork* w) noexcept nogil
     cdef int _encode_word(self, const unsigned char* s, Py_ssize_t n, uint64_t h,
                           ByteBpeWork* w) noexcept nogil
+    cdef inline int _encode_piece(self, const unsigned char* s, Py_ssize_t n, ByteBpeWork* w, IdBuf* ids,
+                                  IdBuf* spans, Py_ssize_t base) noexcept nogil
+    cdef int _encode_missed(self, const unsigned char* s, Py_ssize_t n, uint64_t h, uint64_t slot,
+                            WordEntry* e, ByteBpeWork* w, IdBuf* ids, IdBuf* spans,
+                            Py_ssize_t base) noexcept nogil

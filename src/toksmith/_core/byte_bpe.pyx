@@ -44,8 +44,8 @@ from toksmith._core.model cimport Model, WorkHeader
 from toksmith._core.errors cimport ERR_NO_MEMORY, ERR_TOO_LONG
 from toksmith._core.tables cimport HeapItem, heap_free, heap_pop, heap_push, heap_reserve
 from toksmith._core.utf8 cimport one_char_len
-from toksmith._core.byte_keys cimport (bloom_add, bloom_has, bloom_new, hash_bytes, memchr_not, mix64, pair_key,
-                                       prefetch, short_key, text_hash, token_key)
+from toksmith._core.byte_keys cimport (bloom_add, bloom_has, bloom_new, hash_bytes, load_upto8, memchr_not, mix64,
+                                       pair_key, prefetch, same_bytes_upto24, short_key, text_hash, token_key)
 from toksmith._core.byte_unicode cimport cpt_of_byte, unmap_byte_unicode
 from toksmith._core.char_starts cimport (char_code_point, char_start, chars_add, chars_finish, chars_free,
                                          chars_init, chars_note_merge, chars_note_token)
@@ -142,6 +142,7 @@ cdef class ByteLevelBpe(Model):
         self.chars.sources = NULL
         self.chars.text_buf.data = NULL
         self.work_kind = &_WORK_KIND
+        memset(self.single_byte_id, 0xFF, sizeof(self.single_byte_id))   # -1: none until build
 
     def __dealloc__(self):
         free(self.pairs)
@@ -312,12 +313,33 @@ cdef class ByteLevelBpe(Model):
                     else:
                         self.fallback[i][0] = one_byte_text[0xC0 | (cpt_of_byte(i) >> 6)]
                         self.fallback[i][1] = one_byte_text[0x80 | (cpt_of_byte(i) & 0x3F)]
+            self._fill_single_byte_ids()
         finally:
             texts_free(&t)
             free(scratch)
             idbuf_free(&char_merges)
             idbuf_free(&short_merges)
         return self
+
+    cdef int _fill_single_byte_ids(self) except -1:
+        """single_byte_id: what _encode_word gives each one-byte pre-token, when that is
+        exactly one id covering the byte (encode's shortcut then returns the same)."""
+        cdef ByteBpeWork* w = <ByteBpeWork*>self.new_work()
+        cdef unsigned char b[1]
+        cdef int i
+        if w == NULL:
+            raise MemoryError()
+        try:
+            for i in range(256):
+                b[0] = <unsigned char>i
+                self.single_byte_id[i] = -1
+                if self._encode_word(b, 1, 0, w) < 0:
+                    raise MemoryError()
+                if w.out_ids.size == 3 and w.out_ids.data[1] == 0 and w.out_ids.data[2] == 1:
+                    self.single_byte_id[i] = w.out_ids.data[0]
+        finally:
+            _free_work(w)
+        return 0
 
     cdef int _fill_byte_pairs(self) except -1:
         """The direct table of byte pairs (512 KB), every entry "no merge" until
@@ -974,22 +996,54 @@ cdef class ByteLevelBpe(Model):
     cdef int encode(self, const unsigned char* s, Py_ssize_t n, void* work, IdBuf* ids,
                     IdBuf* spans, Py_ssize_t base) noexcept nogil:
         cdef ByteBpeWork* w = <ByteBpeWork*>work
-        cdef uint64_t h = 0, slot
-        cdef WordEntry* e = NULL
-        cdef Py_ssize_t k, count
-        cdef const int32_t* triples
-        if n <= 0:
-            return 0
-        if n > INT32_MAX - 1:
-            return ERR_TOO_LONG
         if w.cache_model != self.serial or w.cache == NULL:
             if self._ready_caches(w) < 0:
                 return ERR_NO_MEMORY
+        return self._encode_piece(s, n, w, ids, spans, base)
+
+    cdef int encode_pieces(self, const unsigned char* s, const int32_t* ends, Py_ssize_t count,
+                           void* work, IdBuf* ids, IdBuf* spans, Py_ssize_t base) noexcept nogil:
+        cdef ByteBpeWork* w = <ByteBpeWork*>work
+        cdef Py_ssize_t k, start = 0
+        cdef int rc
+        if w.cache_model != self.serial or w.cache == NULL:
+            if self._ready_caches(w) < 0:
+                return ERR_NO_MEMORY
+        for k in range(count):
+            rc = self._encode_piece(s + start, ends[k] - start, w, ids, spans, base + start)
+            if rc < 0:
+                return rc
+            start = ends[k]
+        return 0
+
+    cdef inline int _encode_piece(self, const unsigned char* s, Py_ssize_t n, ByteBpeWork* w, IdBuf* ids,
+                                  IdBuf* spans, Py_ssize_t base) noexcept nogil:
+        """encode() of one pre-token on a work whose caches are this model's: one-byte
+        pre-tokens and word-cache hits here (most pre-tokens), the rest in _encode_missed."""
+        cdef uint64_t h = 0, slot = 0
+        cdef WordEntry* e = NULL
+        cdef Py_ssize_t k, count
+        if n <= 0:
+            return 0
+        if n == 1 and self.single_byte_id[s[0]] >= 0:
+            # a third of the pre-tokens of prose are one byte: no hash, no cache
+            if idbuf_reserve(ids, 1) < 0 or (spans != NULL and idbuf_reserve(spans, 2) < 0):
+                return ERR_NO_MEMORY
+            ids.data[ids.size] = self.single_byte_id[s[0]]
+            ids.size += 1
+            if spans != NULL:
+                spans.data[spans.size] = <int32_t>base
+                spans.data[spans.size + 1] = <int32_t>(base + 1)
+                spans.size += 2
+            return 0
         if n <= WORD_TEXT:
-            h = hash_bytes(s, n)
+            # A text of at most 8 bytes hashes by mix64 of its bytes, a bijection: equal
+            # hashes and lengths are equal texts, so the hit needs no text compare.
+            h = mix64(load_upto8(s, n)) if n <= 8 else hash_bytes(s, n)
             slot = h & <uint64_t>(CACHE_SLOTS - 1)
             e = &w.cache[slot]
-            if _bit(w.cache_valid, slot) and e.hash == h and e.text_len == n and memcmp(e.text, s, n) == 0:
+            if _bit(w.cache_valid, slot) and e.hash == h and e.text_len == n and (
+                    n <= 8 or same_bytes_upto24(e.text, s, n)):
                 count = e.n_ids
                 if idbuf_reserve(ids, count) < 0:
                     return ERR_NO_MEMORY
@@ -1004,6 +1058,17 @@ cdef class ByteLevelBpe(Model):
                         spans.data[spans.size + 2 * k + 1] = <int32_t>(base + e.ends[k])
                     spans.size += 2 * count
                 return 0
+        return self._encode_missed(s, n, h, slot, e, w, ids, spans, base)
+
+    cdef int _encode_missed(self, const unsigned char* s, Py_ssize_t n, uint64_t h, uint64_t slot,
+                            WordEntry* e, ByteBpeWork* w, IdBuf* ids, IdBuf* spans,
+                            Py_ssize_t base) noexcept nogil:
+        """A pre-token the word cache does not hold: merge it, then keep it in word-cache
+        slot `slot` (entry e, hash h) when it fits (e is NULL when too long to cache)."""
+        cdef Py_ssize_t k, count
+        cdef const int32_t* triples
+        if n > INT32_MAX - 1:
+            return ERR_TOO_LONG
         if self._encode_word(s, n, h, w) < 0:
             return ERR_NO_MEMORY
         triples = w.out_ids.data

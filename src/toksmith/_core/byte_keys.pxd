@@ -1,6 +1,6 @@
 # Keys and hashes of byte-level BPE's tables (header only: every helper inlines into the
 # hot loops of byte_bpe.pyx and the load-time maps of symbol_texts.pyx).
-from libc.stdint cimport int32_t, uint32_t, uint64_t
+from libc.stdint cimport int32_t, uint16_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc
 from libc.string cimport memcpy
 
@@ -17,6 +17,44 @@ cdef extern from *:
     void prefetch "TOKSMITH_PREFETCH"(const void* p) noexcept nogil
 
 
+cdef inline uint64_t load_upto8(const unsigned char* p, Py_ssize_t n) noexcept nogil:
+    """p[:n] (n <= 8) as one integer, the same for equal texts of one length (on a
+    little-endian machine: memcpy into a zeroed uint64). Two overlapping loads instead of
+    a byte loop; the overlapping bytes are equal, so OR joins them.
+
+        load_upto8(b"abc", 3) == 0x636261
+    """
+    cdef uint32_t lo4, hi4
+    cdef uint16_t lo2, hi2
+    if n >= 4:
+        memcpy(&lo4, p, 4)
+        memcpy(&hi4, p + n - 4, 4)
+        return <uint64_t>lo4 | (<uint64_t>hi4 << (8 * (n - 4)))
+    if n >= 2:
+        memcpy(&lo2, p, 2)
+        memcpy(&hi2, p + n - 2, 2)
+        return <uint64_t>lo2 | (<uint64_t>hi2 << (8 * (n - 2)))
+    return p[0] if n == 1 else 0
+
+
+cdef inline bint same_bytes_upto24(const unsigned char* a, const unsigned char* b, Py_ssize_t n) noexcept nogil:
+    """a[:n] == b[:n] for 8 <= n <= 24: three overlapping eight-byte compares, no call."""
+    cdef uint64_t x, y
+    memcpy(&x, a, 8)
+    memcpy(&y, b, 8)
+    if x != y:
+        return False
+    memcpy(&x, a + n - 8, 8)
+    memcpy(&y, b + n - 8, 8)
+    if x != y:
+        return False
+    if n > 16:
+        memcpy(&x, a + 8, 8)
+        memcpy(&y, b + 8, 8)
+        return x == y
+    return True
+
+
 cdef inline uint64_t hash_bytes(const unsigned char* p, Py_ssize_t n) noexcept nogil:
     """A 64-bit hash of p[:n], eight bytes at a time (never 0 after `| 1`)."""
     cdef uint64_t h = <uint64_t>0x9E3779B97F4A7C15 ^ (<uint64_t>n * <uint64_t>0xFF51AFD7ED558CCD)
@@ -28,8 +66,7 @@ cdef inline uint64_t hash_bytes(const unsigned char* p, Py_ssize_t n) noexcept n
         p += 8
         n -= 8
     if n > 0:
-        v = 0
-        memcpy(&v, p, n)
+        v = load_upto8(p, n)
         h = (h ^ v) * <uint64_t>0x94D049BB133111EB
         h ^= h >> 32
     return mix64(h) | 1
@@ -57,10 +94,8 @@ cdef inline uint64_t text_hash(const unsigned char* p, Py_ssize_t n) noexcept no
 
 cdef inline uint64_t token_key(const unsigned char* p, Py_ssize_t n) noexcept nogil:
     """Key of a token text in TokenSlot: its bytes when at most 8, else a hash."""
-    cdef uint64_t v = 0
     if n <= 8:
-        memcpy(&v, p, n)
-        return v ^ (<uint64_t>n << 59)
+        return load_upto8(p, n) ^ (<uint64_t>n << 59)
     return hash_bytes(p, n)
 
 

@@ -36,7 +36,7 @@ from toksmith._core.pretokenizer cimport (PRETOK_REWRITTEN, PreTokenizer, PreTok
                                           pretok_work_free)
 from toksmith._core.specials cimport SpecialSplitter, SplitWork, split_work_free
 from toksmith._core.text cimport TextRef, text_ref, utf8_of
-from toksmith._core.threadpool cimport parallel_for
+from toksmith._core.threadpool cimport parallel_for_hooked
 from toksmith._core.token_types cimport TYPE_UNKNOWN
 
 import gc
@@ -239,9 +239,30 @@ cdef struct BatchWork:
     void* engine             # the Engine, kept alive by encode_batch
     const TextRef* refs
     IdBuf* results
-    int* status
+    int* status              # BATCH_PENDING until the text's result is published
+    Py_ssize_t n
     bint add_special
     bint parse_special
+    # the calling thread's side (_build_ready_lists), under the GIL:
+    void* out                # the list of id lists being filled
+    Py_ssize_t built         # texts [0, built) have their id list in out
+    bint stop_building       # an error: the rest is left to encode_texts
+    bint double_bos          # a built text started with two BOS ids
+
+
+cdef extern from *:
+    """
+    static inline void toksmith_store_release(int* p, int v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
+    static inline int toksmith_load_acquire(const int* p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
+    """
+    # a text's status is stored after its result: a thread that reads the status
+    # (acquire) then sees the whole result
+    void store_release "toksmith_store_release"(int* p, int v) noexcept nogil
+    int load_acquire "toksmith_load_acquire"(const int* p) noexcept nogil
+
+cdef int BATCH_PENDING = 1       # a status no encode returns (they return 0 or < 0)
+# The calling thread takes the GIL to build id lists once this many texts are ready.
+cdef Py_ssize_t BATCH_BUILD_MIN = 64
 
 
 @cython.final
@@ -414,7 +435,7 @@ cdef class Engine:
                                 Scratch* sc, void* work, IdBuf* out, IdBuf* spans) noexcept nogil:
         """Append the ids of normalized text: pre-tokenize, then the model on each pre-token."""
         cdef int rc
-        cdef Py_ssize_t k, start, end, base
+        cdef Py_ssize_t base
         if size == 0:
             return 0
         if self.pretokenizer is None:
@@ -435,25 +456,24 @@ cdef class Engine:
         base = sc.norm_all.size
         if spans != NULL and bytebuf_append(&sc.norm_all, <const char*>norm, size) < 0:
             return ERR_NO_MEMORY
-        start = 0
-        for k in range(sc.pre_ends.size):
-            end = sc.pre_ends.data[k]
-            rc = self.model.encode(norm + start, end - start, work, out, spans, base + start)
-            if rc < 0:
-                return rc
-            start = end
-        return 0
+        return self.model.encode_pieces(norm, sc.pre_ends.data, sc.pre_ends.size, work, out, spans, base)
 
     cdef _check_ready(self):
         if not self.configured:
             raise RuntimeError("tokenizer is not configured; use toksmith.load()")
 
+    cdef inline bint _double_bos(self, const IdBuf* ids) noexcept:
+        cdef int32_t bos = self.postprocessor.leading_id
+        return bos >= 0 and ids.size >= 2 and ids.data[0] == bos and ids.data[1] == bos
+
     cdef _warn_double_bos(self, const IdBuf* ids):
         """Call when add_special added a leading id. Parity: llama.cpp warns when the
         prompt already started with BOS."""
-        cdef int32_t bos = self.postprocessor.leading_id
-        if bos >= 0 and ids.size >= 2 and ids.data[0] == bos and ids.data[1] == bos \
-                and not self.warned_double_bos:
+        if self._double_bos(ids):
+            self._warn_double_bos_now()
+
+    cdef _warn_double_bos_now(self):
+        if not self.warned_double_bos:
             self.warned_double_bos = True
             warnings.warn("the text starts with a BOS token and add_special=True added "
                           "another, so the ids start with two BOS tokens; pass "
@@ -540,25 +560,38 @@ cdef class Engine:
             work.refs = refs
             work.results = results
             work.status = status
+            work.n = n
             work.add_special = add_special
             work.parse_special = parse_special
-            with nogil:
-                parallel_for(n, BATCH_CHUNK, threads, _encode_batch_range, &work)
             for i in range(n):
-                if status[i] < 0:
-                    _raise_encode_error(status[i], items[i])
-            if add_special and self.postprocessor.leading_id >= 0:
-                for i in range(n):
-                    self._warn_double_bos(&results[i])
+                status[i] = BATCH_PENDING
             # Lists of ints cannot form cycles: building thousands of them should
             # not trigger full passes of the cyclic garbage collector.
             gc_was_enabled = gc.isenabled()
             gc.disable()
             try:
                 out = [None] * n
+                work.out = <void*>out
+                work.built = 0
+                work.stop_building = False
+                work.double_bos = False
+                # The calling thread builds the lists of finished texts while the
+                # workers encode the next ones (_build_ready_lists).
+                with nogil:
+                    parallel_for_hooked(n, BATCH_CHUNK, threads, _encode_batch_range, &work,
+                                        _build_ready_lists)
                 for i in range(n):
-                    out[i] = _id_list(results[i].data, results[i].size, self._id_objects)
-                    idbuf_free(&results[i])
+                    if status[i] < 0:
+                        _raise_encode_error(status[i], items[i])
+                if add_special and self.postprocessor.leading_id >= 0:
+                    if work.double_bos:
+                        self._warn_double_bos_now()
+                    for i in range(work.built, n):
+                        self._warn_double_bos(&results[i])
+                work.stop_building = False
+                self._build_lists(&work, n)
+                if work.built < n:
+                    raise MemoryError()
             finally:
                 if gc_was_enabled:
                     gc.enable()
@@ -570,6 +603,28 @@ cdef class Engine:
             free(results)
             free(status)
             free(refs)
+
+    cdef void _build_lists(self, BatchWork* work, Py_ssize_t upto) noexcept:
+        """Id lists of the finished texts [work.built, upto) into work.out. Stops at a failed
+        text or a failed list (MemoryError), setting stop_building: encode_texts raises for
+        it afterwards. The ids are freed by encode_texts at the end: freeing them here, while
+        a worker allocates in the same malloc arena, makes the two threads wait on its lock."""
+        cdef list out = <list>work.out
+        cdef Py_ssize_t i = work.built
+        cdef IdBuf* ids
+        try:
+            while i < upto and not work.stop_building:
+                if work.status[i] < 0:
+                    work.stop_building = True
+                    break
+                ids = &work.results[i]
+                if work.add_special and self._double_bos(ids):
+                    work.double_bos = True
+                out[i] = _id_list(ids.data, ids.size, self._id_objects)
+                i += 1
+        except BaseException:
+            work.stop_building = True
+        work.built = i
 
     cdef list tokenize_text(self, object text, bint add_special, bint parse_special):
         cdef TextRef ref
@@ -749,16 +804,32 @@ cdef void _encode_batch_range(void* p, Py_ssize_t start, Py_ssize_t end) noexcep
     cdef BatchWork* work = <BatchWork*>p
     cdef Scratch* sc = _acquire_scratch()
     cdef Py_ssize_t i
+    cdef int rc
     for i in range(start, end):
-        work.status[i] = (<Engine>work.engine)._encode_text(&work.refs[i], work.add_special,
-                                                            work.parse_special, sc)
-        if work.status[i] == 0:
+        rc = (<Engine>work.engine)._encode_text(&work.refs[i], work.add_special, work.parse_special, sc)
+        if rc == 0:
             # hand the ids over to results[i]; the scratch gets a fresh buffer
             work.results[i] = sc.out
             sc.out.data = NULL
             sc.out.size = 0
             sc.out.cap = 0
+        store_release(&work.status[i], rc)
     _release_scratch(sc, (<Engine>work.engine).model)
+
+
+cdef void _build_ready_lists(void* p) noexcept nogil:
+    """The calling thread's hook between its chunks: when enough texts from work.built on
+    are finished, take the GIL and build their id lists."""
+    cdef BatchWork* work = <BatchWork*>p
+    cdef Py_ssize_t ready = work.built
+    if work.stop_building:
+        return
+    while ready < work.n and load_acquire(&work.status[ready]) != BATCH_PENDING:
+        ready += 1
+    if ready - work.built < BATCH_BUILD_MIN:
+        return
+    with gil:
+        (<Engine>work.engine)._build_lists(work, ready)
 
 
 cdef inline int _push_special(IdBuf* out, IdBuf* spans, int32_t token) noexcept nogil:

@@ -110,6 +110,36 @@ cdef inline Py_ssize_t bt_run(ByteText* t, Py_ssize_t pos, unsigned char mask) n
     return pos
 
 
+cdef inline Py_ssize_t bt_letters(ByteText* t, Py_ssize_t pos) noexcept nogil:
+    """bt_run(t, pos, F_LETTER), eight ASCII bytes at a time while they are ASCII letters
+    (the splitter's ASCII letters are A-Z a-z: LlamaSplitter.__init__ checks it)."""
+    cdef uint64_t x, stop
+    while pos + 8 <= t.n:
+        memcpy(&x, t.s + pos, 8)
+        stop = non_ascii_letter_bytes(x)
+        if stop:
+            pos += first_marked_byte(stop)
+            if t.s[pos] < 0x80:
+                return pos
+            break           # a non-ASCII character: bt_run decides
+        pos += 8
+    return bt_run(t, pos, F_LETTER)
+
+
+cdef inline Py_ssize_t bt_ascii_word(ByteText* t, Py_ssize_t pos) noexcept nogil:
+    """The end of the word at pos when it starts with an ASCII letter or a space and an
+    ASCII letter (most pieces of Latin text), else -1. Both splitters take such a word
+    as the letters from there on (llama3: [^\\r\\n\\p{L}\\p{N}]?\\p{L}+, gpt2: ?\\p{L}+)."""
+    cdef unsigned char b = t.s[pos]
+    if b < 0x80 and (t.ascii[b] & F_LETTER):
+        return bt_letters(t, pos + 1)
+    if b == 0x20 and pos + 1 < t.n:
+        b = t.s[pos + 1]
+        if b < 0x80 and (t.ascii[b] & F_LETTER):
+            return bt_letters(t, pos + 2)
+    return -1
+
+
 cdef inline Py_ssize_t bt_run_other(ByteText* t, Py_ssize_t pos, unsigned char mask) noexcept nogil:
     """The end of the run of characters from pos whose flags have no bit of `mask` (and
     are not 0: the loops `while not (f2 & mask) and f2`)."""
@@ -157,14 +187,36 @@ cdef inline int bt_contraction(ByteText* t, Py_ssize_t pos, bint fold) noexcept 
     return 0
 
 
+cdef inline Py_ssize_t bt_spaces_end(ByteText* t, Py_ssize_t pos) noexcept nogil:
+    """The end of the run of U+0020 bytes from pos, eight bytes at a time."""
+    cdef uint64_t x, other
+    while pos + 8 <= t.n:
+        memcpy(&x, t.s + pos, 8)
+        other = ~zero_bytes(x ^ spread_byte(0x20)) & <uint64_t>0x8080808080808080
+        if other:
+            return pos + first_marked_byte(other)
+        pos += 8
+    while pos < t.n and t.s[pos] == 0x20:
+        pos += 1
+    return pos
+
+
 cdef inline Py_ssize_t bt_whitespace(ByteText* t, Py_ssize_t pos, int first_len, bint newlines) noexcept nogil:
     """split_whitespace_tail (`newlines`: with \\s*[\\r\\n]+ first) / split_gpt2's end:
     \\s+(?!\\S)|\\s+, else one character. Returns the end of the piece."""
-    cdef Py_ssize_t p = pos, last_start = pos, last_nl = -1, nws = 0
+    cdef Py_ssize_t p = pos, last_start = pos, last_nl = -1, nws = 0, q
     cdef uint64_t ch = bt_char(t, p)
     cdef uint32_t c
     while ch & F_SPACE:
         c = ch_cpt(ch)
+        if c == 0x20:
+            # a run of spaces (a quarter of the bytes of man pages and code) at once
+            q = bt_spaces_end(t, p + 1)
+            last_start = q - 1
+            nws += q - p
+            p = q
+            ch = bt_char(t, p)
+            continue
         if newlines and (c == 0x0D or c == 0x0A):
             last_nl = p + ch_len(ch)
         last_start = p
@@ -188,7 +240,13 @@ cdef void bt_split_llama3(ByteText* t, int max_digits) noexcept nogil:
     cdef int length, k, count
     cdef unsigned char f, f2
     cdef unsigned char not_punct = F_SPACE | F_LETTER | F_NUMBER
+    cdef Py_ssize_t word_end
     while pos < t.n:
+        word_end = bt_ascii_word(t, pos)
+        if word_end >= 0:
+            pos = word_end
+            bt_add(t, pos)
+            continue
         ch = bt_char(t, pos)
         cpt = ch_cpt(ch)
         length = ch_len(ch)
@@ -201,7 +259,7 @@ cdef void bt_split_llama3(ByteText* t, int max_digits) noexcept nogil:
                 continue
         if not (cpt == 0x0D or cpt == 0x0A or (f & F_NUMBER)):
             if (f & F_LETTER) or (bt_char(t, pos + length) & F_LETTER):
-                pos = bt_run(t, pos + length, F_LETTER)
+                pos = bt_letters(t, pos + length)
                 bt_add(t, pos)
                 continue
         if f & F_NUMBER:
@@ -238,7 +296,13 @@ cdef void bt_split_gpt2(ByteText* t) noexcept nogil:
     cdef uint32_t cpt
     cdef int length, k
     cdef unsigned char f2, cls
+    cdef Py_ssize_t word_end
     while pos < t.n:
+        word_end = bt_ascii_word(t, pos)
+        if word_end >= 0:
+            pos = word_end
+            bt_add(t, pos)
+            continue
         ch = bt_char(t, pos)
         cpt = ch_cpt(ch)
         length = ch_len(ch)
@@ -255,7 +319,7 @@ cdef void bt_split_gpt2(ByteText* t) noexcept nogil:
         elif f2 & F_NUMBER:
             cls = F_NUMBER
         if cls:
-            pos = bt_run(t, pos + (cpt == 0x20), cls)
+            pos = bt_letters(t, pos + (cpt == 0x20)) if cls == F_LETTER else bt_run(t, pos + (cpt == 0x20), cls)
             bt_add(t, pos)
             continue
         if not (f2 & (F_SPACE | F_LETTER | F_NUMBER)) and f2:

@@ -8,7 +8,7 @@
 # `work_kind`. A work must start with a `WorkHeader` so that the scratch can free it
 # without the model that made it (the model may be gone by then), and it must not
 # rely on pointers into one model instance unless it checks `serial` first.
-from libc.stdint cimport uint64_t
+from libc.stdint cimport int32_t, uint64_t
 
 from toksmith._core.buffers cimport IdBuf
 
@@ -35,6 +35,11 @@ cdef class Model:
     # Returns 0, or a negative error code (ERR_NO_MEMORY, ...).
     cdef int encode(self, const unsigned char* s, Py_ssize_t n, void* work, IdBuf* ids,
                     IdBuf* spans, Py_ssize_t base) noexcept nogil
+    # encode() on each pre-token s[ends[k - 1]:ends[k]] in turn (the first starts at s[0]),
+    # offsets in `spans` from base. A model may override it to keep its state in registers
+    # across pre-tokens; the default calls encode() on each.
+    cdef int encode_pieces(self, const unsigned char* s, const int32_t* ends, Py_ssize_t count,
+                           void* work, IdBuf* ids, IdBuf* spans, Py_ssize_t base) noexcept nogil
 
 
 cdef uint64_t next_model_serial() noexcept nogil

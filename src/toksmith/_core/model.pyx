@@ -1,5 +1,5 @@
 """The `Model` base class: see model.pxd for the contract every model stage follows."""
-from libc.stdint cimport uint64_t
+from libc.stdint cimport int32_t, uint64_t
 
 cdef uint64_t _last_serial = 0
 
@@ -28,3 +28,14 @@ cdef class Model:
     cdef int encode(self, const unsigned char* s, Py_ssize_t n, void* work, IdBuf* ids,
                     IdBuf* spans, Py_ssize_t base) noexcept nogil:
         return -1
+
+    cdef int encode_pieces(self, const unsigned char* s, const int32_t* ends, Py_ssize_t count,
+                           void* work, IdBuf* ids, IdBuf* spans, Py_ssize_t base) noexcept nogil:
+        cdef Py_ssize_t k, start = 0
+        cdef int rc
+        for k in range(count):
+            rc = self.encode(s + start, ends[k] - start, work, ids, spans, base + start)
+            if rc < 0:
+                return rc
+            start = ends[k]
+        return 0

@@ -32,6 +32,7 @@ from toksmith._core.pretok_common cimport (
     llama_clean_utf8_into, packed_cpt, packed_flags, table_flags,
 )
 from toksmith._core.pretokenizer cimport PreTokenizer, PreTokenizerWork, pretok_inner_work, pretok_work_free
+from toksmith._core.swar cimport first_marked_byte, non_ascii_letter_bytes, spread_byte, zero_bytes
 
 from toksmith.pretokenizers import regex_program
 
@@ -272,6 +273,9 @@ cdef class LlamaSplitter(PreTokenizer):
         for k in range(128):
             self.ascii_flags[k] = table_flags(self.flag_index, self.flag_blocks, k)
             self.ascii_chars[k] = (<uint64_t>k << 16) | (1 << 8) | self.ascii_flags[k]
+            # bt_letters (llama_bytes.pxi) takes A-Z a-z as the ASCII letters
+            if bool(self.ascii_flags[k] & F_LETTER) != (chr(k).isascii() and chr(k).isalpha()):
+                raise ValueError(f"flag table: ASCII {k} is {'not ' * (not chr(k).isalpha())}a letter")
         self.byte_kind = 0
         if self.n_stages == 1 and not by_codepoints and self.stages[0].kind in (STAGE_GPT2, STAGE_LLAMA3):
             self.byte_kind = self.stages[0].kind

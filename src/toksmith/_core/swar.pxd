@@ -3,6 +3,7 @@
 #
 #     zero_bytes(w ^ spread_byte(32))  -> the spaces of w (each one's high bit)
 #     first_marked_byte(mask)          -> the offset in memory of the first of them
+#     non_ascii_letter_bytes(w)        -> the bytes of w that are not A-Z or a-z
 from libc.stdint cimport uint64_t
 
 cdef extern from *:
@@ -34,3 +35,13 @@ cdef inline uint64_t zero_bytes(uint64_t x) noexcept nogil:
     """The high bit of each byte of x that is 0, exactly (no borrow between bytes)."""
     cdef uint64_t low7 = 0x7F7F7F7F7F7F7F7F
     return ~(((x & low7) + low7) | x | low7)
+
+
+cdef inline uint64_t non_ascii_letter_bytes(uint64_t x) noexcept nogil:
+    """The high bit of each byte of x that is not an ASCII letter (A-Z, a-z), exactly: a
+    byte folded to lower case lies in 0x20-0x7F, so adding 0x1F (0x05) sets its high bit
+    from 'a' ('{') on, with no carry into the next byte."""
+    cdef uint64_t low7 = 0x7F7F7F7F7F7F7F7F
+    cdef uint64_t folded = (x & low7) | <uint64_t>0x2020202020202020
+    cdef uint64_t letter = (folded + <uint64_t>0x1F1F1F1F1F1F1F1F) & ~(folded + <uint64_t>0x0505050505050505)
+    return (~letter | x) & <uint64_t>0x8080808080808080

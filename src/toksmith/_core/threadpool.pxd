@@ -7,6 +7,11 @@
 # forgotten in a forked child, where the pool starts empty again.
 
 ctypedef void (*RangeFn)(void* ctx, Py_ssize_t start, Py_ssize_t end) noexcept nogil
+ctypedef void (*ChunkHook)(void* ctx) noexcept nogil
 
 cdef void parallel_for(Py_ssize_t n, Py_ssize_t chunk, int threads, RangeFn fn,
                        void* ctx) noexcept nogil
+# parallel_for, where the calling thread also runs after_own_chunk(ctx) after each chunk
+# it ran itself (e.g. to hand finished results to Python while the workers go on).
+cdef void parallel_for_hooked(Py_ssize_t n, Py_ssize_t chunk, int threads, RangeFn fn,
+                              void* ctx, ChunkHook after_own_chunk) noexcept nogil

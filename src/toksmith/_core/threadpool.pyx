@@ -94,7 +94,7 @@ if pthread_atfork(NULL, NULL, _after_fork_in_child) != 0:
     raise ImportError("toksmith: cannot register the thread pool's fork handler")
 
 
-cdef inline void _run_chunks(Job* job) noexcept nogil:
+cdef inline void _run_chunks(Job* job, ChunkHook after_chunk) noexcept nogil:
     cdef Py_ssize_t start, end
     while True:
         start = toksmith_fetch_add(&job.next, job.chunk)
@@ -104,6 +104,8 @@ cdef inline void _run_chunks(Job* job) noexcept nogil:
         if end > job.n:
             end = job.n
         job.fn(job.ctx, start, end)
+        if after_chunk != NULL:
+            after_chunk(job.ctx)
 
 
 cdef void _unqueue(Job* job) noexcept nogil:
@@ -136,7 +138,7 @@ cdef void* _worker(void* unused) noexcept nogil:
         if job.wanted == 0:
             _unqueue(job)
         pthread_mutex_unlock(&_lock)
-        _run_chunks(job)
+        _run_chunks(job, NULL)
         pthread_mutex_lock(&_lock)
         job.active -= 1
         if job.active == 0:
@@ -164,6 +166,13 @@ cdef void _start_workers(int wanted) noexcept nogil:
 cdef void parallel_for(Py_ssize_t n, Py_ssize_t chunk, int threads, RangeFn fn,
                        void* ctx) noexcept nogil:
     """Run fn(ctx, start, end) over [0, n) in chunks of `chunk`, on up to `threads` threads."""
+    parallel_for_hooked(n, chunk, threads, fn, ctx, NULL)
+
+
+cdef void parallel_for_hooked(Py_ssize_t n, Py_ssize_t chunk, int threads, RangeFn fn,
+                              void* ctx, ChunkHook after_own_chunk) noexcept nogil:
+    """parallel_for; the calling thread runs after_own_chunk(ctx) (if not NULL) after each
+    chunk it ran."""
     cdef Job job
     cdef Job** tail
     cdef int helpers = threads - 1
@@ -192,7 +201,7 @@ cdef void parallel_for(Py_ssize_t n, Py_ssize_t chunk, int threads, RangeFn fn,
         else:
             pthread_cond_broadcast(&_work_ready)
         pthread_mutex_unlock(&_lock)
-    _run_chunks(&job)
+    _run_chunks(&job, after_own_chunk)
     if helpers > 0:
         pthread_mutex_lock(&_lock)
         if job.wanted > 0:
