@@ -130,6 +130,13 @@ CASES = {
     "strip-decoder-negative": (edit(["decoder"], {"type": "Strip", "content": " ", "start": -1, "stop": 0}),
                                "$.decoder.start", True),
     "truncation-not-object": (edit(["truncation"], 5), "$.truncation", True),
+    # json.dumps writes a lone surrogate as a \\u escape; serde_json refuses the escape
+    "lone-surrogate-prefix": (edit(["model", "continuing_subword_prefix"], "\ud800"),
+                              "$.model.continuing_subword_prefix", True),
+    "lone-surrogate-suffix": (edit(["model", "end_of_word_suffix"], "a\udc00"), "$.model.end_of_word_suffix", True),
+    "lone-surrogate-added-token": (edit(["added_tokens", 0, "content"], "<\udbff>"), "$.added_tokens[0].content",
+                                   True),
+    "lone-surrogate-key": (edit(["model", "vocab", "\ud83d"], 6, model="wordlevel"), "$.model.vocab (a key)", True),
 }
 
 BAD_REGEXES = [r"(a", r"a)", r"[a", r"*a", r"\p{Foo}", r"(?P<n>a)", r"\1", r"(a)\2", r"[z-a]", r"\u12",
@@ -156,6 +163,14 @@ def test_bad_file_is_model_format_error(case):
             Tokenizer.from_str(text.decode("utf-8", "replace") if isinstance(text, bytes) else text)
     elif case != "fixed-length-zero":
         Tokenizer.from_str(text)                    # stricter than tokenizers, on purpose
+
+
+def test_escaped_surrogate_pair_is_one_character():
+    # the escape of a whole pair is a character (U+1F600), as serde_json reads it
+    text = edit(["added_tokens", 0, "content"], "\U0001F600")
+    assert "\\ud83d\\ude00" in text
+    assert read_hf_json(text, "tok.json").added_tokens[0].content == "\U0001F600"
+    assert Tokenizer.from_str(text).encode("x\U0001F600", add_special_tokens=False).tokens[-1] == "\U0001F600"
 
 
 def test_behavior_message_lists_the_known_values():

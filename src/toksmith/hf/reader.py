@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import gc
 import json
+import re
 from typing import Any, Callable
 
 from toksmith._core.hf_json_sections import PieceTable, TokenTable, scan_tokenizer_json
@@ -33,13 +34,45 @@ def _refuse_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
 
+_SURROGATE_ESCAPE_TEXT = re.compile(r"\\u[dD][89a-fA-F]")
+_SURROGATE_ESCAPE_BYTES = re.compile(rb"\\u[dD][89a-fA-F]")
+
+
+def _refuse_lone_surrogates(value: Any, source: str) -> None:
+    """A ModelFormatError at the first string (key or value) holding a lone surrogate.
+
+    Parity: serde_json refuses a \\u escape of half a surrogate pair ("lone leading
+    surrogate in hex escape"), so tokenizers loads no such file; Python's json accepts it."""
+    stack = [(value, "$")]
+    while stack:
+        item, path = stack.pop()
+        if isinstance(item, dict):
+            for key, child in item.items():
+                _check_text(key, f"{path} (a key)", source)
+                stack.append((child, f"{path}.{key}" if key.isascii() and key.isidentifier() else f"{path}[{key!r}]"))
+        elif isinstance(item, list):
+            stack.extend((child, f"{path}[{i}]") for i, child in enumerate(item))
+        elif isinstance(item, str):
+            _check_text(item, path, source)
+
+
+def _check_text(text: str, path: str, source: str) -> None:
+    if not text.isascii():
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            fail(source, path, f"malformed JSON: a lone surrogate \\u{ord(text[exc.start]):04x} in a "
+                               "string (tokenizers refuses the file)")
+
+
 def parse_json(data: bytes | str, source: str) -> Any:
-    """json.loads, with every failure (bad UTF-8, syntax, NaN, nesting) a ModelFormatError.
+    """json.loads, with every failure (bad UTF-8, syntax, NaN, nesting, lone surrogates) a
+    ModelFormatError.
 
     Parity: fractional numbers get the value serde_json's default parser gives them (see
     json_numbers.py), which is not always Python's float()."""
     try:
-        return json.loads(data, parse_constant=_refuse_constant, parse_float=serde_json_f64)
+        value = json.loads(data, parse_constant=_refuse_constant, parse_float=serde_json_f64)
     except json.JSONDecodeError as exc:
         fail(source, "$", f"malformed JSON: {exc.msg} (line {exc.lineno} column {exc.colno})")
     except UnicodeDecodeError as exc:
@@ -48,6 +81,11 @@ def parse_json(data: bytes | str, source: str) -> Any:
         fail(source, "$", f"malformed JSON: {exc}")
     except RecursionError:
         fail(source, "$", "malformed JSON: nested too deeply")
+    # Only a \\u escape gives a str a surrogate (raw UTF-8 cannot): walk the strings only
+    # when the text holds one (a few in emoji-rich files, none in most).
+    if (_SURROGATE_ESCAPE_BYTES if isinstance(data, bytes) else _SURROGATE_ESCAPE_TEXT).search(data):
+        _refuse_lone_surrogates(value, source)
+    return value
 
 
 def _model_size(model: c.Model) -> int:
