@@ -117,8 +117,11 @@ cdef class ByteLevelBpe(Model):
                               ByteBpeWork* w) noexcept nogil
     cdef int _fill_byte_pairs(self) except -1
     cdef int _fill_single_byte_ids(self) except -1
-    cdef int _fill_short_pairs(self, const SymbolTexts* t) except -1
+    cdef int _new_short_table(self, Py_ssize_t count) except -1
+    cdef void _put_short(self, const unsigned char* text, Py_ssize_t left_length, Py_ssize_t length,
+                         int32_t rank, int32_t merged) noexcept nogil
     cdef int _fill_short_merges(self, const SymbolTexts* t, const IdBuf* short_merges) except -1
+    cdef int _fill_short_tokens(self) except -1
     cdef int32_t _own_run(self, const unsigned char* c, Py_ssize_t n, int32_t* last_rank) noexcept nogil
     cdef int _keep_char_starts(self, const SymbolTexts* t, const IdBuf* char_merges) except -1
     cdef Py_ssize_t _start(self, const unsigned char* s, Py_ssize_t n, int32_t* sym,

@@ -224,9 +224,10 @@ cdef class ByteLevelBpe(Model):
         if order == MergeOrder.TOKEN_RANK and not byte_unicode and not llama_byte_fallback:
             self._build_token_rank(tokens, total)
             self._fill_byte_pairs()
-            self._fill_short_pairs(NULL)
+            self._fill_short_tokens()
             if char_starts:
                 self._keep_char_starts(NULL, NULL)
+            self._fill_single_byte_ids()
             return self
         if texts_init(&t, n + 512) < 0:
             texts_free(&t)
@@ -295,7 +296,7 @@ cdef class ByteLevelBpe(Model):
             if order == MergeOrder.MERGE_LIST:
                 self._fill_short_merges(&t, &short_merges)
             else:
-                self._fill_short_pairs(NULL)
+                self._fill_short_tokens()
             if char_starts and not utf8_symbols:
                 self._keep_char_starts(&t if order == MergeOrder.MERGE_LIST else NULL, &char_merges)
             if hex_byte_fallback:
@@ -343,7 +344,7 @@ cdef class ByteLevelBpe(Model):
 
     cdef int _fill_byte_pairs(self) except -1:
         """The direct table of byte pairs (512 KB), every entry "no merge" until
-        _fill_short_pairs writes the pairs that merge: the first lookups of every
+        _fill_short_merges / _fill_short_tokens write the pairs that merge: the first lookups of every
         pre-token then stay in cache."""
         cdef Py_ssize_t i
         self.byte_pairs = <RankMerged*>malloc(65536 * sizeof(RankMerged))
@@ -776,21 +777,9 @@ cdef class ByteLevelBpe(Model):
         m.merged = merged[0] if rank != INT32_MAX else -1
         return rank
 
-    cdef int _fill_short_merges(self, const SymbolTexts* t, const IdBuf* short_merges) except -1:
-        """_fill_short_pairs for MERGE_LIST from the pairs _add_merges kept that form at most
-        4 bytes, instead of a walk of the whole pair table (Llama 3: 1M slots, twice). The
-        pairs' texts are unique symbols, so each key is written once, in any order."""
-        cdef Py_ssize_t i, count = 0, cap = 64, ll, rl
-        cdef int32_t left, right
-        cdef uint32_t v
-        cdef uint64_t key, slot
-        cdef unsigned char buf[8]
-        cdef RankMerged* e
-        for i in range(0, short_merges.size, 4):
-            ll = t.refs[short_merges.data[i]].length
-            rl = t.refs[short_merges.data[i + 1]].length
-            if 3 <= ll + rl <= 4:
-                count += 1
+    cdef int _new_short_table(self, Py_ssize_t count) except -1:
+        """An empty short-pair map (and its Bloom filter) for `count` keys."""
+        cdef Py_ssize_t cap = 64
         while cap < 2 * count:
             cap *= 2
         self.short_pairs = <PairSlot*>calloc(cap, sizeof(PairSlot))
@@ -798,109 +787,78 @@ cdef class ByteLevelBpe(Model):
         if self.short_pairs == NULL or self.short_bloom == NULL:
             raise MemoryError()
         self.short_mask = <uint64_t>(cap - 1)
+        return 0
+
+    cdef void _put_short(self, const unsigned char* text, Py_ssize_t left_length, Py_ssize_t length,
+                         int32_t rank, int32_t merged) noexcept nogil:
+        """Map the 3- or 4-byte text (split after left_length bytes) to (rank, merged)."""
+        cdef uint32_t v = 0
+        cdef uint64_t key, slot
+        memcpy(&v, text, length)
+        key = short_key(v, length, left_length)
+        slot = mix64(key)
+        bloom_add(self.short_bloom, self.short_bloom_mask, slot)
+        slot &= self.short_mask
+        while self.short_pairs[slot].key != 0:
+            slot = (slot + 1) & self.short_mask
+        self.short_pairs[slot].key = key
+        self.short_pairs[slot].rank = rank
+        self.short_pairs[slot].merged = merged
+
+    cdef int _fill_short_merges(self, const SymbolTexts* t, const IdBuf* short_merges) except -1:
+        """MERGE_LIST: the merges forming 3 or 4 bytes into the short-pair map, keyed by
+        those bytes and the split, and those forming 2 bytes into the byte-pair table; from
+        the pairs _add_merges kept that form at most 4 bytes (not a walk of the whole pair
+        table: Llama 3's has 1M slots). The pairs' texts are unique symbols, so each key is
+        written once, in any order."""
+        cdef Py_ssize_t i, count = 0, ll, rl
+        cdef int32_t left, right
+        cdef unsigned char buf[8]
+        cdef RankMerged* e
+        cdef const unsigned char* blob = <const unsigned char*>t.blob.data
+        for i in range(0, short_merges.size, 4):
+            ll = t.refs[short_merges.data[i]].length
+            rl = t.refs[short_merges.data[i + 1]].length
+            if 3 <= ll + rl <= 4:
+                count += 1
+        self._new_short_table(count)
         for i in range(0, short_merges.size, 4):
             left = short_merges.data[i]
             right = short_merges.data[i + 1]
             ll = t.refs[left].length
             rl = t.refs[right].length
             if ll + rl == 2:
-                e = &self.byte_pairs[(<const unsigned char*>t.blob.data)[t.refs[left].start]
-                                     | (<Py_ssize_t>(<const unsigned char*>t.blob.data)[t.refs[right].start] << 8)]
+                e = &self.byte_pairs[blob[t.refs[left].start] | (<Py_ssize_t>blob[t.refs[right].start] << 8)]
                 e.rank = short_merges.data[i + 2]
                 e.merged = short_merges.data[i + 3]
-                continue
-            if not 3 <= ll + rl <= 4:
-                continue
-            memcpy(buf, t.blob.data + t.refs[left].start, ll)
-            memcpy(buf + ll, t.blob.data + t.refs[right].start, rl)
-            v = 0
-            memcpy(&v, buf, ll + rl)
-            key = short_key(v, ll + rl, ll)
-            slot = mix64(key)
-            bloom_add(self.short_bloom, self.short_bloom_mask, slot)
-            slot &= self.short_mask
-            while self.short_pairs[slot].key != 0:
-                slot = (slot + 1) & self.short_mask
-            self.short_pairs[slot].key = key
-            self.short_pairs[slot].rank = short_merges.data[i + 2]
-            self.short_pairs[slot].merged = short_merges.data[i + 3]
+            elif 3 <= ll + rl <= 4:
+                memcpy(buf, blob + t.refs[left].start, ll)
+                memcpy(buf + ll, blob + t.refs[right].start, rl)
+                self._put_short(buf, ll, ll + rl, short_merges.data[i + 2], short_merges.data[i + 3])
         return 0
 
-    cdef int _fill_short_pairs(self, const SymbolTexts* t) except -1:
-        """The merges forming 3 or 4 bytes, keyed by those bytes and the split (MERGE_LIST,
-        from the pair table and the symbol texts `t`), or the tokens of 3 or 4 bytes
-        (TOKEN_RANK, t NULL); those forming 2 bytes go to the byte-pair table."""
-        cdef Py_ssize_t i, count = 0, cap = 64, ll, rl
-        cdef int32_t left, right
-        cdef uint32_t v
-        cdef uint64_t key, slot
-        cdef unsigned char buf[8]
+    cdef int _fill_short_tokens(self) except -1:
+        """TOKEN_RANK: the tokens of 3 or 4 bytes into the short-pair map (rank and merged
+        symbol are the token's id, the split is not part of the key) and those of 2 bytes
+        into the byte-pair table."""
+        cdef Py_ssize_t i, count = 0, length
+        cdef const unsigned char* text
         cdef RankMerged* e
-        for pass_ in range(2):
-            for i in range(<Py_ssize_t>self.pair_mask + 1 if t != NULL else self.n_pieces):
-                if t != NULL:
-                    if self.pairs[i].key == 0:
-                        continue
-                    left = <int32_t>(self.pairs[i].key >> 32) - 1
-                    right = <int32_t>(self.pairs[i].key & <uint64_t>0xFFFFFFFF) - 1
-                    ll = t.refs[left].length
-                    rl = t.refs[right].length
-                    if ll + rl == 2:
-                        if pass_ == 0:
-                            e = &self.byte_pairs[(<const unsigned char*>t.blob.data)[t.refs[left].start]
-                                                 | (<Py_ssize_t>(<const unsigned char*>t.blob.data)[
-                                                     t.refs[right].start] << 8)]
-                            e.rank = self.pairs[i].rank
-                            e.merged = self.pairs[i].merged
-                        continue
-                    if not 3 <= ll + rl <= 4:
-                        continue
-                    memcpy(buf, t.blob.data + t.refs[left].start, ll)
-                    memcpy(buf + ll, t.blob.data + t.refs[right].start, rl)
-                else:
-                    ll = 0
-                    rl = self.text_offsets[i + 1] - self.text_offsets[i]
-                    if not 2 <= rl <= 4:
-                        continue
-                    if pass_ == 0 and rl > 2:
-                        count += 1      # an upper bound (a text given twice keeps its first id)
-                        continue
-                    if self._token_of(self.texts + self.text_offsets[i], rl) != i:
-                        continue
-                    if rl == 2:
-                        if pass_ == 0:
-                            e = &self.byte_pairs[self.texts[self.text_offsets[i]]
-                                                 | (<Py_ssize_t>self.texts[self.text_offsets[i] + 1] << 8)]
-                            e.rank = <int32_t>i
-                            e.merged = <int32_t>i
-                        continue
-                    memcpy(buf, self.texts + self.text_offsets[i], rl)
-                if pass_ == 0:
-                    count += 1
-                    continue
-                v = 0
-                memcpy(&v, buf, ll + rl)
-                key = short_key(v, ll + rl, ll)
-                slot = mix64(key)
-                bloom_add(self.short_bloom, self.short_bloom_mask, slot)
-                slot &= self.short_mask
-                while self.short_pairs[slot].key != 0:
-                    slot = (slot + 1) & self.short_mask
-                self.short_pairs[slot].key = key
-                if t != NULL:
-                    self.short_pairs[slot].rank = self.pairs[i].rank
-                    self.short_pairs[slot].merged = self.pairs[i].merged
-                else:
-                    self.short_pairs[slot].rank = <int32_t>i
-                    self.short_pairs[slot].merged = <int32_t>i
-            if pass_ == 0:
-                while cap < 2 * count:
-                    cap *= 2
-                self.short_pairs = <PairSlot*>calloc(cap, sizeof(PairSlot))
-                self.short_bloom = bloom_new(count, &self.short_bloom_mask)
-                if self.short_pairs == NULL or self.short_bloom == NULL:
-                    raise MemoryError()
-                self.short_mask = <uint64_t>(cap - 1)
+        for i in range(self.n_pieces):
+            if 3 <= self.text_offsets[i + 1] - self.text_offsets[i] <= 4:
+                count += 1      # an upper bound (a text given twice keeps its first id)
+        self._new_short_table(count)
+        for i in range(self.n_pieces):
+            text = self.texts + self.text_offsets[i]
+            length = self.text_offsets[i + 1] - self.text_offsets[i]
+            if not 2 <= length <= 4 or self._token_of(text, length) != i:
+                continue
+            if length == 2:
+                e = &self.byte_pairs[text[0] | (<Py_ssize_t>text[1] << 8)]
+                e.rank = <int32_t>i
+                e.merged = <int32_t>i
+            else:
+                self._put_short(text, 0, length, <int32_t>i, <int32_t>i)
         return 0
 
     cdef int32_t _own_run(self, const unsigned char* c, Py_ssize_t n, int32_t* last_rank) noexcept nogil:
