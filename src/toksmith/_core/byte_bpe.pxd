@@ -40,7 +40,7 @@ cdef enum:
     WORD_TEXT = 18      # longest cached word, in bytes
     WORD_IDS = 6        # most ids of a cached word
 cdef struct WordEntry:
-    uint64_t hash               # 0 marks an empty slot
+    uint64_t hash               # of the text (a bit of cache_valid says the slot is filled)
     unsigned char text_len
     unsigned char n_ids
     unsigned char starts[WORD_IDS]      # span of each id in the word

@@ -81,9 +81,13 @@ def parse_json(data: bytes | str, source: str) -> Any:
         fail(source, "$", f"malformed JSON: {exc}")
     except RecursionError:
         fail(source, "$", "malformed JSON: nested too deeply")
-    # Only a \\u escape gives a str a surrogate (raw UTF-8 cannot): walk the strings only
-    # when the text holds one (a few in emoji-rich files, none in most).
-    if (_SURROGATE_ESCAPE_BYTES if isinstance(data, bytes) else _SURROGATE_ESCAPE_TEXT).search(data):
+    # In bytes only a \u escape gives a string a surrogate (UTF-8 cannot): walk the strings
+    # only when the text holds one (a few in emoji-rich files, none in most). A str given
+    # directly may hold one as a character.
+    if isinstance(data, bytes):
+        if _SURROGATE_ESCAPE_BYTES.search(data):
+            _refuse_lone_surrogates(value, source)
+    elif _SURROGATE_ESCAPE_TEXT.search(data) or not data.isascii():
         _refuse_lone_surrogates(value, source)
     return value
 
