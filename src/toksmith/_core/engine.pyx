@@ -247,7 +247,7 @@ cdef struct BatchWork:
     void* out                # the list of id lists being filled
     Py_ssize_t built         # texts [0, built) have their id list in out
     bint stop_building       # an error: the rest is left to encode_texts
-    bint double_bos          # a built text started with two BOS ids
+    bint double_bos          # a built text started with two BOS ids (add_special only)
 
 
 cdef extern from *:
@@ -467,12 +467,13 @@ cdef class Engine:
         return bos >= 0 and ids.size >= 2 and ids.data[0] == bos and ids.data[1] == bos
 
     cdef _warn_double_bos(self, const IdBuf* ids):
-        """Call when add_special added a leading id. Parity: llama.cpp warns when the
-        prompt already started with BOS."""
+        """Call when add_special added a leading id."""
         if self._double_bos(ids):
             self._warn_double_bos_now()
 
     cdef _warn_double_bos_now(self):
+        """Parity: llama.cpp warns when the prompt already started with BOS (once per
+        tokenizer here)."""
         if not self.warned_double_bos:
             self.warned_double_bos = True
             warnings.warn("the text starts with a BOS token and add_special=True added "
@@ -583,15 +584,12 @@ cdef class Engine:
                 for i in range(n):
                     if status[i] < 0:
                         _raise_encode_error(status[i], items[i])
-                if add_special and self.postprocessor.leading_id >= 0:
-                    if work.double_bos:
-                        self._warn_double_bos_now()
-                    for i in range(work.built, n):
-                        self._warn_double_bos(&results[i])
                 work.stop_building = False
                 self._build_lists(&work, n)
                 if work.built < n:
                     raise MemoryError()
+                if work.double_bos:
+                    self._warn_double_bos_now()
             finally:
                 if gc_was_enabled:
                     gc.enable()

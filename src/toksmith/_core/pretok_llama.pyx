@@ -273,9 +273,9 @@ cdef class LlamaSplitter(PreTokenizer):
         for k in range(128):
             self.ascii_flags[k] = table_flags(self.flag_index, self.flag_blocks, k)
             self.ascii_chars[k] = (<uint64_t>k << 16) | (1 << 8) | self.ascii_flags[k]
-            # bt_letters (llama_bytes.pxi) takes A-Z a-z as the ASCII letters
-            if bool(self.ascii_flags[k] & F_LETTER) != (chr(k).isascii() and chr(k).isalpha()):
-                raise ValueError(f"flag table: ASCII {k} is {'not ' * (not chr(k).isalpha())}a letter")
+            # bt_letters (llama_bytes.pxi) takes A-Z a-z (str.isalpha below 128) as the ASCII letters
+            if bool(self.ascii_flags[k] & F_LETTER) != chr(k).isalpha():
+                raise ValueError(f"flag table: ASCII {k} disagrees with A-Z a-z on being a letter")
         self.byte_kind = 0
         if self.n_stages == 1 and not by_codepoints and self.stages[0].kind in (STAGE_GPT2, STAGE_LLAMA3):
             self.byte_kind = self.stages[0].kind
