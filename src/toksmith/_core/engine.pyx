@@ -24,6 +24,7 @@ import os
 cimport cython
 from libc.stdint cimport int32_t, uint8_t
 from libc.stdlib cimport calloc, free, malloc
+from cpython.list cimport PyList_New
 
 from toksmith._core.buffers cimport (ByteBuf, IdBuf, bytebuf_append, bytebuf_free, idbuf_free,
                                      idbuf_reserve)
@@ -87,6 +88,7 @@ cdef struct Scratch:
     PreTokenizerWork pretok
     void* works[MAX_MODEL_WORKS]   # model works (each starts with a WorkHeader)
     Py_ssize_t largest_fragment    # bytes of the longest text a model encoded since the last trim
+    bint valid_utf8          # the call's text is well-formed UTF-8 (it came from a str)
     bint busy                # a call on this thread is using it
     bint private             # made for a nested call; freed when that call ends
 
@@ -206,7 +208,7 @@ cdef list _id_list(const int32_t* ids, Py_ssize_t n, PyObject** objects):
     then allocated in the order the ids first appear, so the frequent ones sit together
     in memory, where building lists and the cyclic GC's passes over them find them in
     cache (made in id order, 128k ints spread over 4 MB and most touches missed)."""
-    cdef list out = [None] * n
+    cdef list out = PyList_New(n)   # its items are NULL until set (a list frees NULL items)
     cdef Py_ssize_t i
     cdef PyObject* item
     for i in range(n):
@@ -217,7 +219,7 @@ cdef list _id_list(const int32_t* ids, Py_ssize_t n, PyObject** objects):
                 raise MemoryError()
             objects[ids[i]] = item
         Py_INCREF_RAW(item)
-        PyList_SET_ITEM(out, i, item)   # steals the reference (None stays immortal)
+        PyList_SET_ITEM(out, i, item)   # steals the reference
     return out
 
 
@@ -406,7 +408,7 @@ cdef class Engine:
         cdef const unsigned char* norm
         if n == 0:
             return 0
-        if self.normalizer is not None:
+        if self.normalizer is not None and not (sc.valid_utf8 and self.normalizer.repairs_utf8_only):
             rc = self.normalizer.normalize(s, n, &sc.norm)
             if rc < 0:
                 return rc
@@ -539,6 +541,7 @@ cdef class Engine:
         rc = utf8_of(ref, &sc.text, &data, &n)
         if rc < 0:
             return rc
+        sc.valid_utf8 = ref.from_str
         return self._encode(data, n, add_special, parse_special, sc, &sc.out, want_spans)
 
     cdef list encode_texts(self, object texts, bint add_special, bint parse_special,

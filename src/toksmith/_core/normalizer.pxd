@@ -65,6 +65,9 @@ cdef inline Py_ssize_t _charsmap_step(const uint32_t* units, Py_ssize_t n_units,
 
 cdef class Normalizer:
     """Base: the text unchanged."""
+    # True when normalize changes nothing in well-formed UTF-8 (it only repairs invalid
+    # bytes), so the engine skips it for text that came from a str.
+    cdef readonly bint repairs_utf8_only
     cdef int normalize(self, const unsigned char* s, Py_ssize_t n, ByteBuf* out) noexcept nogil
 
 

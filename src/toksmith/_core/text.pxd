@@ -7,6 +7,7 @@ cdef struct TextRef:
     const void* data      # PEP 393 code units, or UTF-8 bytes when kind == 0
     Py_ssize_t length     # code units (bytes when kind == 0)
     int kind              # 0: UTF-8 bytes; 1, 2, 4: PEP 393 unit size
+    bint from_str         # a str: its UTF-8 (utf8_of refuses surrogates) is well formed
 
 
 cdef int text_ref(object text, TextRef* ref) except -1

@@ -22,11 +22,13 @@ cdef int text_ref(object text, TextRef* ref) except -1:
         ref.data = PyUnicode_DATA(text)
         ref.length = PyUnicode_GET_LENGTH(text)
         ref.kind = 0 if PyUnicode_IS_ASCII(text) else PyUnicode_KIND(text)
+        ref.from_str = True
         return 0
     if isinstance(text, bytes):
         ref.data = <const char*>(<bytes>text)
         ref.length = len(<bytes>text)
         ref.kind = 0
+        ref.from_str = False
         return 0
     raise TypeError(f"text must be str or bytes, not {type(text).__name__}")
 

@@ -92,6 +92,7 @@ cdef class LlamaCppUtf8Repair(Normalizer):
 
     def __init__(self, *, bint escape_spaces=False):
         self.escape_spaces = escape_spaces
+        self.repairs_utf8_only = not escape_spaces
 
     cdef int normalize(self, const unsigned char* s, Py_ssize_t n, ByteBuf* out) noexcept nogil:
         cdef int rc = llama_clean_utf8_into(s, n, out)
@@ -150,6 +151,9 @@ cdef inline int _maximal_subpart(const unsigned char* s, Py_ssize_t n) noexcept 
 
 cdef class PythonUtf8Repair(Normalizer):
     """``bytes.decode("utf-8", "replace").encode()`` without leaving the core."""
+
+    def __cinit__(self):
+        self.repairs_utf8_only = True
 
     cdef int normalize(self, const unsigned char* s, Py_ssize_t n, ByteBuf* out) noexcept nogil:
         cdef Py_ssize_t i = _valid_prefix(s, n), good
