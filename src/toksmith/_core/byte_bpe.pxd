@@ -130,8 +130,7 @@ cdef class ByteLevelBpe(Model):
     cdef int _merge_heap(self, const unsigned char* s, Py_ssize_t m, ByteBpeWork* w) noexcept nogil
     cdef int _emit(self, const unsigned char* s, int32_t symbol, int32_t start, int32_t end,
                    ByteBpeWork* w) noexcept nogil
-    cdef int _encode_word(self, const unsigned char* s, Py_ssize_t n, uint64_t h,
-                          ByteBpeWork* w) noexcept nogil
+    cdef int _encode_word(self, const unsigned char* s, Py_ssize_t n, ByteBpeWork* w) noexcept nogil
     cdef inline int _encode_piece(self, const unsigned char* s, Py_ssize_t n, ByteBpeWork* w, IdBuf* ids,
                                   IdBuf* spans, Py_ssize_t base) noexcept nogil
     cdef int _encode_missed(self, const unsigned char* s, Py_ssize_t n, uint64_t h, uint64_t slot,

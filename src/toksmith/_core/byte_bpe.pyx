@@ -334,7 +334,7 @@ cdef class ByteLevelBpe(Model):
             for i in range(256):
                 b[0] = <unsigned char>i
                 self.single_byte_id[i] = -1
-                if self._encode_word(b, 1, 0, w) < 0:
+                if self._encode_word(b, 1, w) < 0:
                     raise MemoryError()
                 if w.out_ids.size == 3 and w.out_ids.data[1] == 0 and w.out_ids.data[2] == 1:
                     self.single_byte_id[i] = w.out_ids.data[0]
@@ -1027,7 +1027,7 @@ cdef class ByteLevelBpe(Model):
         cdef const int32_t* triples
         if n > INT32_MAX - 1:
             return ERR_TOO_LONG
-        if self._encode_word(s, n, h, w) < 0:
+        if self._encode_word(s, n, w) < 0:
             return ERR_NO_MEMORY
         triples = w.out_ids.data
         count = w.out_ids.size // 3
@@ -1070,11 +1070,10 @@ cdef class ByteLevelBpe(Model):
 
     # ------------------------------------------------------------------ merging
 
-    cdef int _encode_word(self, const unsigned char* s, Py_ssize_t n, uint64_t h,
-                          ByteBpeWork* w) noexcept nogil:
+    cdef int _encode_word(self, const unsigned char* s, Py_ssize_t n, ByteBpeWork* w) noexcept nogil:
         """(id, start, end) triples of one pre-token into w.out_ids; 0, or -1 (memory)."""
         cdef int32_t whole
-        cdef Py_ssize_t m
+        cdef Py_ssize_t m, k
         w.out_ids.size = 0
         if self.ignore_merges:
             # Parity: llama.cpp llm_tokenizer_bpe_session::tokenize (ignore_merges) and
@@ -1090,6 +1089,14 @@ cdef class ByteLevelBpe(Model):
                 return self._emit(s, whole, 0, <int32_t>n, w)
         if n == 1:
             return self._emit(s, self.byte_symbol[s[0]], 0, 1, w)
+        if not self.utf8_symbols and s[0] < 0x80 and self.byte_pairs[s[0] | (<Py_ssize_t>s[0] << 8)].rank == INT32_MAX \
+                and memchr_not(s, s[0], n) == NULL:
+            # A run of one ASCII byte whose pair never merges (GPT-2's indentation: runs
+            # of spaces): the only pair is that one, so every byte stays a symbol.
+            for k in range(n):
+                if self._emit(s, self.byte_symbol[s[0]], <int32_t>k, <int32_t>(k + 1), w) < 0:
+                    return -1
+            return 0
         if idbuf_reserve(&w.symbols, n + 1) < 0 or idbuf_reserve(&w.starts, n + 1) < 0:
             return -1
         m = self._start(s, n, w.symbols.data, w.starts.data)

@@ -152,7 +152,7 @@ cdef inline int _maximal_subpart(const unsigned char* s, Py_ssize_t n) noexcept 
 cdef class PythonUtf8Repair(Normalizer):
     """``bytes.decode("utf-8", "replace").encode()`` without leaving the core."""
 
-    def __cinit__(self):
+    def __cinit__(self, *args, **kwargs):
         self.repairs_utf8_only = True
 
     cdef int normalize(self, const unsigned char* s, Py_ssize_t n, ByteBuf* out) noexcept nogil:
