@@ -24,6 +24,7 @@ import os
 cimport cython
 from libc.stdint cimport int32_t, uint8_t
 from libc.stdlib cimport calloc, free, malloc
+from libc.string cimport memcpy
 from cpython.list cimport PyList_New
 
 from toksmith._core.buffers cimport (ByteBuf, IdBuf, bytebuf_append, bytebuf_free, idbuf_free,
@@ -65,8 +66,11 @@ cdef Py_ssize_t MAX_NORMALIZED_BYTES = 0x7FFFFFF0
 cdef Py_ssize_t GIL_RELEASE_MIN_BYTES = 256
 # encode_batch uses one more thread per this many characters of input.
 cdef Py_ssize_t BATCH_BYTES_PER_THREAD = 16384
-# encode_batch hands texts to its threads this many at a time.
-cdef Py_ssize_t BATCH_CHUNK = 4
+# encode_batch hands texts to its threads in chunks of at most this many (fewer when
+# the batch is small, so that a few long texts still spread over the threads); the ids
+# of a chunk's texts share one allocation (BatchWork.blocks).
+cdef enum:
+    BATCH_CHUNK_MAX = 16
 # A bound on a model work's bytes per byte of text (see _trim_scratch).
 cdef Py_ssize_t MODEL_WORK_BYTES_PER_BYTE = 128
 # A thread keeps the works of this many kinds of model (most recently used first).
@@ -249,7 +253,9 @@ cdef _check_texts(object texts):
 cdef struct BatchWork:
     void* engine             # the Engine, kept alive by encode_batch
     const TextRef* refs
-    IdBuf* results
+    IdBuf* results           # views (cap 0) into blocks: results[i].data is not freed alone
+    IdBuf* blocks            # blocks[c]: the ids of the texts of chunk c, back to back
+    Py_ssize_t chunk         # texts per chunk (parallel_for's), at most BATCH_CHUNK_MAX
     int* status              # BATCH_PENDING until the text's result is published
     Py_ssize_t n
     bint add_special
@@ -551,6 +557,8 @@ cdef class Engine:
         cdef Py_ssize_t n = len(items), i
         cdef TextRef* refs
         cdef IdBuf* results
+        cdef IdBuf* blocks
+        cdef Py_ssize_t n_blocks
         cdef int* status
         cdef int threads
         cdef Py_ssize_t total_units = 0
@@ -564,6 +572,8 @@ cdef class Engine:
         refs = <TextRef*>malloc(n * sizeof(TextRef))
         results = <IdBuf*>calloc(n, sizeof(IdBuf))
         status = <int*>calloc(n, sizeof(int))
+        blocks = NULL
+        n_blocks = 0
         try:
             if refs == NULL or results == NULL or status == NULL:
                 raise MemoryError()
@@ -577,9 +587,16 @@ cdef class Engine:
             # Waking a thread costs more than encoding a few kilobytes.
             if threads > 1 + total_units // BATCH_BYTES_PER_THREAD:
                 threads = <int>(1 + total_units // BATCH_BYTES_PER_THREAD)
+            # about 16 chunks per thread at least, for balance
+            work.chunk = max(1, min(<Py_ssize_t>BATCH_CHUNK_MAX, n // (16 * threads)))
+            n_blocks = (n + work.chunk - 1) // work.chunk
+            blocks = <IdBuf*>calloc(n_blocks, sizeof(IdBuf))
+            if blocks == NULL:
+                raise MemoryError()
             work.engine = <void*>self
             work.refs = refs
             work.results = results
+            work.blocks = blocks
             work.status = status
             work.n = n
             work.add_special = add_special
@@ -599,7 +616,7 @@ cdef class Engine:
                 # The calling thread builds the lists of finished texts while the
                 # workers encode the next ones (_build_ready_lists).
                 with nogil:
-                    parallel_for_hooked(n, BATCH_CHUNK, threads, _encode_batch_range, &work,
+                    parallel_for_hooked(n, work.chunk, threads, _encode_batch_range, &work,
                                         _build_ready_lists)
                 for i in range(n):
                     if status[i] < 0:
@@ -615,9 +632,10 @@ cdef class Engine:
                     gc.enable()
             return out
         finally:
-            if results != NULL:
-                for i in range(n):
-                    idbuf_free(&results[i])
+            if blocks != NULL:
+                for i in range(n_blocks):
+                    idbuf_free(&blocks[i])
+            free(blocks)
             free(results)
             free(status)
             free(refs)
@@ -818,20 +836,30 @@ cdef class TokenizerCore:
 
 
 cdef void _encode_batch_range(void* p, Py_ssize_t start, Py_ssize_t end) noexcept nogil:
-    """Encode texts [start, end) of a batch into their results (a `parallel_for` task)."""
+    """Encode texts [start, end) of a batch, one `parallel_for` chunk, into their results.
+    Their ids are copied back to back into the chunk's block, one allocation (a malloc
+    per text, freed by the other thread, cost more than the copy); each result is a view
+    into it, published once the block no longer moves."""
     cdef BatchWork* work = <BatchWork*>p
     cdef Scratch* sc = _acquire_scratch()
-    cdef Py_ssize_t i
-    cdef int rc
+    cdef IdBuf* block = &work.blocks[start // work.chunk]
+    cdef Py_ssize_t i, at = 0
+    cdef int rc[BATCH_CHUNK_MAX]
     for i in range(start, end):
-        rc = (<Engine>work.engine)._encode_text(&work.refs[i], work.add_special, work.parse_special, sc)
-        if rc == 0:
-            # hand the ids over to results[i]; the scratch gets a fresh buffer
-            work.results[i] = sc.out
-            sc.out.data = NULL
-            sc.out.size = 0
-            sc.out.cap = 0
-        store_release(&work.status[i], rc)
+        rc[i - start] = (<Engine>work.engine)._encode_text(&work.refs[i], work.add_special,
+                                                          work.parse_special, sc)
+        if rc[i - start] == 0:
+            if idbuf_reserve(block, sc.out.size) < 0:
+                rc[i - start] = ERR_NO_MEMORY
+            else:
+                memcpy(block.data + block.size, sc.out.data, sc.out.size * sizeof(int32_t))
+                block.size += sc.out.size
+                work.results[i].size = sc.out.size
+    for i in range(start, end):
+        if rc[i - start] == 0:
+            work.results[i].data = block.data + at
+            at += work.results[i].size
+        store_release(&work.status[i], rc[i - start])
     _release_scratch(sc, (<Engine>work.engine).model)
 
 
