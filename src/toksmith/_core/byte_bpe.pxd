@@ -57,8 +57,6 @@ cdef struct ByteBpeWork:
     IdBuf lengths
     IdBuf prev
     IdBuf next
-    IdBuf cand_rank
-    IdBuf cand_merged
     IdBuf out_ids           # (id, start, end) triples of the pre-token being encoded
     MergeHeap heap              # long pre-tokens: candidate pairs by (rank, left)
     WordEntry* cache            # direct-mapped: a new word replaces the one in its slot

@@ -52,8 +52,6 @@ from toksmith._core.char_starts cimport (char_code_point, char_start, chars_add,
 from toksmith._core.symbol_texts cimport (SymbolTexts, texts_add, texts_equal, texts_find, texts_free,
                                           texts_init, texts_symbol)
 
-# Pre-tokens of at most this many first symbols are merged by a linear scan.
-cdef Py_ssize_t LINEAR_MAX_SYMBOLS = 32
 # Per-thread word cache: direct-mapped slots of one cache line each (1 MB), for pre-tokens
 # of at most WORD_TEXT bytes that give at most WORD_IDS ids.
 cdef Py_ssize_t CACHE_SLOTS = 1 << 14
@@ -62,6 +60,7 @@ cdef Py_ssize_t CACHE_SLOTS = 1 << 14
 cdef Py_ssize_t PAIR_MEMO_SLOTS = 1 << 13
 
 cdef enum:
+    LINEAR_MAX_SYMBOLS = 32   # pre-tokens of at most this many first symbols are merged by a linear scan
     MERGE_BATCH = 16    # merges (or tokens) read per batch at load time (see _add_merges)
 
 cdef char _WORK_KIND = 0     # its address tells works of this model apart
@@ -84,8 +83,6 @@ cdef void _free_work(void* work) noexcept nogil:
     idbuf_free(&w.lengths)
     idbuf_free(&w.prev)
     idbuf_free(&w.next)
-    idbuf_free(&w.cand_rank)
-    idbuf_free(&w.cand_merged)
     idbuf_free(&w.out_ids)
     heap_free(&w.heap)
     free(w.cache)
@@ -684,7 +681,8 @@ cdef class ByteLevelBpe(Model):
             if e.length == 0:
                 return -1
             if e.key == key and e.length == n and (
-                    n <= 8 or memcmp(self.texts + self.text_offsets[e.id], p, n) == 0):
+                    n <= 8 or (same_bytes_upto24(self.texts + self.text_offsets[e.id], p, n) if n <= 24
+                               else memcmp(self.texts + self.text_offsets[e.id], p, n) == 0)):
                 return e.id
             slot = (slot + 1) & self.text_mask
 
@@ -742,7 +740,7 @@ cdef class ByteLevelBpe(Model):
             merged[0] = e.merged
             return e.rank
         if length <= 4:
-            memcpy(&v, s + start, length)
+            v = <uint32_t>load_upto8(s + start, length)   # memcpy of a variable length is a call
             key = short_key(v, length, left_length if self.order == MergeOrder.MERGE_LIST else 0)
             slot = mix64(key)
             if not bloom_has(self.short_bloom, self.short_bloom_mask, slot):
@@ -936,8 +934,7 @@ cdef class ByteLevelBpe(Model):
         cdef ByteBpeWork* w = <ByteBpeWork*>work
         cdef Py_ssize_t held = (_idbuf_bytes(&w.symbols) + _idbuf_bytes(&w.starts)
                                 + _idbuf_bytes(&w.lengths) + _idbuf_bytes(&w.prev)
-                                + _idbuf_bytes(&w.next) + _idbuf_bytes(&w.cand_rank)
-                                + _idbuf_bytes(&w.cand_merged) + _idbuf_bytes(&w.out_ids)
+                                + _idbuf_bytes(&w.next) + _idbuf_bytes(&w.out_ids)
                                 + w.heap.cap * <Py_ssize_t>sizeof(HeapItem))
         if held <= keep_bytes:
             return
@@ -946,8 +943,6 @@ cdef class ByteLevelBpe(Model):
         idbuf_free(&w.lengths)
         idbuf_free(&w.prev)
         idbuf_free(&w.next)
-        idbuf_free(&w.cand_rank)
-        idbuf_free(&w.cand_merged)
         idbuf_free(&w.out_ids)
         heap_free(&w.heap)
 
@@ -1140,48 +1135,54 @@ cdef class ByteLevelBpe(Model):
         return m
 
     cdef int _merge_linear(self, const unsigned char* s, Py_ssize_t m, ByteBpeWork* w) noexcept nogil:
-        """Merge the m first symbols (w.symbols, w.starts) of a short pre-token in place by
-        scanning for the best pair."""
+        """Merge the m (<= LINEAR_MAX_SYMBOLS) first symbols (w.symbols, w.starts) of a short
+        pre-token by scanning for the best pair. Merged-away symbols are unlinked, not
+        shifted out (a shift compiles to calls to memmove), so symbol i covers
+        s[start[i]:start[nxt[i]]] and the pair (i, nxt[i]) has rank[i]."""
         cdef int32_t* sym = w.symbols.data
         cdef int32_t* start = w.starts.data
-        cdef int32_t* rank
-        cdef int32_t* merged
-        cdef Py_ssize_t i, best
+        cdef int32_t rank[LINEAR_MAX_SYMBOLS]
+        cdef int32_t merged[LINEAR_MAX_SYMBOLS]
+        cdef int32_t nxt[LINEAR_MAX_SYMBOLS]
+        cdef Py_ssize_t i, j, best, before, after
         cdef int32_t best_rank
-        if idbuf_reserve(&w.cand_rank, m) < 0 or idbuf_reserve(&w.cand_merged, m) < 0:
-            return -1
-        rank = w.cand_rank.data
-        merged = w.cand_merged.data
+        for i in range(m):
+            nxt[i] = <int32_t>(i + 1)
         for i in range(m - 1):
             rank[i] = self._rank(s, sym[i], sym[i + 1], start[i], start[i + 1] - start[i],
                                  start[i + 2] - start[i], &merged[i], w)
-        while m > 1:
+        rank[m - 1] = INT32_MAX     # the last symbol has no right neighbour
+        while True:
             best = -1
+            before = -1
             best_rank = INT32_MAX
-            for i in range(m - 1):
-                if rank[i] < best_rank:
+            j = -1
+            i = 0
+            while i < m:
+                if rank[i] < best_rank:      # the leftmost of the lowest rank
                     best = i
+                    before = j
                     best_rank = rank[i]
+                j = i
+                i = nxt[i]
             if best < 0:
                 break
             sym[best] = merged[best]
-            for i in range(best + 1, m - 1):
-                sym[i] = sym[i + 1]
-                start[i] = start[i + 1]
-            for i in range(best + 1, m - 2):
-                rank[i] = rank[i + 1]
-                merged[i] = merged[i + 1]
-            start[m - 1] = start[m]
-            m -= 1
-            if best > 0:
-                rank[best - 1] = self._rank(s, sym[best - 1], sym[best], start[best - 1], start[best] - start[best - 1],
-                                            start[best + 1] - start[best - 1], &merged[best - 1], w)
-            if best < m - 1:
-                rank[best] = self._rank(s, sym[best], sym[best + 1], start[best], start[best + 1] - start[best],
-                                        start[best + 2] - start[best], &merged[best], w)
-        for i in range(m):
-            if self._emit(s, sym[i], start[i], start[i + 1], w) < 0:
+            nxt[best] = nxt[nxt[best]]
+            after = nxt[best]
+            if before >= 0:
+                rank[before] = self._rank(s, sym[before], sym[best], start[before], start[best] - start[before],
+                                          start[after] - start[before], &merged[before], w)
+            if after < m:
+                rank[best] = self._rank(s, sym[best], sym[after], start[best], start[after] - start[best],
+                                        start[nxt[after]] - start[best], &merged[best], w)
+            else:
+                rank[best] = INT32_MAX
+        i = 0
+        while i < m:
+            if self._emit(s, sym[i], start[i], start[nxt[i]], w) < 0:
                 return -1
+            i = nxt[i]
         return 0
 
     cdef int _merge_heap(self, const unsigned char* s, Py_ssize_t m, ByteBpeWork* w) noexcept nogil:
