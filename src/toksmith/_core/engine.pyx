@@ -66,11 +66,11 @@ cdef Py_ssize_t MAX_NORMALIZED_BYTES = 0x7FFFFFF0
 cdef Py_ssize_t GIL_RELEASE_MIN_BYTES = 256
 # encode_batch uses one more thread per this many characters of input.
 cdef Py_ssize_t BATCH_BYTES_PER_THREAD = 16384
-# encode_batch hands texts to its threads in chunks of at most this many (fewer when
-# the batch is small, so that a few long texts still spread over the threads); the ids
-# of a chunk's texts share one allocation (BatchWork.blocks).
+# encode_batch's threads claim chunks of texts, large ones first (threadpool), and
+# publish the results of each run of this many texts of a chunk at once, their ids
+# in one allocation.
 cdef enum:
-    BATCH_CHUNK_MAX = 16
+    BATCH_RUN = 16
 # A bound on a model work's bytes per byte of text (see _trim_scratch).
 cdef Py_ssize_t MODEL_WORK_BYTES_PER_BYTE = 128
 # A thread keeps the works of this many kinds of model (most recently used first).
@@ -253,9 +253,8 @@ cdef _check_texts(object texts):
 cdef struct BatchWork:
     void* engine             # the Engine, kept alive by encode_batch
     const TextRef* refs
-    IdBuf* results           # views (cap 0) into blocks: results[i].data is not freed alone
-    IdBuf* blocks            # blocks[c]: the ids of the texts of chunk c, back to back
-    Py_ssize_t chunk         # texts per chunk (parallel_for's), at most BATCH_CHUNK_MAX
+    IdBuf* results           # ids of each text: the first text of a run owns the run's
+                             # allocation (cap > 0), the others are views into it (cap 0)
     int* status              # BATCH_PENDING until the text's result is published
     Py_ssize_t n
     bint add_special
@@ -557,11 +556,9 @@ cdef class Engine:
         cdef Py_ssize_t n = len(items), i
         cdef TextRef* refs
         cdef IdBuf* results
-        cdef IdBuf* blocks
-        cdef Py_ssize_t n_blocks
         cdef int* status
         cdef int threads
-        cdef Py_ssize_t total_units = 0
+        cdef Py_ssize_t total_units = 0, min_chunk
         cdef BatchWork work
         cdef list out
         if not self.configured:
@@ -572,8 +569,6 @@ cdef class Engine:
         refs = <TextRef*>malloc(n * sizeof(TextRef))
         results = <IdBuf*>calloc(n, sizeof(IdBuf))
         status = <int*>calloc(n, sizeof(int))
-        blocks = NULL
-        n_blocks = 0
         try:
             if refs == NULL or results == NULL or status == NULL:
                 raise MemoryError()
@@ -587,16 +582,9 @@ cdef class Engine:
             # Waking a thread costs more than encoding a few kilobytes.
             if threads > 1 + total_units // BATCH_BYTES_PER_THREAD:
                 threads = <int>(1 + total_units // BATCH_BYTES_PER_THREAD)
-            # about 16 chunks per thread at least, for balance
-            work.chunk = max(1, min(<Py_ssize_t>BATCH_CHUNK_MAX, n // (16 * threads)))
-            n_blocks = (n + work.chunk - 1) // work.chunk
-            blocks = <IdBuf*>calloc(n_blocks, sizeof(IdBuf))
-            if blocks == NULL:
-                raise MemoryError()
             work.engine = <void*>self
             work.refs = refs
             work.results = results
-            work.blocks = blocks
             work.status = status
             work.n = n
             work.add_special = add_special
@@ -615,8 +603,11 @@ cdef class Engine:
                 work.double_bos = False
                 # The calling thread builds the lists of finished texts while the
                 # workers encode the next ones (_build_ready_lists).
+                # the smallest chunk: a run, or less when a few (long) texts are all
+                # there is, so that they still spread over the threads
+                min_chunk = max(1, min(<Py_ssize_t>BATCH_RUN, n // (4 * threads)))
                 with nogil:
-                    parallel_for_hooked(n, work.chunk, threads, _encode_batch_range, &work,
+                    parallel_for_hooked(n, min_chunk, threads, _encode_batch_range, &work,
                                         _build_ready_lists)
                 for i in range(n):
                     if status[i] < 0:
@@ -632,10 +623,10 @@ cdef class Engine:
                     gc.enable()
             return out
         finally:
-            if blocks != NULL:
-                for i in range(n_blocks):
-                    idbuf_free(&blocks[i])
-            free(blocks)
+            if results != NULL:
+                for i in range(n):
+                    if results[i].cap > 0:
+                        idbuf_free(&results[i])
             free(results)
             free(status)
             free(refs)
@@ -836,31 +827,51 @@ cdef class TokenizerCore:
 
 
 cdef void _encode_batch_range(void* p, Py_ssize_t start, Py_ssize_t end) noexcept nogil:
-    """Encode texts [start, end) of a batch, one `parallel_for` chunk, into their results.
-    Their ids are copied back to back into the chunk's block, one allocation (a malloc
-    per text, freed by the other thread, cost more than the copy); each result is a view
-    into it, published once the block no longer moves."""
+    """Encode texts [start, end) of a batch (a `parallel_for` chunk) into their results."""
     cdef BatchWork* work = <BatchWork*>p
     cdef Scratch* sc = _acquire_scratch()
-    cdef IdBuf* block = &work.blocks[start // work.chunk]
-    cdef Py_ssize_t i, at = 0
-    cdef int rc[BATCH_CHUNK_MAX]
+    cdef Py_ssize_t run_end
+    while start < end:
+        run_end = min(start + <Py_ssize_t>BATCH_RUN, end)
+        _encode_run(work, sc, start, run_end)
+        start = run_end
+    _release_scratch(sc, (<Engine>work.engine).model)
+
+
+cdef void _encode_run(BatchWork* work, Scratch* sc, Py_ssize_t start, Py_ssize_t end) noexcept nogil:
+    """Encode texts [start, end) (at most BATCH_RUN) and publish their results. Their ids
+    are copied back to back into one allocation, sized for the run up front (a malloc
+    per text, or reallocs as it grows, cost more than the copy); results[start] owns it,
+    the others are views into it. The shared arrays are written once at the end: their
+    cache lines border another thread's runs."""
+    cdef IdBuf block
+    cdef Py_ssize_t i, at = 0, units = 0
+    cdef int rc[BATCH_RUN]
+    cdef Py_ssize_t size[BATCH_RUN]
+    block.data = NULL
+    block.size = 0
+    block.cap = 0
+    for i in range(start, end):
+        units += work.refs[i].length
+    idbuf_reserve(&block, units // 3 + 16)      # most texts need fewer ids; more grows it
     for i in range(start, end):
         rc[i - start] = (<Engine>work.engine)._encode_text(&work.refs[i], work.add_special,
                                                           work.parse_special, sc)
+        size[i - start] = 0
         if rc[i - start] == 0:
-            if idbuf_reserve(block, sc.out.size) < 0:
+            if idbuf_reserve(&block, sc.out.size) < 0:
                 rc[i - start] = ERR_NO_MEMORY
             else:
                 memcpy(block.data + block.size, sc.out.data, sc.out.size * sizeof(int32_t))
                 block.size += sc.out.size
-                work.results[i].size = sc.out.size
+                size[i - start] = sc.out.size
     for i in range(start, end):
-        if rc[i - start] == 0:
-            work.results[i].data = block.data + at
-            at += work.results[i].size
+        work.results[i].data = block.data + at
+        work.results[i].size = size[i - start]
+        at += size[i - start]
+    work.results[start].cap = block.cap
+    for i in range(start, end):
         store_release(&work.status[i], rc[i - start])
-    _release_scratch(sc, (<Engine>work.engine).model)
 
 
 cdef void _build_ready_lists(void* p) noexcept nogil:

@@ -43,11 +43,15 @@ cdef extern from "<pthread.h>" nogil:
 
 cdef extern from *:
     """
-    static inline Py_ssize_t toksmith_fetch_add(Py_ssize_t* p, Py_ssize_t v) {
-        return __atomic_fetch_add(p, v, __ATOMIC_RELAXED);
+    static inline Py_ssize_t toksmith_load_relaxed(Py_ssize_t* p) {
+        return __atomic_load_n(p, __ATOMIC_RELAXED);
+    }
+    static inline int toksmith_cas(Py_ssize_t* p, Py_ssize_t* expected, Py_ssize_t desired) {
+        return __atomic_compare_exchange_n(p, expected, desired, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
     }
     """
-    Py_ssize_t toksmith_fetch_add(Py_ssize_t* p, Py_ssize_t v) nogil
+    Py_ssize_t toksmith_load_relaxed(Py_ssize_t* p) nogil
+    bint toksmith_cas(Py_ssize_t* p, Py_ssize_t* expected, Py_ssize_t desired) nogil
 
 # More workers than this are never started, however many callers ask at once.
 cdef int MAX_WORKERS = 64
@@ -57,7 +61,8 @@ cdef struct Job:
     RangeFn fn
     void* ctx
     Py_ssize_t n
-    Py_ssize_t chunk
+    Py_ssize_t chunk        # the smallest claim
+    Py_ssize_t split        # a claim takes 1/split of what is left (2 per thread)
     Py_ssize_t next         # first unclaimed index (atomic)
     int wanted              # helpers still wanted; the job is queued while > 0
     int active              # helpers inside the job
@@ -95,17 +100,27 @@ if pthread_atfork(NULL, NULL, _after_fork_in_child) != 0:
 
 
 cdef inline void _run_chunks(Job* job, ChunkHook after_chunk) noexcept nogil:
-    cdef Py_ssize_t start, end
+    """Claim chunks until none is left. A claim takes a share of what is left ("guided"
+    scheduling): large chunks first, so each thread works through long runs of
+    neighbouring items (their words repeat, and its caches keep them), and chunks of
+    `job.chunk` at the end, so the threads finish together."""
+    cdef Py_ssize_t start, end, size
+    start = toksmith_load_relaxed(&job.next)
     while True:
-        start = toksmith_fetch_add(&job.next, job.chunk)
         if start >= job.n:
             return
-        end = start + job.chunk
+        size = (job.n - start) // job.split
+        if size < job.chunk:
+            size = job.chunk
+        end = start + size
         if end > job.n:
             end = job.n
+        if not toksmith_cas(&job.next, &start, end):
+            continue        # another thread claimed first: start now holds the new next
         job.fn(job.ctx, start, end)
         if after_chunk != NULL:
             after_chunk(job.ctx)
+        start = toksmith_load_relaxed(&job.next)
 
 
 cdef void _unqueue(Job* job) noexcept nogil:
@@ -165,7 +180,8 @@ cdef void _start_workers(int wanted) noexcept nogil:
 
 cdef void parallel_for(Py_ssize_t n, Py_ssize_t chunk, int threads, RangeFn fn,
                        void* ctx) noexcept nogil:
-    """Run fn(ctx, start, end) over [0, n) in chunks of `chunk`, on up to `threads` threads."""
+    """Run fn(ctx, start, end) over [0, n) in chunks of at least `chunk` items (larger first),
+    on up to `threads` threads."""
     parallel_for_hooked(n, chunk, threads, fn, ctx, NULL)
 
 
@@ -184,6 +200,7 @@ cdef void parallel_for_hooked(Py_ssize_t n, Py_ssize_t chunk, int threads, Range
     job.ctx = ctx
     job.n = n
     job.chunk = chunk
+    job.split = 2 * threads if threads > 1 else 1
     job.next = 0
     job.active = 0
     job.wanted = 0
