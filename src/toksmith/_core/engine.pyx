@@ -601,11 +601,11 @@ cdef class Engine:
                 work.built = 0
                 work.stop_building = False
                 work.double_bos = False
+                # The smallest chunk: a run, or less when a few (long) texts are all
+                # there is, so that they still spread over the threads.
+                min_chunk = max(1, min(<Py_ssize_t>BATCH_RUN, n // (4 * threads)))
                 # The calling thread builds the lists of finished texts while the
                 # workers encode the next ones (_build_ready_lists).
-                # the smallest chunk: a run, or less when a few (long) texts are all
-                # there is, so that they still spread over the threads
-                min_chunk = max(1, min(<Py_ssize_t>BATCH_RUN, n // (4 * threads)))
                 with nogil:
                     parallel_for_hooked(n, min_chunk, threads, _encode_batch_range, &work,
                                         _build_ready_lists)

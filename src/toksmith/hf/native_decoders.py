@@ -18,6 +18,7 @@ from typing import Callable
 from toksmith._core.hf_decoders import (ByteFallbackStage, ByteLevelStage, BpeSuffixStage, DedupStage,
                                         DropEmptyStage, FuseStage, HfDecoder, JoinSpacesStage, MetaspaceStage,
                                         RegexReplaceStage, ReplaceStage, Stage, StripStage, TokenKind, WordPiecePrefixStage)
+from toksmith._core.pieces import untrack_flat_list
 from toksmith.hf import components as c
 from toksmith.spec import TokenizerSpec
 from toksmith.vocab import TokenType
@@ -39,7 +40,9 @@ def build_decoder(spec: TokenizerSpec, hf: c.HfTokenizerSpec) -> HfDecoder:
         from toksmith.hf.pipeline import unsupported
         raise unsupported(hf, "$.decoder", hf.decoder, f"a chain of {len(stages)} decoder stages "
                                                        f"(at most {MAX_STAGES} run natively)")
-    return HfDecoder.build(texts, kinds, stages, list(spec.vocab.pieces))
+    pieces = list(spec.vocab.pieces)
+    untrack_flat_list(pieces)   # bytes only: the GC need not walk it (as Vocab's own lists)
+    return HfDecoder.build(texts, kinds, stages, pieces)
 
 
 def decode_texts(spec: TokenizerSpec, hf: c.HfTokenizerSpec) -> tuple[list[bytes], bytes]:
