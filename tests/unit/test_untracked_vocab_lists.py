@@ -3,6 +3,7 @@ every collection would otherwise visit each of their 100k+ items while encode re
 from __future__ import annotations
 
 import gc
+import gzip
 
 import toksmith
 from toksmith._core.pieces import untrack_flat_list
@@ -33,3 +34,30 @@ def test_an_untracked_list_is_still_freed_with_its_tokenizer():
     del tok
     gc.collect()
     assert vocab() is None
+
+
+def _big_tracked_containers(root, min_items=10_000):
+    """The GC-tracked objects reachable from `root` (through gc.get_referents) that hold
+    at least `min_items` items."""
+    seen, stack, big = set(), [root], []
+    while stack:
+        obj = stack.pop()
+        if id(obj) in seen or not gc.is_tracked(obj):
+            continue
+        seen.add(id(obj))
+        if isinstance(obj, (list, tuple, dict, set)) and len(obj) >= min_items:
+            big.append((type(obj).__name__, len(obj)))
+        stack.extend(gc.get_referents(obj))
+    return big
+
+
+def test_tokenizer_json_loads_keep_no_big_tracked_container(fixtures, tmp_path):
+    # The token texts of a tokenizer.json (TokenTable.texts) and its HF decoder's pieces
+    # were tracked lists: the collections of the first encode calls walked 128k entries.
+    llama3 = tmp_path / "tokenizer.json"
+    llama3.write_bytes(gzip.decompress((fixtures / "hf/llama3/tokenizer.json.gz").read_bytes()))
+    for path in (fixtures / "hf/all-MiniLM-L6-v2/tokenizer.json", fixtures / "hf/rut5-large/tokenizer.json",
+                 llama3):
+        tok = toksmith.load(path)
+        tok.encode("warm up every lazily built table")
+        assert _big_tracked_containers(tok) == [], path
