@@ -740,7 +740,7 @@ cdef class ByteLevelBpe(Model):
             merged[0] = e.merged
             return e.rank
         if length <= 4:
-            v = <uint32_t>load_upto8(s + start, length)   # memcpy of a variable length is a call
+            v = <uint32_t>load_upto8(s + start, length)   # not memcpy: of a variable length, it is a call
             key = short_key(v, length, left_length if self.order == MergeOrder.MERGE_LIST else 0)
             slot = mix64(key)
             if not bloom_has(self.short_bloom, self.short_bloom_mask, slot):
