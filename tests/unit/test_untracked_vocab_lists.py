@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 import gzip
+import types
 
 import toksmith
 from toksmith._core.pieces import untrack_flat_list
@@ -37,12 +38,13 @@ def test_an_untracked_list_is_still_freed_with_its_tokenizer():
 
 
 def _big_tracked_containers(root, min_items=10_000):
-    """The GC-tracked objects reachable from `root` (through gc.get_referents) that hold
+    """The GC-tracked objects reachable from `root`'s data (through gc.get_referents, not
+    through types, modules or functions, whose globals reach the whole process) that hold
     at least `min_items` items."""
     seen, stack, big = set(), [root], []
     while stack:
         obj = stack.pop()
-        if id(obj) in seen or not gc.is_tracked(obj):
+        if id(obj) in seen or not gc.is_tracked(obj) or isinstance(obj, types.ModuleType) or callable(obj):
             continue
         seen.add(id(obj))
         if isinstance(obj, (list, tuple, dict, set)) and len(obj) >= min_items:
@@ -61,3 +63,14 @@ def test_tokenizer_json_loads_keep_no_big_tracked_container(fixtures, tmp_path):
         tok = toksmith.load(path)
         tok.encode("warm up every lazily built table")
         assert _big_tracked_containers(tok) == [], path
+
+
+_ELSEWHERE = [[] for _ in range(20_000)]     # the test's module globals: not the tokenizer's
+
+
+def test_the_walk_stays_inside_the_tokenizer():
+    tok = toksmith.load("o200k_base")
+    assert _big_tracked_containers(tok) == []
+    assert _big_tracked_containers([tok, _ELSEWHERE]) == [("list", 20_000)]
+    tok.spec.load_options.__dict__["probe"] = [[] for _ in range(15_000)]   # deep inside: found
+    assert _big_tracked_containers(tok) == [("list", 15_000)]

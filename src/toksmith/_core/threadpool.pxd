@@ -2,9 +2,10 @@
 #
 # `parallel_for` splits [0, n) into chunks (large ones first, none smaller than
 # `chunk` items) and runs `fn(ctx, start, end)` on the calling thread plus up
-# to `threads - 1` pool workers; it returns when every chunk is done. Workers are created on first use, kept for later
-# calls (so their thread-local scratch and word caches stay warm), and
-# forgotten in a forked child, where the pool starts empty again.
+# to `threads - 1` pool workers; it returns when every chunk is done. Workers
+# are created on first use, kept for later calls (so their thread-local scratch
+# and word caches stay warm), and forgotten in a forked child, where the pool
+# starts empty again.
 
 ctypedef void (*RangeFn)(void* ctx, Py_ssize_t start, Py_ssize_t end) noexcept nogil
 ctypedef void (*ChunkHook)(void* ctx) noexcept nogil
