@@ -4,6 +4,7 @@ from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
 
 from toksmith._core.char_starts cimport CharStarts
 from toksmith._core.tables cimport MergeHeap
+from toksmith._core.rank_queue cimport RankQueue
 from toksmith._core.buffers cimport ByteBuf, IdBuf
 from toksmith._core.model cimport Model, WorkHeader
 from toksmith._core.symbol_texts cimport SymbolTexts
@@ -59,6 +60,7 @@ cdef struct ByteBpeWork:
     IdBuf next
     IdBuf out_ids           # (id, start, end) triples of the pre-token being encoded
     MergeHeap heap              # long pre-tokens: candidate pairs by (rank, left)
+    RankQueue queue             # very long ones: the same, by rank buckets (rank_queue.pxd)
     WordEntry* cache            # direct-mapped: a new word replaces the one in its slot
     PairSlot* pair_memo         # direct-mapped: recent long pair lookups, rank INT32_MAX if none
     uint64_t* cache_valid       # a bit per slot of each: filled by cache_model (emptying a
@@ -97,6 +99,8 @@ cdef class ByteLevelBpe(Model):
     cdef uint64_t token_bloom_mask         # of `pairs` (byte_keys.pxd)
     cdef uint64_t* pair_bloom
     cdef uint64_t pair_bloom_mask
+    cdef uint64_t* joined_pairs            # 65536 bits: byte pair x y inside some symbol's text
+                                           # (NULL with utf8_symbols: pre-tokens are never cut)
 
     cdef int _build_token_rank(self, list tokens, Py_ssize_t total) except -1
     cdef int _add_merges(self, SymbolTexts* t, object merges, bint byte_unicode, IdBuf* char_merges,
@@ -115,6 +119,9 @@ cdef class ByteLevelBpe(Model):
                               ByteBpeWork* w) noexcept nogil
     cdef int _fill_byte_pairs(self) except -1
     cdef int _fill_single_byte_ids(self) except -1
+    cdef int _new_joined_pairs(self) except -1
+    cdef void _mark_joined(self, const unsigned char* p, Py_ssize_t n) noexcept nogil
+    cdef inline Py_ssize_t _next_cut(self, const unsigned char* s, Py_ssize_t start, Py_ssize_t n) noexcept nogil
     cdef int _new_short_table(self, Py_ssize_t count) except -1
     cdef void _put_short(self, const unsigned char* text, Py_ssize_t left_length, Py_ssize_t length,
                          int32_t rank, int32_t merged) noexcept nogil
@@ -126,9 +133,11 @@ cdef class ByteLevelBpe(Model):
                            int32_t* start) noexcept nogil
     cdef int _merge_linear(self, const unsigned char* s, Py_ssize_t m, ByteBpeWork* w) noexcept nogil
     cdef int _merge_heap(self, const unsigned char* s, Py_ssize_t m, ByteBpeWork* w) noexcept nogil
+    cdef int _merge_queue(self, const unsigned char* s, Py_ssize_t m, ByteBpeWork* w) noexcept nogil
     cdef int _emit(self, const unsigned char* s, int32_t symbol, int32_t start, int32_t end,
                    ByteBpeWork* w) noexcept nogil
     cdef int _encode_word(self, const unsigned char* s, Py_ssize_t n, ByteBpeWork* w) noexcept nogil
+    cdef int _merge_word(self, const unsigned char* s, Py_ssize_t n, ByteBpeWork* w) noexcept nogil
     cdef inline int _encode_piece(self, const unsigned char* s, Py_ssize_t n, ByteBpeWork* w, IdBuf* ids,
                                   IdBuf* spans, Py_ssize_t base) noexcept nogil
     cdef int _encode_missed(self, const unsigned char* s, Py_ssize_t n, uint64_t h, uint64_t slot,

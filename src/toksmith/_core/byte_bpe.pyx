@@ -17,9 +17,12 @@ stay in cache; Bloom filters answer most lookups of pairs that do not merge. A
 character of 2 or 3 bytes starts as the one symbol its bytes merge into where
 ``char_starts`` proves that changes no id (a CJK run then starts from characters).
 Pre-tokens of at most 32 first symbols are merged by a linear scan, longer ones
-with a heap (O(n log n) on 16 MB of one letter), and a per-thread cache remembers
-the ids of recent short pre-tokens; a per-thread memo remembers recent lookups of
-longer pairs.
+with a heap, and those of 4096 or more through buckets of ranks (``rank_queue``:
+the heap's order, in time linear in practice on 16 MB of one letter). A pre-token
+of 64 bytes or more is first cut between two bytes that no symbol's text holds
+together (between two emoji, say): no merge crosses such a cut, so the pieces are
+merged alone. A per-thread cache remembers the ids of recent short pre-tokens; a
+per-thread memo remembers recent lookups of longer pairs.
 
 Helpers live beside it: table keys, hashes and Bloom filters in ``byte_keys.pxd``,
 the load-time text -> symbol map in ``symbol_texts``, whole-character starts in
@@ -43,6 +46,7 @@ from toksmith._core.buffers cimport IdBuf, bytebuf_reserve, idbuf_append_triples
 from toksmith._core.model cimport Model, WorkHeader
 from toksmith._core.errors cimport ERR_NO_MEMORY, ERR_TOO_LONG
 from toksmith._core.tables cimport HeapItem, heap_free, heap_pop, heap_push, heap_reserve
+from toksmith._core.rank_queue cimport QueuedPair, rq_bytes, rq_clear, rq_free, rq_pop, rq_push
 from toksmith._core.utf8 cimport one_char_len
 from toksmith._core.byte_keys cimport (bloom_add, bloom_has, bloom_new, hash_bytes, load_upto8, memchr_not, mix64,
                                        pair_key, prefetch, same_bytes_upto24, short_key, text_hash, token_key)
@@ -61,6 +65,9 @@ cdef Py_ssize_t PAIR_MEMO_SLOTS = 1 << 13
 
 cdef enum:
     LINEAR_MAX_SYMBOLS = 32   # pre-tokens of at most this many first symbols are merged by a linear scan
+    QUEUE_MIN_SYMBOLS = 4096  # pre-tokens of at least this many, through a RankQueue (the others, a heap)
+    SPLIT_MIN_BYTES = 64      # pre-tokens of at least this many bytes are cut where no symbol can span
+    MERGED_AWAY = -2          # _merge_queue's prev of a symbol merged into its left neighbour
     MERGE_BATCH = 16    # merges (or tokens) read per batch at load time (see _add_merges)
 
 cdef char _WORK_KIND = 0     # its address tells works of this model apart
@@ -85,6 +92,7 @@ cdef void _free_work(void* work) noexcept nogil:
     idbuf_free(&w.next)
     idbuf_free(&w.out_ids)
     heap_free(&w.heap)
+    rq_free(&w.queue)
     free(w.cache)
     free(w.pair_memo)
     free(w.cache_valid)
@@ -130,6 +138,7 @@ cdef class ByteLevelBpe(Model):
         self.short_bloom = NULL
         self.token_bloom = NULL
         self.pair_bloom = NULL
+        self.joined_pairs = NULL
         self.chars.index = NULL
         self.chars.records = NULL
         self.chars.guards = NULL
@@ -152,6 +161,7 @@ cdef class ByteLevelBpe(Model):
         free(self.short_bloom)
         free(self.token_bloom)
         free(self.pair_bloom)
+        free(self.joined_pairs)
         chars_free(&self.chars)
 
     @staticmethod
@@ -224,6 +234,9 @@ cdef class ByteLevelBpe(Model):
             self._fill_short_tokens()
             if char_starts:
                 self._keep_char_starts(NULL, NULL)
+            self._new_joined_pairs()
+            for i in range(n):
+                self._mark_joined(self.texts + self.text_offsets[i], self.text_offsets[i + 1] - self.text_offsets[i])
             self._fill_single_byte_ids()
             return self
         if texts_init(&t, n + 512) < 0:
@@ -296,6 +309,11 @@ cdef class ByteLevelBpe(Model):
                 self._fill_short_tokens()
             if char_starts and not utf8_symbols:
                 self._keep_char_starts(&t if order == MergeOrder.MERGE_LIST else NULL, &char_merges)
+            if not utf8_symbols:
+                # every text a symbol can have: the tokens and what the merges form
+                self._new_joined_pairs()
+                for i in range(t.n):
+                    self._mark_joined(<const unsigned char*>t.blob.data + t.refs[i].start, t.refs[i].length)
             if hex_byte_fallback:
                 for i in range(256):
                     # Parity: llama.cpp llm_tokenizer_bpe_session::tokenize (byte_encode false)
@@ -318,6 +336,30 @@ cdef class ByteLevelBpe(Model):
             idbuf_free(&char_merges)
             idbuf_free(&short_merges)
         return self
+
+    cdef int _new_joined_pairs(self) except -1:
+        self.joined_pairs = <uint64_t*>calloc(65536 // 64, sizeof(uint64_t))
+        if self.joined_pairs == NULL:
+            raise MemoryError()
+        return 0
+
+    cdef void _mark_joined(self, const unsigned char* p, Py_ssize_t n) noexcept nogil:
+        """Record the adjacent byte pairs of p[:n], the text of a symbol, as joined."""
+        cdef Py_ssize_t i
+        for i in range(1, n):
+            _set_bit(self.joined_pairs, (<uint64_t>p[i - 1] << 8) | p[i])
+
+    cdef inline Py_ssize_t _next_cut(self, const unsigned char* s, Py_ssize_t start, Py_ssize_t n) noexcept nogil:
+        """The first i in [start, n) where no symbol can span s[i - 1] s[i] (the pair is in no
+        symbol's text), or n. BPE merges only adjacent symbols into a symbol, so no merge
+        ever crosses such a cut: the pieces on either side merge exactly as they would
+        alone (the merges of one never change the other's pairs, nor their order), and a
+        long pre-token is merged piece by piece."""
+        cdef Py_ssize_t i
+        for i in range(start, n):
+            if not _bit(self.joined_pairs, (<uint64_t>s[i - 1] << 8) | s[i]):
+                return i
+        return n
 
     cdef int _fill_single_byte_ids(self) except -1:
         """single_byte_id: what _encode_word gives each one-byte pre-token, when that is
@@ -935,7 +977,7 @@ cdef class ByteLevelBpe(Model):
         cdef Py_ssize_t held = (_idbuf_bytes(&w.symbols) + _idbuf_bytes(&w.starts)
                                 + _idbuf_bytes(&w.lengths) + _idbuf_bytes(&w.prev)
                                 + _idbuf_bytes(&w.next) + _idbuf_bytes(&w.out_ids)
-                                + w.heap.cap * <Py_ssize_t>sizeof(HeapItem))
+                                + w.heap.cap * <Py_ssize_t>sizeof(HeapItem) + rq_bytes(&w.queue))
         if held <= keep_bytes:
             return
         idbuf_free(&w.symbols)
@@ -945,6 +987,7 @@ cdef class ByteLevelBpe(Model):
         idbuf_free(&w.next)
         idbuf_free(&w.out_ids)
         heap_free(&w.heap)
+        rq_free(&w.queue)
 
     cdef int encode(self, const unsigned char* s, Py_ssize_t n, void* work, IdBuf* ids,
                     IdBuf* spans, Py_ssize_t base) noexcept nogil:
@@ -1018,10 +1061,27 @@ cdef class ByteLevelBpe(Model):
                             Py_ssize_t base) noexcept nogil:
         """A pre-token the word cache does not hold: merge it, then keep it in word-cache
         slot `slot` (entry e, hash h) when it fits (e is NULL when too long to cache)."""
-        cdef Py_ssize_t k, count
+        cdef Py_ssize_t k, count, cut
         cdef const int32_t* triples
         if n > INT32_MAX - 1:
             return ERR_TOO_LONG
+        if n >= SPLIT_MIN_BYTES and self.joined_pairs != NULL:
+            cut = self._next_cut(s, 1, n)
+            if cut < n:
+                # The whole-pre-token rules (ignore_merges, whole_newline_runs) look for a
+                # token, and no token holds the pair at a cut: the pieces are merged with
+                # no such rule (a piece that is a token may merge into other ids), so
+                # neither through the word cache, which holds whole pre-tokens.
+                k = 0
+                while True:
+                    w.out_ids.size = 0
+                    if self._merge_word(s + k, cut - k, w) < 0 or idbuf_append_triples(
+                            ids, spans, w.out_ids.data, w.out_ids.size // 3, base + k) < 0:
+                        return ERR_NO_MEMORY
+                    if cut == n:
+                        return 0
+                    k = cut
+                    cut = self._next_cut(s, k + 1, n)
         if self._encode_word(s, n, w) < 0:
             return ERR_NO_MEMORY
         triples = w.out_ids.data
@@ -1068,7 +1128,6 @@ cdef class ByteLevelBpe(Model):
     cdef int _encode_word(self, const unsigned char* s, Py_ssize_t n, ByteBpeWork* w) noexcept nogil:
         """(id, start, end) triples of one pre-token into w.out_ids; 0, or -1 (memory)."""
         cdef int32_t whole
-        cdef Py_ssize_t m, k
         w.out_ids.size = 0
         if self.ignore_merges:
             # Parity: llama.cpp llm_tokenizer_bpe_session::tokenize (ignore_merges) and
@@ -1082,6 +1141,12 @@ cdef class ByteLevelBpe(Model):
             whole = self._token_of(s, n)
             if whole >= 0:
                 return self._emit(s, whole, 0, <int32_t>n, w)
+        return self._merge_word(s, n, w)
+
+    cdef int _merge_word(self, const unsigned char* s, Py_ssize_t n, ByteBpeWork* w) noexcept nogil:
+        """(id, start, end) triples of the BPE of s[:n] (n >= 1) appended to w.out_ids, with
+        no whole-pre-token rule; 0, or -1 (memory)."""
+        cdef Py_ssize_t m, k
         if n == 1:
             return self._emit(s, self.byte_symbol[s[0]], 0, 1, w)
         if not self.utf8_symbols and s[0] < 0x80 and self.byte_pairs[s[0] | (<Py_ssize_t>s[0] << 8)].rank == INT32_MAX \
@@ -1097,6 +1162,8 @@ cdef class ByteLevelBpe(Model):
         m = self._start(s, n, w.symbols.data, w.starts.data)
         if m <= LINEAR_MAX_SYMBOLS:
             return self._merge_linear(s, m, w)
+        if m >= QUEUE_MIN_SYMBOLS:
+            return self._merge_queue(s, m, w)
         return self._merge_heap(s, m, w)
 
     cdef Py_ssize_t _start(self, const unsigned char* s, Py_ssize_t n, int32_t* sym,
@@ -1255,6 +1322,65 @@ cdef class ByteLevelBpe(Model):
         k = 0
         while k >= 0:
             if self._emit(s, sym[k], at[k], at[k] + length[k], w) < 0:
+                return -1
+            k = nxt[k]
+        return 0
+
+    cdef int _merge_queue(self, const unsigned char* s, Py_ssize_t m, ByteBpeWork* w) noexcept nogil:
+        """Merge the m first symbols of a very long pre-token (16M characters of one letter
+        are one) through a RankQueue: the heap's order, in time linear in practice (see
+        rank_queue.pxd). Eight bytes per queued pair and four arrays per symbol: symbol k
+        covers s[at[k] : at[nxt[k]]] (at[m] is n and the last symbol's nxt is m); a
+        merged-away symbol has prev MERGED_AWAY."""
+        cdef int32_t* sym = w.symbols.data
+        cdef int32_t* at = w.starts.data
+        cdef int32_t* prev
+        cdef int32_t* nxt
+        cdef Py_ssize_t k
+        cdef QueuedPair top
+        cdef int32_t left, right, other, rank, merged
+        if idbuf_reserve(&w.prev, m) < 0 or idbuf_reserve(&w.next, m) < 0 or rq_clear(&w.queue) < 0:
+            return -1
+        prev = w.prev.data
+        nxt = w.next.data
+        for k in range(m):
+            prev[k] = <int32_t>(k - 1)
+            nxt[k] = <int32_t>(k + 1)
+        for k in range(m - 1):
+            rank = self._rank(s, sym[k], sym[k + 1], at[k], at[k + 1] - at[k], at[k + 2] - at[k], &merged, w)
+            if rank != INT32_MAX and rq_push(&w.queue, rank, <int32_t>k, at[k + 2] - at[k]) < 0:
+                return -1
+        while rq_pop(&w.queue, &top):
+            left = top.left
+            if prev[left] == MERGED_AWAY or nxt[left] == m:
+                continue
+            right = nxt[left]
+            # Parity: as _merge_heap (a stale pair is skipped). The right side is the left's
+            # neighbour now: were it not the queued one, the left grew or the neighbour
+            # did, so the size differs.
+            if at[nxt[right]] - at[left] != top.size:
+                continue
+            self._rank(s, sym[left], sym[right], at[left], at[right] - at[left], top.size, &merged, w)
+            sym[left] = merged
+            prev[right] = MERGED_AWAY
+            nxt[left] = nxt[right]
+            if nxt[right] < m:
+                prev[nxt[right]] = left
+            other = prev[left]
+            if other >= 0:
+                rank = self._rank(s, sym[other], sym[left], at[other], at[left] - at[other], at[nxt[left]] - at[other],
+                                  &merged, w)
+                if rank != INT32_MAX and rq_push(&w.queue, rank, other, at[nxt[left]] - at[other]) < 0:
+                    return -1
+            other = nxt[left]
+            if other < m:
+                rank = self._rank(s, sym[left], sym[other], at[left], at[other] - at[left], at[nxt[other]] - at[left],
+                                  &merged, w)
+                if rank != INT32_MAX and rq_push(&w.queue, rank, left, at[nxt[other]] - at[left]) < 0:
+                    return -1
+        k = 0
+        while k < m:
+            if self._emit(s, sym[k], at[k], at[nxt[k]], w) < 0:
                 return -1
             k = nxt[k]
         return 0
