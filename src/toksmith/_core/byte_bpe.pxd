@@ -136,6 +136,8 @@ cdef class ByteLevelBpe(Model):
     cdef int _merge_queue(self, const unsigned char* s, Py_ssize_t m, ByteBpeWork* w) noexcept nogil
     cdef int _emit(self, const unsigned char* s, int32_t symbol, int32_t start, int32_t end,
                    ByteBpeWork* w) noexcept nogil
+    cdef int _emit_chain(self, const unsigned char* s, const int32_t* sym, const int32_t* at, const int32_t* nxt,
+                         Py_ssize_t m, ByteBpeWork* w) noexcept nogil
     cdef int _encode_word(self, const unsigned char* s, Py_ssize_t n, ByteBpeWork* w) noexcept nogil
     cdef int _merge_word(self, const unsigned char* s, Py_ssize_t n, ByteBpeWork* w) noexcept nogil
     cdef inline int _encode_piece(self, const unsigned char* s, Py_ssize_t n, ByteBpeWork* w, IdBuf* ids,

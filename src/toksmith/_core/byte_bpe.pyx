@@ -1245,12 +1245,7 @@ cdef class ByteLevelBpe(Model):
                                         start[nxt[after]] - start[best], &merged[best], w)
             else:
                 rank[best] = INT32_MAX
-        i = 0
-        while i < m:
-            if self._emit(s, sym[i], start[i], start[nxt[i]], w) < 0:
-                return -1
-            i = nxt[i]
-        return 0
+        return self._emit_chain(s, sym, start, nxt, m, w)
 
     cdef int _merge_heap(self, const unsigned char* s, Py_ssize_t m, ByteBpeWork* w) noexcept nogil:
         """Merge the m first symbols of a long pre-token with a priority queue: O(m log m),
@@ -1378,7 +1373,13 @@ cdef class ByteLevelBpe(Model):
                                   &merged, w)
                 if rank != INT32_MAX and rq_push(&w.queue, rank, left, at[nxt[other]] - at[left]) < 0:
                     return -1
-        k = 0
+        return self._emit_chain(s, sym, at, nxt, m, w)
+
+    cdef int _emit_chain(self, const unsigned char* s, const int32_t* sym, const int32_t* at, const int32_t* nxt,
+                         Py_ssize_t m, ByteBpeWork* w) noexcept nogil:
+        """_emit the symbols linked from symbol 0 by nxt (m ends the chain): symbol k covers
+        s[at[k] : at[nxt[k]]]."""
+        cdef Py_ssize_t k = 0
         while k < m:
             if self._emit(s, sym[k], at[k], at[nxt[k]], w) < 0:
                 return -1
