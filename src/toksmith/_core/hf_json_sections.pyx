@@ -36,8 +36,10 @@ from toksmith._core.pretok_common cimport append_cpt_utf8
 from toksmith._core.swar cimport first_marked_byte, spread_byte, zero_bytes
 from toksmith._core.utf8 cimport valid_char_len
 
+from toksmith._core.pieces import untrack_flat_list
+
+
 cdef extern from "Python.h":
-    void PyObject_GC_UnTrack(void* op)
     const char* PyUnicode_AsUTF8AndSize(object text, Py_ssize_t* size) except NULL
 
 
@@ -507,8 +509,8 @@ cdef class TextTable:
                                                    self.offsets[i + 1] - self.offsets[i])
             # Only bytes: no reference cycle can go through it, and the cyclic GC would
             # otherwise walk its entries (128k for Llama 3) in the collections of the
-            # first encode calls after the load (as pieces.untrack_flat_list).
-            PyObject_GC_UnTrack(<void*>out)
+            # first encode calls after the load.
+            untrack_flat_list(out)
             self._texts = out
         return self._texts
 
