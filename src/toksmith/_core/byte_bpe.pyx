@@ -1355,6 +1355,8 @@ cdef class ByteLevelBpe(Model):
             # did, so the size differs.
             if at[nxt[right]] - at[left] != top.size:
                 continue
+            # The merged symbol is looked up again rather than queued (4 bytes more per
+            # queued pair): one lookup per merge, against a queue of tens of millions.
             self._rank(s, sym[left], sym[right], at[left], at[right] - at[left], top.size, &merged, w)
             sym[left] = merged
             prev[right] = MERGED_AWAY
