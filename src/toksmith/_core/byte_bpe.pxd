@@ -61,7 +61,7 @@ cdef struct ByteBpeWork:
     IdBuf out_ids           # (id, start, end) triples of the pre-token being encoded
     MergeHeap heap              # long pre-tokens: candidate pairs by (rank, left)
     RankQueue queue             # very long ones: the same, by rank buckets (rank_queue.pxd)
-    WordEntry* cache            # direct-mapped: a new word replaces the one in its slot
+    WordEntry* cache            # two-way sets: a new word replaces its set's least recently used
     PairSlot* pair_memo         # direct-mapped: recent long pair lookups, rank INT32_MAX if none
     uint64_t* cache_valid       # a bit per slot of each: filled by cache_model (emptying a
     uint64_t* memo_valid        # cache clears 3 KB of bits, not its megabyte of slots)
