@@ -18,7 +18,7 @@ import os
 import tempfile
 from pathlib import Path
 
-from _common import (Peer, bench_model, first_and_warm_pass, parse_args, print_preamble, read_corpora,
+from _common import (Peer, bench_model, first_and_warm_pass, in_child, parse_args, print_preamble, read_corpora,
                      tokenizer_json_peers, toksmith_peer)
 
 CORPORA = ("man_en.txt", "man_de.txt", "code_python_stdlib.py.txt", "man_zh_CN.txt", "man_ja.txt")
@@ -76,8 +76,8 @@ def long_documents(root: Path, repeat: int) -> None:
         for corpus in CORPORA:
             text = (root / "corpus" / corpus).read_text(encoding="utf-8")
             mb = len(text.encode()) / 1e6
-            a = first_and_warm_pass(repeat, ours.load, lambda t: ours.one(t, text))[0]
-            b = first_and_warm_pass(repeat, theirs.load, lambda t: theirs.one(t, text))[0]
+            a = in_child(lambda: first_and_warm_pass(repeat, ours.load, lambda t: ours.one(t, text))[0])
+            b = in_child(lambda: first_and_warm_pass(repeat, theirs.load, lambda t: theirs.one(t, text))[0])
             print(f"{name:<14}{corpus:<28}{mb / a:>14.1f}{mb / b:>15.1f}{b / a:>7.2f}")
 
 
