@@ -117,15 +117,21 @@ class Tokenizer(TokenizerCore):
         Parity: tokenizers Tokenizer::encode of a pair then TemplateProcessing::process."""
         if self.spec.hf is None:
             return super()._encode_pair(text, pair, add_special, parse_special)
+        from toksmith._core.postprocessor import TemplateLayout
         from toksmith.hf.components import Sequence
         from toksmith.hf.pipeline import pair_template_layout
         layout = pair_template_layout(self.spec.hf)
         texts = {Sequence.A: text, Sequence.B: pair}
+        # A single template that repeats the text (TemplateLayout) repeats it without
+        # add_special too: the text's own ids are the first of its equal copies.
+        post = self.engine.postprocessor
+        repeats = post.repeats if isinstance(post, TemplateLayout) else 1
         ids: list[int] = []
         for part in layout:
             # the template's order holds without add_special too (only its special ids go)
             if isinstance(part, Sequence):
-                ids += self.engine.encode(texts[part], add_special=False, parse_special=parse_special)
+                own = self.engine.encode(texts[part], add_special=False, parse_special=parse_special)
+                ids += own[:len(own) // repeats]
             elif add_special:
                 ids += part
         return ids

@@ -222,3 +222,20 @@ def test_random_value_swaps_never_crash(seed):
         read_hf_json(json.dumps(data), "tok.json")
     except toksmith.ModelFormatError as exc:
         assert str(exc).startswith("tok.json: $")
+
+
+
+@pytest.mark.parametrize("single", [["B"], ["[CLS]", "A", "B"], ["[CLS]", "[SEP]"]])
+def test_single_template_without_exactly_sequence_a_is_refused_at_load(single, tmp_path):
+    # $B in a single template: tokenizers panics at encode time, indexing a second text a
+    # single one does not have; no sequence at all would drop the text. Both are refused
+    # when the file is loaded ("$A ... $A", the text repeated, is supported).
+    data = base()
+    data["post_processor"]["single"] = [
+        {"Sequence": {"id": piece, "type_id": 0}} if piece in ("A", "B") else {"SpecialToken": {"id": piece, "type_id": 0}}
+        for piece in single]
+    path = tmp_path / "tok.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    Tokenizer.from_file(str(path))      # tokenizers loads it
+    with pytest.raises(toksmith.errors.UnsupportedModelError, match=r"\$\.post_processor\.single"):
+        toksmith.load(path)

@@ -366,7 +366,7 @@ cdef class Engine:
                      bint parse_special, Scratch* sc, IdBuf* out, bint want_spans) noexcept nogil:
         """Encode s[:n] into `out` (cleared first). Returns 0 or a negative error code."""
         cdef int rc = 0
-        cdef Py_ssize_t k, start
+        cdef Py_ssize_t k, start, text_start
         cdef int32_t token
         cdef IdBuf* spans = &sc.spans if want_spans else NULL
         cdef void* work = _model_work(sc, self.model)
@@ -379,6 +379,7 @@ cdef class Engine:
             rc = self.postprocessor.begin(out, spans)
             if rc < 0:
                 return rc
+        text_start = out.size
         if self.splitter is not None and (parse_special or self.splitter.has_always):
             if self.splitter.split(s, n, parse_special, &sc.split, &sc.segments) < 0:
                 return ERR_NO_MEMORY
@@ -397,9 +398,7 @@ cdef class Engine:
             rc = self._encode_fragment(s, n, True, parse_special, sc, work, out, spans)
             if rc < 0:
                 return rc
-        if add_special:
-            return self.postprocessor.end(out, spans)
-        return 0
+        return self.postprocessor.finish(out, spans, text_start, add_special)
 
     cdef int _encode_fragment(self, const unsigned char* s, Py_ssize_t n, bint at_input_start,
                               bint parse_special, Scratch* sc, void* work, IdBuf* out,

@@ -1,9 +1,11 @@
 # The contract of a post-processor (the stage after the model): the ids that
 # add_special puts around the encoded text (BOS/EOS today; templates later).
 #
-# `begin` runs before the text's ids are appended, `end` after; both append to
+# `begin` runs before the text's ids are appended, `finish` after; both append to
 # `ids` (and a (0, 0) span per id to `spans` unless it is NULL) and return 0 or a
-# negative error code (errors.pxd). Neither runs when add_special is False.
+# negative error code (errors.pxd). `begin` runs only when add_special is True;
+# `finish` always runs, and by default calls `end` when add_special is True (a
+# template that repeats the text rearranges it then whatever add_special says).
 from libc.stdint cimport int32_t
 
 from toksmith._core.buffers cimport IdBuf
@@ -16,6 +18,8 @@ cdef class PostProcessor:
 
     cdef int begin(self, IdBuf* ids, IdBuf* spans) noexcept nogil
     cdef int end(self, IdBuf* ids, IdBuf* spans) noexcept nogil
+    # ids[text_start:] (and spans[2 * text_start:]) are the text's own
+    cdef int finish(self, IdBuf* ids, IdBuf* spans, Py_ssize_t text_start, bint add_special) noexcept nogil
 
 
 cdef class BosEos(PostProcessor):
@@ -28,3 +32,9 @@ cdef class TemplateIds(PostProcessor):
     cdef int32_t* suffix
     cdef readonly Py_ssize_t n_prefix
     cdef readonly Py_ssize_t n_suffix
+
+
+cdef class TemplateLayout(PostProcessor):
+    cdef int32_t* pieces             # a special id, or SEQUENCE_PIECE where the text goes
+    cdef readonly Py_ssize_t n_pieces
+    cdef readonly Py_ssize_t repeats     # how many times the text appears

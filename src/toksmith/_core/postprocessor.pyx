@@ -5,9 +5,13 @@
 """
 from libc.stdint cimport int32_t
 from libc.stdlib cimport free, malloc
+from libc.string cimport memcpy
 
-from toksmith._core.buffers cimport IdBuf, idbuf_push
+from toksmith._core.buffers cimport IdBuf, idbuf_push, idbuf_reserve
 from toksmith._core.errors cimport ERR_NO_MEMORY
+
+cdef enum:
+    SEQUENCE_PIECE = -1     # TemplateLayout: the text's own ids go here
 
 
 cdef inline int _push_special(IdBuf* ids, IdBuf* spans, int32_t token) noexcept nogil:
@@ -29,6 +33,9 @@ cdef class PostProcessor:
 
     cdef int end(self, IdBuf* ids, IdBuf* spans) noexcept nogil:
         return 0
+
+    cdef int finish(self, IdBuf* ids, IdBuf* spans, Py_ssize_t text_start, bint add_special) noexcept nogil:
+        return self.end(ids, spans) if add_special else 0
 
 
 cdef class BosEos(PostProcessor):
@@ -96,3 +103,65 @@ cdef class TemplateIds(PostProcessor):
             if _push_special(ids, spans, self.suffix[i]) < 0:
                 return ERR_NO_MEMORY
         return 0
+
+
+cdef class TemplateLayout(PostProcessor):
+    """A single-sequence template that is no prefix + text + suffix: special ids and the
+    text in any order, the text any number of times (HF TemplateProcessing "$A [SEP] $A").
+
+    Parity: tokenizers processors/template.rs TemplateProcessing::apply_template walks the
+    template even when add_special_tokens is false (only its special tokens are left
+    out), so the text is repeated with and without add_special.
+
+    >>> TemplateLayout([None, 50256, None]).leading_id     # "$A <|endoftext|> $A"
+    -1
+    """
+
+    def __cinit__(self, *args, **kwargs):
+        self.pieces = NULL
+
+    def __dealloc__(self):
+        free(self.pieces)
+
+    def __init__(self, pieces):
+        """pieces: special ids, and None where the text goes."""
+        cdef Py_ssize_t i
+        pieces = [SEQUENCE_PIECE if p is None else int(p) for p in pieces]
+        if any(p < 0 and p != SEQUENCE_PIECE for p in pieces):
+            raise ValueError(f"a template's special ids are not negative: {pieces}")
+        self.pieces = <int32_t*>malloc(max(len(pieces), 1) * sizeof(int32_t))
+        if self.pieces == NULL:
+            raise MemoryError()
+        for i in range(len(pieces)):
+            self.pieces[i] = pieces[i]
+        self.n_pieces = len(pieces)
+        self.repeats = pieces.count(SEQUENCE_PIECE)
+        self.leading_id = pieces[0] if pieces and pieces[0] != SEQUENCE_PIECE else -1
+
+    cdef int finish(self, IdBuf* ids, IdBuf* spans, Py_ssize_t text_start, bint add_special) noexcept nogil:
+        cdef Py_ssize_t n = ids.size - text_start, i
+        cdef int32_t* text = <int32_t*>malloc(max(3 * n, 1) * sizeof(int32_t))   # the ids, then the spans
+        cdef int rc = 0
+        if text == NULL:
+            return ERR_NO_MEMORY
+        memcpy(text, ids.data + text_start, n * sizeof(int32_t))
+        if spans != NULL:
+            memcpy(text + n, spans.data + 2 * text_start, 2 * n * sizeof(int32_t))
+            spans.size = 2 * text_start
+        ids.size = text_start
+        for i in range(self.n_pieces):
+            if self.pieces[i] != SEQUENCE_PIECE:
+                if add_special and _push_special(ids, spans, self.pieces[i]) < 0:
+                    rc = ERR_NO_MEMORY
+                    break
+            elif idbuf_reserve(ids, n) < 0 or (spans != NULL and idbuf_reserve(spans, 2 * n) < 0):
+                rc = ERR_NO_MEMORY
+                break
+            else:
+                memcpy(ids.data + ids.size, text, n * sizeof(int32_t))
+                ids.size += n
+                if spans != NULL:
+                    memcpy(spans.data + spans.size, text + n, 2 * n * sizeof(int32_t))
+                    spans.size += 2 * n
+        free(text)
+        return rc

@@ -20,7 +20,7 @@ from toksmith._core.engine import Engine
 from toksmith._core.hf_json_sections import MergeTable, PieceTable, TokenTable
 from toksmith._core.hf_added_tokens import (HF_LSTRIP, HF_NORMALIZED, HF_RSTRIP, HF_SINGLE_WORD, HF_SPECIAL,
                                             HfAddedTokenSplitter)
-from toksmith._core.postprocessor import PostProcessor, TemplateIds
+from toksmith._core.postprocessor import PostProcessor, TemplateIds, TemplateLayout
 from toksmith._core.stage_sequences import NormalizerSequence
 from toksmith._core.utf8_repair import PythonUtf8Repair
 from toksmith.errors import ModelFormatError, UnsupportedModelError
@@ -292,9 +292,36 @@ def _splitter(tokens: list[c.AddedToken], contents: list[str] | None = None) -> 
 # ---------------------------------------------------------------------- post-processor
 
 def post_processor(hf: c.HfTokenizerSpec) -> PostProcessor:
-    """What add_special adds around a single sequence."""
+    """What add_special adds around a single sequence (or, for a single template that
+    names the sequence more than once, the whole layout: TemplateLayout)."""
+    layout = _single_template_layout(hf)
+    if layout is not None:
+        return TemplateLayout(layout)
     prefix, suffix = single_template_ids(hf)
     return TemplateIds(prefix, suffix) if prefix or suffix else PostProcessor()
+
+
+def _single_template_layout(hf: c.HfTokenizerSpec) -> list[int | None] | None:
+    """The single template as special ids and None (the sequence) when it names $A more
+    than once ("$A [SEP] $A"), else None. A template naming $B, or no sequence, is left
+    to single_template_ids, which refuses it (tokenizers panics on $B: it indexes a second
+    encoding that a single text does not have)."""
+    post = hf.post_processor
+    if isinstance(post, c.PostProcessorSequence):
+        members = [p for p in post.processors if not isinstance(p, c.ByteLevel)]
+        post = members[0] if len(members) == 1 else None
+    if not isinstance(post, c.TemplateProcessing):
+        return None
+    sequences = [piece.sequence for piece in post.single if isinstance(piece, c.TemplateSequence)]
+    if len(sequences) < 2 or c.Sequence.B in sequences:
+        return None     # prefix + text + suffix, or refused by single_template_ids
+    layout: list[int | None] = []
+    for piece in post.single:
+        if isinstance(piece, c.TemplateSequence):
+            layout.append(None)
+        else:
+            layout.extend(post.special_tokens[piece.name])
+    return layout
 
 
 def single_template_ids(hf: c.HfTokenizerSpec) -> tuple[list[int], list[int]]:
