@@ -112,29 +112,31 @@ class Tokenizer(TokenizerCore):
                                       spec.source, spec.load_options))
 
     def _encode_pair(self, text, pair, add_special: bool, parse_special: bool) -> list[int]:
-        """encode(text, pair=pair): both texts encoded alone, joined by the pair template.
+        """encode(text, pair=pair): both texts encoded alone, joined by the post-processor.
 
-        Parity: tokenizers Tokenizer::encode of a pair then TemplateProcessing::process."""
+        Parity: tokenizers Tokenizer::encode of a pair then PostProcessor::process, whose
+        layout (hf/post_processing.py) holds without add_special too (only its special ids
+        go: "$B:1 [SEP] $A:0" puts the second text first)."""
         if self.spec.hf is None:
             return super()._encode_pair(text, pair, add_special, parse_special)
         from toksmith._core.postprocessor import TemplateLayout
         from toksmith.hf.components import Sequence
-        from toksmith.hf.pipeline import pair_template_layout
-        layout = pair_template_layout(self.spec.hf)
-        texts = {Sequence.A: text, Sequence.B: pair}
-        # A single template that repeats the text (TemplateLayout) repeats it without
-        # add_special too: the text's own ids are the first of its equal copies.
+        from toksmith.hf.post_processing import layout
+        # A single-text layout that repeats the text repeats it without add_special too:
+        # the text's own ids are the first of its equal copies.
         post = self.engine.postprocessor
         repeats = post.repeats if isinstance(post, TemplateLayout) else 1
-        ids: list[int] = []
-        for part in layout:
-            # the template's order holds without add_special too (only its special ids go)
-            if isinstance(part, Sequence):
-                own = self.engine.encode(texts[part], add_special=False, parse_special=parse_special)
-                ids += own[:len(own) // repeats]
-            elif add_special:
-                ids += part
-        return ids
+        own: dict[Sequence, list[int]] = {}
+        for part, text_of_part in ((Sequence.A, text), (Sequence.B, pair)):
+            ids = self.engine.encode(text_of_part, add_special=False, parse_special=parse_special)
+            own[part] = ids[:len(ids) // repeats]
+        result: list[int] = []
+        for item in layout(self.spec.hf, [Sequence.A, Sequence.B], add_special):
+            if isinstance(item, Sequence):
+                result += own[item]
+            else:
+                result.append(item)
+        return result
 
     # ---------------------------------------------------------------- vocabulary
 

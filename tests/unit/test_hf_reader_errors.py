@@ -237,5 +237,5 @@ def test_single_template_without_exactly_sequence_a_is_refused_at_load(single, t
     path = tmp_path / "tok.json"
     path.write_text(json.dumps(data), encoding="utf-8")
     Tokenizer.from_file(str(path))      # tokenizers loads it
-    with pytest.raises(toksmith.errors.UnsupportedModelError, match=r"\$\.post_processor\.single"):
+    with pytest.raises(toksmith.errors.UnsupportedModelError, match=r"\$\.post_processor"):
         toksmith.load(path)

@@ -35,6 +35,6 @@ cdef class TemplateIds(PostProcessor):
 
 
 cdef class TemplateLayout(PostProcessor):
-    cdef int32_t* pieces             # a special id, or SEQUENCE_PIECE where the text goes
+    cdef int32_t* pieces             # with add_special: a special id, or SEQUENCE_PIECE where the text goes
     cdef readonly Py_ssize_t n_pieces
-    cdef readonly Py_ssize_t repeats     # how many times the text appears
+    cdef readonly Py_ssize_t repeats     # without add_special: the text this many times

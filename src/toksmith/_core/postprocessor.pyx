@@ -106,14 +106,17 @@ cdef class TemplateIds(PostProcessor):
 
 
 cdef class TemplateLayout(PostProcessor):
-    """A single-sequence template that is no prefix + text + suffix: special ids and the
-    text in any order, the text any number of times (HF TemplateProcessing "$A [SEP] $A").
+    """A single-text post-processor that is no prefix + text + suffix: with add_special,
+    special ids and the text in any order, the text any number of times (HF
+    TemplateProcessing "$A [SEP] $A", or a Sequence of processors); without, the text
+    `repeats` times.
 
     Parity: tokenizers processors/template.rs TemplateProcessing::apply_template walks the
     template even when add_special_tokens is false (only its special tokens are left
-    out), so the text is repeated with and without add_special.
+    out), so the text is repeated with and without add_special
+    (hf/post_processing.py works both layouts out).
 
-    >>> TemplateLayout([None, 50256, None]).leading_id     # "$A <|endoftext|> $A"
+    >>> TemplateLayout([None, 50256, None], 2).leading_id     # "$A <|endoftext|> $A"
     -1
     """
 
@@ -123,19 +126,22 @@ cdef class TemplateLayout(PostProcessor):
     def __dealloc__(self):
         free(self.pieces)
 
-    def __init__(self, pieces):
-        """pieces: special ids, and None where the text goes."""
+    def __init__(self, pieces, Py_ssize_t repeats):
+        """pieces: special ids, and None where the text goes (with add_special);
+        repeats: how many times the text is there without add_special."""
         cdef Py_ssize_t i
         pieces = [SEQUENCE_PIECE if p is None else int(p) for p in pieces]
         if any(p < 0 and p != SEQUENCE_PIECE for p in pieces):
             raise ValueError(f"a template's special ids are not negative: {pieces}")
+        if repeats < 1:
+            raise ValueError(f"the text must be there at least once, not {repeats} times")
         self.pieces = <int32_t*>malloc(max(len(pieces), 1) * sizeof(int32_t))
         if self.pieces == NULL:
             raise MemoryError()
         for i in range(len(pieces)):
             self.pieces[i] = pieces[i]
         self.n_pieces = len(pieces)
-        self.repeats = pieces.count(SEQUENCE_PIECE)
+        self.repeats = repeats
         self.leading_id = pieces[0] if pieces and pieces[0] != SEQUENCE_PIECE else -1
 
     cdef int finish(self, IdBuf* ids, IdBuf* spans, Py_ssize_t text_start, bint add_special) noexcept nogil:
@@ -149,9 +155,9 @@ cdef class TemplateLayout(PostProcessor):
             memcpy(text + n, spans.data + 2 * text_start, 2 * n * sizeof(int32_t))
             spans.size = 2 * text_start
         ids.size = text_start
-        for i in range(self.n_pieces):
-            if self.pieces[i] != SEQUENCE_PIECE:
-                if add_special and _push_special(ids, spans, self.pieces[i]) < 0:
+        for i in range(self.n_pieces if add_special else self.repeats):
+            if add_special and self.pieces[i] != SEQUENCE_PIECE:
+                if _push_special(ids, spans, self.pieces[i]) < 0:
                     rc = ERR_NO_MEMORY
                     break
             elif idbuf_reserve(ids, n) < 0 or (spans != NULL and idbuf_reserve(spans, 2 * n) < 0):

@@ -20,11 +20,11 @@ from toksmith._core.engine import Engine
 from toksmith._core.hf_json_sections import MergeTable, PieceTable, TokenTable
 from toksmith._core.hf_added_tokens import (HF_LSTRIP, HF_NORMALIZED, HF_RSTRIP, HF_SINGLE_WORD, HF_SPECIAL,
                                             HfAddedTokenSplitter)
-from toksmith._core.postprocessor import PostProcessor, TemplateIds, TemplateLayout
 from toksmith._core.stage_sequences import NormalizerSequence
 from toksmith._core.utf8_repair import PythonUtf8Repair
 from toksmith.errors import ModelFormatError, UnsupportedModelError
 from toksmith.hf import components as c
+from toksmith.hf.post_processing import engine_post_processor
 from toksmith.hf.split_patterns import byte_level_splitter
 from toksmith.models.common import bad_data_names_file
 from toksmith.spec import Algorithm, FileFormat, ReferenceRules, TokenizerSpec
@@ -161,7 +161,7 @@ def _build_generic(spec: TokenizerSpec, hf: c.HfTokenizerSpec) -> Engine:
         normalizer = NormalizerSequence([PythonUtf8Repair(), normalizer])
     with bad_data_names_file(hf.source):
         return Engine(len(spec.vocab), spec.vocab.types, splitter=raw_splitter, normalizer=normalizer,
-                      pretokenizer=pretokenizer, model=model, postprocessor=post_processor(hf),
+                      pretokenizer=pretokenizer, model=model, postprocessor=engine_post_processor(hf),
                       decoder=decoder, normalized_splitter=normalized_splitter,
                       # Parity: tokenizers' Encoding.tokens: the vocabulary's strings, except
                       # Unigram's unknown token, which shows its text (models/unigram/model.rs)
@@ -216,7 +216,7 @@ def _build_byte_level(spec: TokenizerSpec, hf: c.HfTokenizerSpec) -> Engine:
                       # Parity: tokenizers takes str; bytes given to toksmith are decoded as
                       # Python's bytes.decode("utf-8", "replace") does first.
                       normalizer=PythonUtf8Repair(), pretokenizer=splitter_stage, model=bpe,
-                      postprocessor=post_processor(hf), decoder=byte_level_decoder(spec, hf),
+                      postprocessor=engine_post_processor(hf), decoder=byte_level_decoder(spec, hf),
                       token_text=spec.vocab.piece, unknown_as_text=False)   # Encoding.tokens
 
 
@@ -287,111 +287,3 @@ def _splitter(tokens: list[c.AddedToken], contents: list[str] | None = None) -> 
                   | (HF_LSTRIP if t.lstrip else 0) | (HF_RSTRIP if t.rstrip else 0)
                   | (HF_NORMALIZED if t.normalized else 0) for t in tokens)
     return HfAddedTokenSplitter.build(texts, [t.id for t in tokens], flags)
-
-
-# ---------------------------------------------------------------------- post-processor
-
-def post_processor(hf: c.HfTokenizerSpec) -> PostProcessor:
-    """What add_special adds around a single sequence (or, for a single template that
-    names the sequence more than once, the whole layout: TemplateLayout)."""
-    layout = _single_template_layout(hf)
-    if layout is not None:
-        return TemplateLayout(layout)
-    prefix, suffix = single_template_ids(hf)
-    return TemplateIds(prefix, suffix) if prefix or suffix else PostProcessor()
-
-
-def _single_template_layout(hf: c.HfTokenizerSpec) -> list[int | None] | None:
-    """The single template as special ids and None (the sequence) when it names $A more
-    than once ("$A [SEP] $A"), else None. A template naming $B, or no sequence, is left
-    to single_template_ids, which refuses it (tokenizers panics on $B: it indexes a second
-    encoding that a single text does not have)."""
-    post = hf.post_processor
-    if isinstance(post, c.PostProcessorSequence):
-        members = [p for p in post.processors if not isinstance(p, c.ByteLevel)]
-        post = members[0] if len(members) == 1 else None
-    if not isinstance(post, c.TemplateProcessing):
-        return None
-    sequences = [piece.sequence for piece in post.single if isinstance(piece, c.TemplateSequence)]
-    if len(sequences) < 2 or c.Sequence.B in sequences:
-        return None     # prefix + text + suffix, or refused by single_template_ids
-    layout: list[int | None] = []
-    for piece in post.single:
-        if isinstance(piece, c.TemplateSequence):
-            layout.append(None)
-        else:
-            layout.extend(post.special_tokens[piece.name])
-    return layout
-
-
-def single_template_ids(hf: c.HfTokenizerSpec) -> tuple[list[int], list[int]]:
-    """The ids before and after the sequence in the post-processor's single template."""
-    return _template_ids(hf, hf.post_processor, pair=False)[0:2]
-
-
-def pair_template_layout(hf: c.HfTokenizerSpec) -> list[list[int] | c.Sequence]:
-    """The pair template as tokenizers applies it: special ids and the two sequences, in order.
-
-    >>> pair_template_layout(bert_spec)            # BertProcessing
-    [[101], <Sequence.A: 'A'>, [102], <Sequence.B: 'B'>, [102]]
-
-    Parity: tokenizers processors/template.rs TemplateProcessing::apply_template follows the
-    template's order even when add_special_tokens is false (then only its special tokens
-    are left out): "$B:1 [SEP] $A:0" puts the second text first, and a template may name a
-    sequence twice or not at all. ValueError when the post-processor has no pair template.
-    """
-    post = hf.post_processor
-    if isinstance(post, c.PostProcessorSequence):
-        members = [p for p in post.processors if not isinstance(p, c.ByteLevel)]
-        if len(members) > 1:
-            raise unsupported(hf, "$.post_processor", post)
-        post = members[0] if members else None
-    if isinstance(post, c.TemplateProcessing):
-        if post.pair is None:
-            raise ValueError(f"{hf.source}: the TemplateProcessing post-processor has no pair template")
-        layout: list[list[int] | c.Sequence] = []
-        for piece in post.pair:
-            if isinstance(piece, c.TemplateSequence):
-                layout.append(piece.sequence)
-            else:
-                layout.append(list(post.special_tokens[piece.name]))
-        return layout
-    before, between, after = _template_ids(hf, post, pair=True)
-    return [before, c.Sequence.A, between, c.Sequence.B, after]
-
-
-def _template_ids(hf: c.HfTokenizerSpec, post, pair: bool) -> tuple[list[int], ...]:
-    if post is None or isinstance(post, c.ByteLevel):
-        return ([], [], []) if pair else ([], [])
-    if isinstance(post, c.BertProcessing):
-        cls, sep = post.cls[1], post.sep[1]
-        return ([cls], [sep], [sep]) if pair else ([cls], [sep])
-    if isinstance(post, c.RobertaProcessing):
-        cls, sep = post.cls[1], post.sep[1]
-        return ([cls], [sep, sep], [sep]) if pair else ([cls], [sep])
-    if isinstance(post, c.TemplateProcessing):
-        return _template_processing_ids(hf, post, pair)
-    if isinstance(post, c.PostProcessorSequence):
-        members = [p for p in post.processors if not isinstance(p, c.ByteLevel)]
-        if len(members) <= 1:
-            return _template_ids(hf, members[0] if members else None, pair)
-    raise unsupported(hf, "$.post_processor", post)
-
-
-def _template_processing_ids(hf: c.HfTokenizerSpec, post: c.TemplateProcessing, pair: bool):
-    """(before A, between A and B, after B) of the pair template, or (before, after) of the single one."""
-    template = post.pair if pair else post.single
-    parts: list[list[int]] = [[]]
-    order = []
-    for piece in template:
-        if isinstance(piece, c.TemplateSequence):
-            order.append(piece.sequence)
-            parts.append([])
-        else:
-            parts[-1].extend(post.special_tokens[piece.name])
-    expected = [c.Sequence.A, c.Sequence.B] if pair else [c.Sequence.A]
-    if order != expected:
-        raise unsupported(hf, "$.post_processor." + ("pair" if pair else "single"), post,
-                          f"the template's sequences are {[s.value for s in order]}, not {[s.value for s in expected]}")
-    return tuple(parts)
-
