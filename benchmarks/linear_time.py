@@ -4,8 +4,8 @@ For each llama.cpp pre-tokenizer type (one name per type, on the GPT-2 fixture G
 `pre=` forced) and each of OpenAI's tiktoken encodings, encodes N and 8N characters of
 'a', ' ', '\\n', digits, CJK without spaces and emoji, one call each, and prints the
 seconds and the ratio t(8N) / t(N): linear time is a ratio near 8 (the bar is 10).
-Each timing is a first pass in a process of its own (load, build the text, encode
-once), so both sizes start from the same state: in one process the smaller text runs
+Each timing is a first pass in a process of its own (`_common.in_child`: load, build
+the text, encode once), so both sizes start from the same state: in one process the smaller text runs
 on memory the allocator already holds while the larger one maps fresh pages, and that
 alone made some ratios read 12 for merges that are linear. Each size is timed --repeat
 times (default 3) and the fastest kept: a pass over 2M characters takes about 0.1 s
@@ -19,13 +19,13 @@ model, on runs of spaces) is refused by toksmith and shown as "refused".
 from __future__ import annotations
 
 import argparse
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import toksmith
 from toksmith.pretokenizers.llama_cpp import PRE_NAMES
+
+from _common import in_child
 
 INPUTS = {"a": "a", "space": " ", "newline": "\n", "digits": "0123456789", "cjk": "日本語漢字",
           "emoji": "🦙😀"}
@@ -47,27 +47,26 @@ def load(label: str, root: Path):
     return toksmith.load(root / "tiktoken/r50k_base.tiktoken") if label == "r50k_base" else toksmith.load(label)
 
 
-def time_one(root: Path, label: str, unit: str, chars: int) -> str:
-    """Seconds of one first encode of `chars` characters of INPUTS[unit], or "refused"."""
+def time_one(root: Path, label: str, unit: str, chars: int) -> float | None:
+    """Seconds of one first encode of `chars` characters of INPUTS[unit]; None when refused."""
     tok = load(label, root)
     text = (INPUTS[unit] * (chars // len(INPUTS[unit]) + 1))[:chars]
     start = time.perf_counter()
     try:
         tok.encode(text, add_special=False)
     except toksmith.ReferenceAbortsError:
-        return "refused"
-    return repr(time.perf_counter() - start)
+        return None
+    return time.perf_counter() - start
 
 
 def seconds(root: Path, label: str, unit: str, chars: int, repeat: int) -> float | None:
-    """The fastest of `repeat` first passes, each in a fresh process; None when refused."""
+    """The fastest of `repeat` first passes, each in a process of its own; None when refused."""
     best = float("inf")
     for _ in range(repeat):
-        out = subprocess.run([sys.executable, __file__, str(root), "--time-one", label, unit, str(chars)],
-                             check=True, capture_output=True, text=True).stdout.strip()
-        if out == "refused":
+        took = in_child(lambda: time_one(root, label, unit, chars))
+        if took is None:
             return None
-        best = min(best, float(out))
+        best = min(best, took)
     return best
 
 
@@ -77,13 +76,8 @@ def main() -> None:
     parser.add_argument("--n", type=int, default=2_000_000, help="characters of the smaller input")
     parser.add_argument("--repeat", type=int, default=3, help="timings per size; the fastest is kept")
     parser.add_argument("--only", action="append", help="run only the tokenizers whose label contains this")
-    parser.add_argument("--time-one", nargs=3, metavar=("LABEL", "INPUT", "CHARS"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     root = Path(args.fixtures).resolve()
-    if args.time_one:
-        label, unit, chars = args.time_one
-        print(time_one(root, label, unit, int(chars)))
-        return
     chosen = [label for label in labels() if not args.only or any(o in label for o in args.only)]
     n = args.n
     print(f"{'tokenizer':<28}" + "".join(f"{k:>18}" for k in INPUTS))
