@@ -101,6 +101,38 @@ def tokenizer_json_peers(tokenizer_json: Path) -> dict[str, Peer]:
     }
 
 
+class _LlamaCppVocab:
+    """A vocab-only llama.cpp model (no context) through llama-cpp-python's C API, its log off."""
+
+    def __init__(self, gguf_path: Path):
+        import llama_cpp
+        self._lc = llama_cpp
+        self._log = llama_cpp.llama_log_callback(lambda level, text, data: None)   # kept alive here
+        llama_cpp.llama_log_set(self._log, None)
+        params = llama_cpp.llama_model_default_params()
+        params.vocab_only = True
+        self._model = llama_cpp.llama_model_load_from_file(str(gguf_path).encode(), params)
+        if not self._model:
+            raise RuntimeError(f"llama.cpp could not load {gguf_path}")
+        self._vocab = llama_cpp.llama_model_get_vocab(self._model)
+
+    def tokenize(self, text: str) -> list[int]:
+        """One llama_tokenize call (add_special and parse_special off), as Llama.tokenize makes it."""
+        data = text.encode("utf-8")
+        size = len(data) + 8
+        buf = (self._lc.llama_token * size)()
+        n = self._lc.llama_tokenize(self._vocab, data, len(data), buf, size, False, False)
+        if n < 0:   # more ids than bytes + 8: llama.cpp says how many
+            buf = (self._lc.llama_token * -n)()
+            n = self._lc.llama_tokenize(self._vocab, data, len(data), buf, -n, False, False)
+        return buf[:n]
+
+
+def llama_cpp_peer(gguf_path: Path) -> Peer:
+    """llama.cpp itself (llama-cpp-python), one llama_tokenize call per line. It has no batch API."""
+    return Peer(lambda: _LlamaCppVocab(gguf_path), lambda t, s: t.tokenize(s), None)
+
+
 def best_of(repeat: int, fn) -> float:
     times = []
     for _ in range(repeat):

@@ -1,7 +1,9 @@
 """WordPiece throughput, load time and peak memory: toksmith beside HF tokenizers, tokie and kitoken.
 
 Model: all-MiniLM-L6-v2's tokenizer.json (BertNormalizer, BertPreTokenizer, WordPiece);
-every library loads the same file. Every tokenizer encodes the same lines, one call per
+every library loads the same file. Then the same bert-base uncased vocabulary as llama.cpp
+reads it, the BGE GGUF (llama.cpp's WPM): toksmith and llama.cpp (llama-cpp-python) load
+the GGUF, tokie and HF tokenizers the tokenizer.json (ids compared with llama.cpp's). Every tokenizer encodes the same lines, one call per
 line, on one thread (first pass on a freshly loaded tokenizer, warm pass beside it), then
 all lines as one batch on all cores. Before timing, each peer's ids are compared with
 HF tokenizers' on every line ("same ids"). Then the peak memory of loading the model and
@@ -17,11 +19,13 @@ import subprocess
 import sys
 from pathlib import Path
 
-from _common import Peer, bench_model, parse_args, print_preamble, read_corpora, tokenizer_json_peers, toksmith_peer
+from _common import (Peer, bench_model, llama_cpp_peer, parse_args, print_preamble, read_corpora,
+                     tokenizer_json_peers, toksmith_peer)
 
 CORPORA = ("man_en.txt", "man_de.txt", "man_ru.txt", "code_python_stdlib.py.txt", "man_zh_CN.txt", "man_ja.txt",
            "markup_html.txt")
 MODEL = "hf/all-MiniLM-L6-v2/tokenizer.json"
+GGUF = "gguf/ggml-vocab-bert-bge.gguf"
 
 
 def peers(tokenizer_json: Path) -> dict[str, Peer]:
@@ -75,6 +79,11 @@ def main() -> None:
     print_preamble(args.repeat)
     bench_model("all-MiniLM-L6-v2 (WordPiece)", MODEL, peers(tokenizer_json), corpora, args.repeat,
                 reference="hf-tokenizers")
+    json_peers = tokenizer_json_peers(tokenizer_json)
+    bench_model("BGE GGUF (llama.cpp WPM; tokie and HF on the same vocabulary's tokenizer.json)", GGUF,
+                {"toksmith": toksmith_peer(root / GGUF), "llama.cpp": llama_cpp_peer(root / GGUF),
+                 "tokie": json_peers["tokie"], "hf-tokenizers": json_peers["hf-tokenizers"]},
+                corpora, args.repeat, reference="llama.cpp")
     peak_memory(tokenizer_json, [root / "corpus" / name for name in CORPORA])
 
 

@@ -1,7 +1,9 @@
-"""Linear time on adversarial inputs: every pre-tokenizer with its byte-level BPE model.
+"""Linear time on adversarial inputs: every pre-tokenizer with its byte-level BPE model, and
+the GGUF vocabulary types that are not BPE.
 
 For each llama.cpp pre-tokenizer type (one name per type, on the GPT-2 fixture GGUF with
-`pre=` forced) and each of OpenAI's tiktoken encodings, encodes N and 8N characters of
+`pre=` forced), each of OpenAI's tiktoken encodings and the other GGUF types' files
+(OTHER_GGUFS), encodes N and 8N characters of
 'a', ' ', '\\n', digits, CJK without spaces and emoji, one call each, and prints the
 seconds and the ratio t(8N) / t(N): linear time is a ratio near 8 (the bar is 10).
 Each timing is a first pass in a process of its own (`_common.in_child`: load, build
@@ -29,6 +31,8 @@ from _common import in_child
 
 INPUTS = {"a": "a", "space": " ", "newline": "\n", "digits": "0123456789", "cjk": "日本語漢字",
           "emoji": "🦙😀"}
+# GGUF files of the vocabulary types other than BPE, by label
+OTHER_GGUFS = {"gguf=bert-bge (WPM)": "gguf/ggml-vocab-bert-bge.gguf"}
 
 
 def labels() -> list[str]:
@@ -38,10 +42,12 @@ def labels() -> list[str]:
         if spec.pre_type not in seen_types:
             seen_types.add(spec.pre_type)
             names.append(f"pre={name}")
-    return names + ["r50k_base", "cl100k_base", "o200k_base"]
+    return names + ["r50k_base", "cl100k_base", "o200k_base", *OTHER_GGUFS]
 
 
 def load(label: str, root: Path):
+    if label in OTHER_GGUFS:
+        return toksmith.load(root / OTHER_GGUFS[label])
     if label.startswith("pre="):
         return toksmith.load(root / "gguf/ggml-vocab-gpt-2.gguf", pre=label[len("pre="):])
     return toksmith.load(root / "tiktoken/r50k_base.tiktoken") if label == "r50k_base" else toksmith.load(label)

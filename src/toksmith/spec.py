@@ -120,6 +120,23 @@ class FileFields:
     gguf_metadata: dict[str, tuple[int, object]] = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class LlamaWordPieceOptions:
+    """What a GGUF "bert" (llama.cpp WPM) vocabulary says beyond its tokens and special ids.
+
+    lowercase, strip_accents: tokenizer.ggml.normalizer.lowercase (default true) and
+        .strip_accents (default: lowercase), llama.cpp's normalizer options.
+    add_space_prefix: tokenizer.ggml.add_space_prefix (default false): decode then drops the
+        first token's leading space.
+    add_sep: tokenizer.ggml.add_sep_token (default true; encode adds the SEP id either way).
+    """
+
+    lowercase: bool = True
+    strip_accents: bool = True
+    add_space_prefix: bool = False
+    add_sep: bool = True
+
+
 @dataclass(frozen=True, eq=False, repr=False)
 class TokenizerSpec:
     source: str
@@ -148,6 +165,8 @@ class TokenizerSpec:
     load_options: LoadOptions = field(default_factory=lambda: LoadOptions())
     # A tokenizer.json's components (toksmith.hf.components.HfTokenizerSpec); None otherwise.
     hf: object | None = None
+    # A GGUF "bert" (WPM) vocabulary's options; None otherwise.
+    wordpiece: LlamaWordPieceOptions | None = None
 
     def __repr__(self) -> str:
         return (f"<TokenizerSpec {self.algorithm.value} from {self.file_format.value} "

@@ -246,9 +246,8 @@ def test_real_unsupported_files(fixtures):
     ref = tokenizers.Tokenizer.from_file(str(path))
     ref.no_padding()   # the file pads to 128; toksmith does not apply padding
     assert toksmith.load(path).encode("Hello, world!") == ref.encode("Hello, world!").ids
-    # WordPiece ("bert") GGUF vocabularies are not supported yet
-    for relative in ("gguf/ggml-vocab-bert-bge.gguf",):
-        expect_format_error(fixture_file(fixtures, relative), toksmith.UnsupportedModelError)
+    # WordPiece ("bert") GGUF vocabularies load now (tests/parity/test_wordpiece_gguf.py)
+    assert toksmith.load(fixture_file(fixtures, "gguf/ggml-vocab-bert-bge.gguf")).vocab_size == 30522
 
 
 def test_real_spm_gguf_files_load(fixtures):
@@ -607,10 +606,66 @@ def test_gguf_without_tokenizer(tmp_path):
     expect_format_error(write(tmp_path, "nokv.gguf", gguf([])))
 
 
-@pytest.mark.parametrize("model", ["bert", "rwkv"])
+@pytest.mark.parametrize("model", ["rwkv"])
 def test_gguf_other_tokenizer_models_are_unsupported(tmp_path, model):
     err = expect_format_error(write(tmp_path, f"{model}.gguf", gguf(t5_kvs(model))), toksmith.UnsupportedModelError)
     assert model in err.detail
+
+
+BERT_TOKENS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "\u2581a", "\u2581b", "b", "\u2581,"]
+BAD_BERT = {
+    # llama.cpp aborts on add_special without CLS or SEP ids (the defaults 101 and 102 are
+    # outside this vocabulary), and when it decodes a BYTE token of a WPM vocabulary.
+    "no_cls": ({"tokenizer.ggml.bos_token_id": None}, "CLS (tokenizer.ggml.bos_token_id)"),
+    "no_sep": ({"tokenizer.ggml.seperator_token_id": None}, "SEP (tokenizer.ggml.seperator_token_id)"),
+    "byte_token": ({"tokenizer.ggml.token_type": g_array("tokenizer.ggml.token_type", I32, [3, 2, 3, 3, 1, 6, 1, 1])},
+                   "token 5 b'\\xe2\\x96\\x81b' has type BYTE"),
+    "lowercase_not_a_bool": ({"tokenizer.ggml.normalizer.lowercase":
+                              g_scalar("tokenizer.ggml.normalizer.lowercase", U32, 1)},
+                             "tokenizer.ggml.normalizer.lowercase is 1, expected a bool"),
+}
+
+
+def bert_kvs(**replace: bytes) -> list[bytes]:
+    kvs = {
+        "general.architecture": g_scalar("general.architecture", STRING, "bert"),
+        "tokenizer.ggml.model": g_scalar("tokenizer.ggml.model", STRING, "bert"),
+        "tokenizer.ggml.tokens": g_array("tokenizer.ggml.tokens", STRING, BERT_TOKENS),
+        "tokenizer.ggml.token_type": g_array("tokenizer.ggml.token_type", I32, [3, 2, 3, 3, 1, 1, 1, 1]),
+        "tokenizer.ggml.unknown_token_id": g_scalar("tokenizer.ggml.unknown_token_id", U32, 1),
+        "tokenizer.ggml.bos_token_id": g_scalar("tokenizer.ggml.bos_token_id", U32, 2),
+        "tokenizer.ggml.seperator_token_id": g_scalar("tokenizer.ggml.seperator_token_id", U32, 3),
+    }
+    kvs.update(replace)
+    return [v for v in kvs.values() if v is not None]
+
+
+@pytest.mark.parametrize("case", list(BAD_BERT))
+def test_bad_gguf_bert_vocabularies(tmp_path, case):
+    replace, expected = BAD_BERT[case]
+    err = expect_format_error(write(tmp_path, f"{case}.gguf", gguf(bert_kvs(**replace))))
+    assert expected in err.detail, err.detail
+
+
+def test_small_gguf_bert_vocabulary_matches_llama_cpp(tmp_path):
+    """A vocabulary of 8 tokens with its CLS and SEP ids in the file: a word with no match
+    anywhere is [UNK] whole, "b" continues "a" only as the piece "b"."""
+    path = write(tmp_path, "bert.gguf", gguf(bert_kvs()))
+    tok = toksmith.load(path)
+    from tests import llama_cpp_reference as reference
+    vocab = reference.load_vocab(path)
+    for text in ["a", "ab", "A B,", "ba", "abb a,b", "c", "a c", "", "  ,,  "]:
+        for add_special in (False, True):
+            assert tok.encode(text, add_special=add_special) == vocab.tokenize(text.encode(), add_special, False), text
+
+
+def test_gguf_bert_vocabulary_without_unknown_id_refuses_unknown_words(tmp_path):
+    # llama.cpp would put LLAMA_TOKEN_NULL (-1) among the ids: no id is right, so encode refuses
+    path = write(tmp_path, "bert.gguf", gguf(bert_kvs(**{"tokenizer.ggml.unknown_token_id": None})))
+    tok = toksmith.load(path)
+    assert tok.encode("a b,", add_special=False) == [4, 5, 7]
+    with pytest.raises(ValueError, match="unk token"):
+        tok.encode("a c")
 
 
 def test_gguf_llama_tokenizer_model_loads(tmp_path):

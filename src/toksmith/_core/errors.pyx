@@ -46,7 +46,8 @@ def raise_for_status(int rc, object text=None):
         # WordPiece: "Missing [UNK] token from the vocabulary"): the file loads, and only a
         # text that needs the unk token fails.
         raise ValueError("the text needs the model's unk token (unk_token), which is not in its "
-                         "vocabulary (tokenizers refuses this text too)")
+                         "vocabulary (tokenizers refuses this text too; llama.cpp's WPM would emit the "
+                         "id -1)")
     if rc == ERR_NO_UNK_ID:
         # Parity: tokenizers models/unigram/model.rs UnigramError::MissingUnkId.
         raise ValueError("Encountered an unknown token but `unk_id` is missing: the Unigram model "

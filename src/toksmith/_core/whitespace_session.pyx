@@ -24,6 +24,7 @@ from libc.stdlib cimport calloc, free
 from toksmith._core.buffers cimport (ByteBuf, IdBuf, bytebuf_append, bytebuf_push,
                                      idbuf_free)
 from toksmith._core.errors cimport ERR_NO_MEMORY
+from toksmith._core.llama_lowercase cimport llama_tolower
 from toksmith._core.model cimport Model, WorkHeader
 from toksmith._core.normalizer cimport TEXT_UNCHANGED, Normalizer
 from toksmith._core.pretok_common cimport F_SPACE, _llama_seq, append_cpt_utf8, table_flags
@@ -32,28 +33,11 @@ from toksmith._core.utf8 cimport REPLACEMENT_CHAR, SPACE_SYMBOL
 from toksmith._core.utf8_repair cimport normalized_bytes
 
 include "unicode_llama.pxi"
-include "unicode_llama_lower.pxi"
 
 
 cdef inline bint llama_is_whitespace(uint32_t c) noexcept nogil:
     """Parity: llama.cpp unicode_cpt_flags_from_cpt(c).is_whitespace (unicode_set_whitespace)."""
     return (table_flags(LLAMA_FLAGS_INDEX, LLAMA_FLAGS_BLOCKS, c) & F_SPACE) != 0
-
-
-cdef inline uint32_t llama_tolower(uint32_t c) noexcept nogil:
-    """Parity: llama.cpp unicode_tolower (binary search of unicode_map_lowercase)."""
-    cdef int lo = 0, hi = LLAMA_LOWER_COUNT, mid
-    if c < 0x80:
-        return c + 32 if 0x41 <= c <= 0x5A else c
-    while lo < hi:
-        mid = (lo + hi) >> 1
-        if LLAMA_LOWER[2 * mid] < c:
-            lo = mid + 1
-        else:
-            hi = mid
-    if lo < LLAMA_LOWER_COUNT and LLAMA_LOWER[2 * lo] == c:
-        return LLAMA_LOWER[2 * lo + 1]
-    return c
 
 
 cdef class LlamaCppLowercase(Normalizer):

@@ -193,9 +193,14 @@ cdef class WordPiece(VocabModel):
         self.n_pieces = max(ids) + 1 if ids else 0
         keys, ids = _checked_vocab(keys, ids)
         self.words = CompactTrie(DoubleArrayTrie.build(keys, ids))
-        cont = [(k[p:], i) for k, i in zip(keys, ids) if k.startswith(prefix) and len(k) > p]
-        self.continuations = CompactTrie(DoubleArrayTrie.build([k for k, _ in cont], [i for _, i in cont])) \
-            if cont else None
+        if p == 0:
+            # no prefix (llama.cpp's WPM): every piece is looked up in the whole vocabulary
+            cont = keys
+            self.continuations = self.words
+        else:
+            cont = [(k[p:], i) for k, i in zip(keys, ids) if k.startswith(prefix) and len(k) > p]
+            self.continuations = CompactTrie(DoubleArrayTrie.build([k for k, _ in cont], [i for _, i in cont])) \
+                if cont else None
         self.rest_cells = self.continuations.cells if cont else NULL
         self.rest_values = self.continuations.values if cont else NULL
         self.prefix = prefix
@@ -205,7 +210,9 @@ cdef class WordPiece(VocabModel):
 
     @property
     def memory_bytes(self):
-        return self.words.memory_bytes + (self.continuations.memory_bytes if self.continuations is not None else 0)
+        if self.continuations is None or self.continuations is self.words:
+            return self.words.memory_bytes
+        return self.words.memory_bytes + self.continuations.memory_bytes
 
     cdef int encode(self, const unsigned char* s, Py_ssize_t n, void* work, IdBuf* ids,
                     IdBuf* spans, Py_ssize_t base) noexcept nogil:

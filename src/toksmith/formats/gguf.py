@@ -23,10 +23,11 @@ from toksmith.spec import (Algorithm, ByteLevelSpec, FileFields, FileFormat, Ggu
                            TokenizerSpec)
 from toksmith.vocab import ByteLevelVocab, MergeOrder, SpecialIds, TokenType, Vocab, first_repeated
 
-# tokenizer.ggml.model values llama.cpp knows; "llama" (SPM) and "t5" (UGM) are read so far.
+# tokenizer.ggml.model values llama.cpp knows, and those read here: "llama" (SPM), "t5" (UGM),
+# "bert" (WPM, formats/gguf_wordpiece.py) and the BPE ones below.
 KNOWN_TOKENIZER_MODELS = ("llama", "gpt2", "gemma4", "whitespace", "hybriddna", "bert", "t5", "rwkv",
                           "plamo2", "none", "no_vocab")
-SUPPORTED_TOKENIZER_MODELS = ("llama", "t5")
+SUPPORTED_TOKENIZER_MODELS = ("llama", "t5", "bert")
 # llama.cpp's BPE vocab type (models/byte_level.py builds each one's session).
 BYTE_LEVEL_TOKENIZER_MODELS = ("gpt2", "gemma4", "whitespace", "hybriddna")
 
@@ -140,6 +141,9 @@ def _spec_of_metadata(meta: dict[str, object], types: dict[str, int], payload: b
     if pre is not None:
         raise UnsupportedModelError(source, f"pre={pre!r} applies to BPE vocabularies only; this GGUF's "
                                             f"tokenizer.ggml.model is {model!r}")
+    if model == "bert":
+        from toksmith.formats.gguf_wordpiece import read_wordpiece_vocabulary
+        return read_wordpiece_vocabulary(meta, types, source, payload)
     if model not in SUPPORTED_TOKENIZER_MODELS:
         raise UnsupportedModelError(source, f"GGUF tokenizer model {model!r} is not supported yet "
                                             f"(supported: {list(SUPPORTED_TOKENIZER_MODELS + BYTE_LEVEL_TOKENIZER_MODELS)})")
@@ -160,12 +164,7 @@ def _read_sentencepiece_family(meta: dict[str, object], value_types: dict[str, i
         tokens = [t.split(b"\0", 1)[0] for t in tokens]
         tokens = [t if t else f"[EMPTY_{i}]".encode() for i, t in enumerate(tokens)]
     scores = _number_array(meta, "tokenizer.ggml.scores", n, source, default=0.0, typecodes="fi")
-    token_types = _number_array(meta, "tokenizer.ggml.token_type", n, source, default=TokenType.NORMAL,
-                                typecodes="i")
-    # Parity: llama_vocab::impl::load maps a token type outside 0..6 to UNDEFINED.
-    types = bytes(t if 0 <= t <= TokenType.BYTE else TokenType.UNDEFINED for t in token_types) \
-        if min(token_types, default=0) < 0 or max(token_types, default=0) > TokenType.BYTE \
-        else bytes(token_types.tolist())
+    types = token_types(meta, n, source)
     problem = first_invalid_piece(tokens, types, allow_empty_reserved=True, require_utf8=False)
     if problem is not None:
         raise ModelFormatError(source, f"token {problem[0]} {problem[1]}")
@@ -252,6 +251,16 @@ def _number_array(meta, key, n, source, default, typecodes):
     return value[:n]
 
 
+def token_types(meta: dict[str, object], n: int, source: str) -> bytes:
+    """tokenizer.ggml.token_type of the first `n` tokens (NORMAL when absent), one byte each.
+
+    Parity: llama_vocab::impl::load maps a token type outside 0..6 to UNDEFINED."""
+    values = _number_array(meta, "tokenizer.ggml.token_type", n, source, default=TokenType.NORMAL, typecodes="i")
+    if min(values, default=0) < 0 or max(values, default=0) > TokenType.BYTE:
+        return bytes(t if 0 <= t <= TokenType.BYTE else TokenType.UNDEFINED for t in values)
+    return bytes(values.tolist())
+
+
 # ---------------------------------------------------------------------- byte-level BPE vocabularies
 
 # llama.cpp's default special ids per BPE tokenizer model (overridden by the file's keys).
@@ -299,13 +308,8 @@ def byte_level_spec_of_metadata(meta: dict[str, object], value_types: dict[str, 
     elif value_types["tokenizer.ggml.merges"] != GGUFType.ARRAY or not isinstance(merges, list) \
             or (merges and not isinstance(merges[0], bytes)):
         raise ModelFormatError(source, "tokenizer.ggml.merges must be an array of strings")
-    token_types = _number_array(meta, "tokenizer.ggml.token_type", n, source, default=TokenType.NORMAL,
-                                typecodes="i")
+    types = token_types(meta, n, source)
     _number_array(meta, "tokenizer.ggml.scores", n, source, default=0.0, typecodes="fi")   # checked only
-    # Parity: llama_vocab::impl::load maps a token type outside 0..6 to UNDEFINED.
-    types = bytes(t if 0 <= t <= TokenType.BYTE else TokenType.UNDEFINED for t in token_types) \
-        if min(token_types, default=0) < 0 or max(token_types, default=0) > TokenType.BYTE \
-        else bytes(token_types.tolist())
     by_text = dict(zip(texts, range(n)))
     if len(by_text) != n:
         # Parity: llama_vocab::impl::load asserts id_to_token.size() == token_to_id.size().

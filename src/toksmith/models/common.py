@@ -61,16 +61,19 @@ def default_splitter(spec: TokenizerSpec) -> SpecialSplitter | None:
 
 def build_engine(spec: TokenizerSpec, *, normalizer: Normalizer | None,
                  pretokenizer: PreTokenizer | None, model: Model, decoder: Decoder,
-                 splitter: SpecialSplitter | None = None) -> Engine:
+                 splitter: SpecialSplitter | None = None,
+                 postprocessor: PostProcessor | None = None) -> Engine:
     """The compiled pipeline: the spec's special-token splitter and post-processor around
     the normalizer, pre-tokenizer, model and decoder the family's builder chose.
 
     `splitter`: a family's own splitter stage (e.g. one wrapping `default_splitter(spec)`);
-    None: `default_splitter(spec)`."""
+    None: `default_splitter(spec)`. `postprocessor`: a family's own; None: `build_postprocessor(spec)`."""
     if splitter is None:
         splitter = default_splitter(spec)
+    if postprocessor is None:
+        postprocessor = build_postprocessor(spec)
     with bad_data_names_file(spec.source):
         return Engine(len(spec.vocab), spec.vocab.types,
                       splitter=splitter,
                       normalizer=normalizer, pretokenizer=pretokenizer, model=model,
-                      postprocessor=build_postprocessor(spec), decoder=decoder)
+                      postprocessor=postprocessor, decoder=decoder)

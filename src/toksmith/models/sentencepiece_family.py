@@ -109,7 +109,7 @@ def build_llama_cpp_decoder(spec: TokenizerSpec) -> LlamaCppDecoder:
     """Parity: llama_detokenize / token_to_piece of SPM and UGM vocabularies."""
     vocab = spec.vocab
     attrs = spec.token_attributes or attributes_from_types(vocab.types)
-    renders = {a: _render(a) for a in set(attrs)}
+    renders = {a: render_of_attribute(a) for a in set(attrs)}
     return LlamaCppDecoder.build(
         vocab.pieces, bytes(map(renders.__getitem__, attrs)), _byte_values(spec),
         add_space_prefix=spec.normalizer.add_dummy_prefix, add_bos=spec.add_bos,
@@ -128,8 +128,10 @@ def build_decoder(spec: TokenizerSpec) -> Decoder:
     return DECODER_BUILDERS[spec.rules](spec)
 
 
-def _render(attr: int) -> int:
-    """Parity: llama_vocab::impl::token_to_piece, in its order of checks."""
+def render_of_attribute(attr: int) -> int:
+    """How llama.cpp prints a token of attribute bits `attr` (a `Render`).
+
+    Parity: llama_vocab::impl::token_to_piece for SPM, UGM and WPM, in its order of checks."""
     if attr & (TokenAttr.CONTROL | TokenAttr.UNKNOWN):
         return Render.RENDER_SPECIAL
     if attr & TokenAttr.USER_DEFINED:

@@ -1,0 +1,181 @@
+"""GGUF "bert" (llama.cpp WPM) vocabularies against llama.cpp itself (tests/llama_cpp_reference.py).
+
+- llama.cpp's golden ``ggml-vocab-bert-bge.gguf.inp``/``.out`` (46 cases);
+- every corpus line, a seeded quarter with a special-token text spliced in, with all four
+  (add_special, parse_special) combinations through encode and encode_batch, and decode of
+  llama.cpp's ids with both skip_special values against llama_detokenize, for the BGE file
+  and for copies of it with the normalizer options and add_space_prefix switched (the
+  `gguf` writer changes the keys; the vocabulary stays the real one);
+- the invalid UTF-8 lines and seeded random broken byte strings as bytes;
+- texts aimed at each of llama.cpp's preprocessing rules (controls, U+FFFD, accents, CJK,
+  ASCII and non-ASCII symbols, words longer than HF's 100-character limit);
+- seeded random id lists decoded against llama_detokenize.
+"""
+from __future__ import annotations
+
+import itertools
+import random
+
+import pytest
+
+import toksmith
+from tests import llama_cpp_reference   # llama-cpp-python
+from tests.conftest import fixture_file, report
+from tests.gguf_copy import copy_gguf, copy_gguf_with_tokens
+from tests.parity.test_byte_bpe_gguf import aborts_llama_cpp, special_texts_of, spliced
+from tests.parity.test_spm_bpe_gguf import fail_on, golden_cases, reference_decode
+
+BGE = "gguf/ggml-vocab-bert-bge.gguf"
+FLAGS = list(itertools.product((False, True), repeat=2))   # (add_special, parse_special)
+# Copies of the BGE file with llama.cpp's WPM options changed (None: the file as it is).
+VARIANTS = {
+    "bge": {},
+    "cased": {"tokenizer.ggml.normalizer.lowercase": False},
+    "lowercase-keep-accents": {"tokenizer.ggml.normalizer.strip_accents": False},
+    "strip-accents-only": {"tokenizer.ggml.normalizer.lowercase": False,
+                           "tokenizer.ggml.normalizer.strip_accents": True},
+    "space-prefix-no-bos-flag": {"tokenizer.ggml.add_space_prefix": True, "tokenizer.ggml.add_bos_token": False,
+                                 "tokenizer.ggml.add_eos_token": True, "tokenizer.ggml.eos_token_id": 102},
+}
+# Each of llama.cpp's preprocess rules: \p{C} and U+0000/U+FFFD dropped, accents (one-to-one
+# NFD), CJK and ASCII-symbol isolation, non-ASCII symbols kept in words, Unicode whitespace,
+# long words (llama.cpp has no max_input_chars_per_word), "##" and "▁" typed in the text.
+PROBES = [
+    "a\x00b c\ufffdd e\u200bf g\u00adh", "\x07bell\x1f unit\x7fdel", "Ünïcödé ÀÉÎÕÜ ǅ ǈ Ω ﬁ ℌ Ⅻ",
+    "café naïve coöperate résumé", "中文字符和日本語のテキスト、한국어", "𠀀𪜀𫝀𫠠𬺰 豈 丽",
+    "a+b=c <tag> $5 ^caret `tick` |pipe| ~tilde", "€100 ©2024 ™ → ∑ ≠ ☃ 😀 👍🏽",
+    "tab\tnew\nline\rcr\u00a0nbsp\u2003em\u3000ideo\u2028ls", "x" * 150 + " " + "anti" * 40,
+    "##ing ▁hello ▁ ▁▁ a▁b", "Hello, World! It's a test... Don't 'quote' \"double\"",
+    "ǰ̌ Å Å ﬀ İstanbul ı ΣΑΣ Ꙃ", "",  "   ", "ab\u0301\u0327c",
+]
+
+
+def bge_variant(fixtures, tmp_path_factory, name: str):
+    path = fixture_file(fixtures, BGE)
+    if not VARIANTS[name]:
+        return path
+    return copy_gguf(path, tmp_path_factory.mktemp("wpm") / f"bge-{name}.gguf", VARIANTS[name])
+
+
+def test_llama_cpp_golden_file(fixtures):
+    cases = golden_cases(fixtures, BGE)
+    assert len(cases) == 46
+    tok = toksmith.load(fixture_file(fixtures, BGE))
+    batch = tok.encode_batch([text for text, _ in cases], add_special=False)
+    mismatches = [f"{text!r}: ours {tok.encode(text, add_special=False)} / batch {got}, llama.cpp {want}"
+                  for (text, want), got in zip(cases, batch)
+                  if got != want or tok.encode(text, add_special=False) != want]
+    report(f"ggml-vocab-bert-bge.gguf golden .inp/.out: {len(cases) - len(mismatches)} of {len(cases)} match")
+    fail_on(mismatches)
+
+
+def compare(tok, ref, texts, label: str, flags=FLAGS, decode: bool = True) -> list[str]:
+    """Mismatches of tok against llama.cpp on `texts` (str or bytes) under `flags`."""
+    mismatches = []
+    raw_texts = [t.encode("utf-8") if isinstance(t, str) else t for t in texts]
+    for add_special, parse_special in flags:
+        got_batch = tok.encode_batch(texts, add_special=add_special, parse_special=parse_special)
+        for i, (text, raw, batch) in enumerate(zip(texts, raw_texts, got_batch)):
+            want = ref.tokenize(raw, add_special, parse_special)
+            got = tok.encode(text, add_special=add_special, parse_special=parse_special)
+            if got != want or batch != want:
+                mismatches.append(f"{label}:{i + 1} (add_special={add_special}, parse_special={parse_special}) "
+                                  f"{text[:60]!r}\n  ours {got}\n  llama.cpp {want}")
+                continue
+            if not decode or not parse_special:
+                continue
+            for skip in (False, True):
+                expected = reference_decode(ref, want, skip)
+                if tok.decode(want, skip_special=skip) != expected:
+                    mismatches.append(f"{label}:{i + 1} decode(skip_special={skip}) {text[:60]!r}: "
+                                      f"{tok.decode(want, skip_special=skip)!r} != {expected!r}")
+    return mismatches
+
+
+@pytest.mark.filterwarnings("ignore:the text starts with a BOS token")   # llama.cpp warns too
+@pytest.mark.parametrize("variant", list(VARIANTS))
+def test_corpora_match_llama_cpp(fixtures, tmp_path_factory, corpus_lines, invalid_utf8_lines, variant):
+    path = bge_variant(fixtures, tmp_path_factory, variant)
+    tok = toksmith.load(path)
+    ref = llama_cpp_reference.LlamaCppVocab(path) if VARIANTS[variant] else llama_cpp_reference.load_vocab(path)
+    try:
+        assert tok.vocab_size == ref.n_tokens
+        specials = special_texts_of(path)
+        mismatches = []
+        compared = spliced_count = 0
+        for corpus, lines in corpus_lines.items():
+            texts = spliced(lines, specials, seed=len(corpus))
+            spliced_count += sum(a != b for a, b in zip(texts, lines))
+            mismatches += compare(tok, ref, texts, corpus)
+            compared += len(texts)
+        probes = PROBES + [raw for raw in invalid_utf8_lines if not aborts_llama_cpp(raw)]
+        mismatches += compare(tok, ref, probes, "probe")
+        compared += len(probes)
+    finally:
+        if VARIANTS[variant]:
+            ref.close()
+    report(f"ggml-vocab-bert-bge.gguf ({variant}) vs llama.cpp: {compared} lines ({spliced_count} with a special "
+           f"text spliced in) x 4 flag combinations (ids, batch ids; decode x2 with parse_special), "
+           f"{len(mismatches)} mismatches")
+    fail_on(mismatches)
+
+
+def test_random_invalid_utf8_matches_llama_cpp(fixtures):
+    """Seeded random byte strings heavy in broken sequences: llama.cpp makes each byte that
+    starts no sequence U+FFFD, which WPM drops; a decoded surrogate is \\p{C}, dropped too."""
+    from tests.unit.test_utf8_repair import random_bytes
+    path = fixture_file(fixtures, BGE)
+    tok = toksmith.load(path)
+    ref = llama_cpp_reference.load_vocab(path)
+    texts = [raw for raw in random_bytes(5, 6000) if not aborts_llama_cpp(raw)]
+    mismatches = compare(tok, ref, texts, "random bytes", flags=[(False, False)], decode=False)
+    report(f"ggml-vocab-bert-bge.gguf random invalid UTF-8 vs llama.cpp: {len(texts)} byte strings, "
+           f"{len(mismatches)} mismatches")
+    fail_on(mismatches)
+
+
+def test_random_id_lists_decode_like_detokenize(fixtures):
+    """Seeded random id lists, heavy in specials ([CLS], [SEP], [PAD], [unusedN]) and punctuation
+    (llama_detokenize's clean_spaces passes work on " ." " 's" ...)."""
+    path = fixture_file(fixtures, BGE)
+    tok = toksmith.load(path)
+    ref = llama_cpp_reference.load_vocab(path)
+    n = tok.vocab_size
+    # specials and unused, "▁'", "▁s", "▁t", "▁.", "▁,", "▁?", "▁!", "s", "t", "re", "ll"
+    pool = list(range(0, 110)) + [tok.piece_to_id(p) for p in
+                                  ("▁'", "▁s", "▁t", "▁m", "▁d", "▁re", "▁ve", "▁ll", "▁.", "▁,", "▁?", "▁!",
+                                   "s", "t", "re", "ve", "ll", "▁the", "▁a")]
+    assert None not in pool
+    rnd = random.Random(23)
+    mismatches = []
+    cases = 3000
+    for _ in range(cases):
+        ids = [rnd.choice(pool) if rnd.random() < 0.7 else rnd.randrange(n) for _ in range(rnd.randint(0, 10))]
+        for skip in (False, True):
+            want = reference_decode(ref, ids, skip)
+            if tok.decode(ids, skip_special=skip) != want:
+                mismatches.append(f"decode({ids}, skip_special={skip}): {tok.decode(ids, skip_special=skip)!r} "
+                                  f"!= {want!r}")
+    report(f"ggml-vocab-bert-bge.gguf random id lists vs llama_detokenize: {cases} lists x 2, "
+           f"{len(mismatches)} mismatches")
+    fail_on(mismatches)
+
+
+def test_odd_vocabularies_match_llama_cpp(fixtures, tmp_path):
+    """Tokens the converter never writes but a file may hold, each decided by llama.cpp's greedy
+    match over the whole vocabulary: a lone "▁" (a word may start with it and go on with
+    continuation pieces), a continuation spelled with "▁" inside, a USER_DEFINED text (split
+    out before the session), a CONTROL one; and no unknown-id key (the default 100 holds)."""
+    src = fixture_file(fixtures, BGE)
+    extra = ["▁", "zq▁x", "<user>", "<ctl>", "qqqqqqqqqq"]
+    path = copy_gguf_with_tokens(src, tmp_path / "odd.gguf", extra, [1, 1, 4, 3, 1],
+                                 {"tokenizer.ggml.unknown_token_id": None})
+    tok = toksmith.load(path)
+    ref = llama_cpp_reference.LlamaCppVocab(path)
+    try:
+        texts = ["zq▁x zqzq▁x", "ab<user>cd <ctl> x", "qqqqqqqqqqqqqqqqqqqqqqq", "▁▁ ▁ ▁word", "ü▁x",
+                 "<user><user> [CLS] [SEP][MASK]"] + PROBES
+        mismatches = compare(tok, ref, texts, "odd")
+    finally:
+        ref.close()
+    fail_on(mismatches)
