@@ -134,6 +134,41 @@ def test_random_invalid_utf8_matches_llama_cpp(fixtures):
     fail_on(mismatches)
 
 
+def random_unicode(seed: int, count: int) -> list[str]:
+    """Seeded random strings over the whole code space (surrogates excepted), weighted to the
+    ranges where llama.cpp's WPM tables decide something: controls and format characters,
+    letters with canonical decompositions, combining marks, cased letters, punctuation and
+    symbols, CJK blocks, private use, unassigned code points, astral planes."""
+    rnd = random.Random(seed)
+    ranges = [(0x00, 0x7F), (0x80, 0x24F), (0x300, 0x36F), (0x370, 0x52F), (0x1E00, 0x1FFF),
+              (0x2000, 0x2BFF), (0x3000, 0x30FF), (0x3400, 0x4DBF), (0x4E00, 0x9FFF), (0xAC00, 0xD7A3),
+              (0xE000, 0xF8FF), (0xF900, 0xFFFF), (0x10000, 0x1FFFF), (0x20000, 0x2FA1F), (0x30000, 0x10FFFF)]
+    out = []
+    for _ in range(count):
+        chars = []
+        for _ in range(rnd.randint(0, 12)):
+            lo, hi = rnd.choice(ranges)
+            cp = rnd.randint(lo, hi)
+            chars.append(" " if 0xD800 <= cp < 0xE000 else chr(cp))
+        out.append("".join(chars))
+    return out
+
+
+@pytest.mark.parametrize("variant", ["bge", "cased", "lowercase-keep-accents"])
+def test_random_unicode_matches_llama_cpp(fixtures, tmp_path_factory, variant):
+    path = bge_variant(fixtures, tmp_path_factory, variant)
+    tok = toksmith.load(path)
+    ref = llama_cpp_reference.LlamaCppVocab(path)
+    try:
+        texts = random_unicode(7, 20000)
+        mismatches = compare(tok, ref, texts, "random unicode", flags=[(False, False)], decode=False)
+    finally:
+        ref.close()
+    report(f"ggml-vocab-bert-bge.gguf ({variant}) random Unicode strings vs llama.cpp: {len(texts)} strings, "
+           f"{len(mismatches)} mismatches")
+    fail_on(mismatches)
+
+
 def test_random_id_lists_decode_like_detokenize(fixtures):
     """Seeded random id lists, heavy in specials ([CLS], [SEP], [PAD], [unusedN]) and punctuation
     (llama_detokenize's clean_spaces passes work on " ." " 's" ...)."""
