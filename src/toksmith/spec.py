@@ -128,13 +128,13 @@ class LlamaWordPieceOptions:
         .strip_accents (default: lowercase), llama.cpp's normalizer options.
     add_space_prefix: tokenizer.ggml.add_space_prefix (default false): decode then drops the
         first token's leading space.
-    add_sep: tokenizer.ggml.add_sep_token (default true; encode adds the SEP id either way).
+    (tokenizer.ggml.add_sep_token changes nothing: llama.cpp's WPM session adds CLS and SEP
+    with add_special whatever the add_* keys say.)
     """
 
     lowercase: bool = True
     strip_accents: bool = True
     add_space_prefix: bool = False
-    add_sep: bool = True
 
 
 @dataclass(frozen=True, eq=False, repr=False)

@@ -659,6 +659,12 @@ def test_small_gguf_bert_vocabulary_matches_llama_cpp(tmp_path):
             assert tok.encode(text, add_special=add_special) == vocab.tokenize(text.encode(), add_special, False), text
 
 
+def test_gguf_bert_vocabulary_takes_llama_cpp_rules_only(tmp_path):
+    path = write(tmp_path, "bert.gguf", gguf(bert_kvs()))
+    with pytest.raises(toksmith.UnsupportedModelError, match="llama.cpp's rules only"):
+        toksmith.load(path, rules="sentencepiece")
+
+
 def test_gguf_bert_vocabulary_without_unknown_id_refuses_unknown_words(tmp_path):
     # llama.cpp would put LLAMA_TOKEN_NULL (-1) among the ids: no id is right, so encode refuses
     path = write(tmp_path, "bert.gguf", gguf(bert_kvs(**{"tokenizer.ggml.unknown_token_id": None})))

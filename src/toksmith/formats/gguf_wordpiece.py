@@ -50,8 +50,7 @@ def read_wordpiece_vocabulary(meta: dict[str, object], value_types: dict[str, in
         lowercase=lowercase,
         # Parity: llama_vocab::impl::load: strip_accents defaults to lowercase.
         strip_accents=_flag(meta, "tokenizer.ggml.normalizer.strip_accents", lowercase, source),
-        add_space_prefix=_flag(meta, "tokenizer.ggml.add_space_prefix", False, source),
-        add_sep=_flag(meta, "tokenizer.ggml.add_sep_token", True, source))
+        add_space_prefix=_flag(meta, "tokenizer.ggml.add_space_prefix", False, source))
     end_ids = {"eos": special["eos"]}
     for role in ("eot", "eom"):
         value = meta.get(f"tokenizer.ggml.{role}_token_id")
