@@ -12,6 +12,7 @@ CORE_MODULES = ["trie", "normalizer", "unigram", "spm_bpe", "specials", "detoken
                 "hf_normalizers", "hf_pretokenizers", "graphemes", "hf_precompiled",
                 "pretok_metaspace", "hf_unigram", "hf_replace", "unicode_normalizers", "bert_pretokenizers",
                 "wordpiece", "linear_regex", "hf_regex_stages", "hf_json_sections"]
+CORE_MODULES += ["rwkv"]   # RWKV's greedy longest match (llama.cpp "rwkv" vocabularies, rwkv_vocab_*.txt)
 
 # Batches run on the core's own pthread pool (_core/threadpool.pyx), not OpenMP:
 # OpenMP's pool hangs a forked child.
