@@ -1,9 +1,10 @@
 """Linear time on adversarial inputs: every pre-tokenizer with its byte-level BPE model, and
-the GGUF vocabulary types that are not BPE.
+the vocabulary types that are not BPE.
 
 For each llama.cpp pre-tokenizer type (one name per type, on the GPT-2 fixture GGUF with
-`pre=` forced), each of OpenAI's tiktoken encodings and the other GGUF types' files
-(OTHER_GGUFS), encodes N and 8N characters of
+`pre=` forced), each of OpenAI's tiktoken encodings, RWKV's greedy longest match (its
+world vocabulary, rwkv/rwkv_vocab_v20230424.txt; a GGUF "rwkv" vocabulary runs the same
+model stage) and the other GGUF types' files (OTHER_GGUFS), encodes N and 8N characters of
 'a', ' ', '\\n', digits, CJK without spaces and emoji, one call each, and prints the
 seconds and the ratio t(8N) / t(N): linear time is a ratio near 8 (the bar is 10).
 Each timing is a first pass in a process of its own (`_common.in_child`: load, build
@@ -42,10 +43,15 @@ def labels() -> list[str]:
         if spec.pre_type not in seen_types:
             seen_types.add(spec.pre_type)
             names.append(f"pre={name}")
-    return names + ["r50k_base", "cl100k_base", "o200k_base", *OTHER_GGUFS]
+    return names + ["r50k_base", "cl100k_base", "o200k_base", RWKV, *OTHER_GGUFS]
+
+
+RWKV = "rwkv_vocab_v20230424"
 
 
 def load(label: str, root: Path):
+    if label == RWKV:
+        return toksmith.load(root / f"rwkv/{RWKV}.txt")
     if label in OTHER_GGUFS:
         return toksmith.load(root / OTHER_GGUFS[label])
     if label.startswith("pre="):

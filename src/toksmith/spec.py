@@ -19,6 +19,7 @@ class FileFormat(Enum):
     GGUF = "gguf"
     TIKTOKEN = "tiktoken"       # a rank file: "base64(token) rank" lines
     HF_JSON = "tokenizer.json"  # Hugging Face tokenizers' serialized pipeline
+    RWKV_VOCAB = "rwkv-vocab"   # RWKV's rwkv_vocab_*.txt: "id repr(bytes) length" lines
 
 
 class Algorithm(Enum):
@@ -28,6 +29,7 @@ class Algorithm(Enum):
     BPE = "bpe"             # HF BPE over characters (no byte map): merges chosen by rank
     WORDPIECE = "wordpiece"  # greedy longest match with a continuing-subword prefix (BERT)
     WORD_LEVEL = "word-level"  # one id per pre-token
+    RWKV = "rwkv"           # greedy longest match over a byte trie of the tokens' bytes
 
 
 class ReferenceRules(Enum):
@@ -37,6 +39,7 @@ class ReferenceRules(Enum):
     LLAMA_CPP = "llama.cpp"
     TIKTOKEN = "tiktoken"
     HF = "hf"               # Hugging Face tokenizers
+    RWKV = "rwkv"           # the rwkv package's TRIE_TOKENIZER (RWKV's .txt vocabulary)
 
     @classmethod
     def parse(cls, value: object) -> ReferenceRules:
@@ -167,6 +170,8 @@ class TokenizerSpec:
     hf: object | None = None
     # A GGUF "bert" (WPM) vocabulary's options; None otherwise.
     wordpiece: LlamaWordPieceOptions | None = None
+    # An RWKV vocabulary's token bytes and trie (toksmith.formats.rwkv.RwkvSpec); None otherwise.
+    rwkv: object | None = None
 
     def __repr__(self) -> str:
         return (f"<TokenizerSpec {self.algorithm.value} from {self.file_format.value} "

@@ -130,11 +130,17 @@ def _tiktoken_special_tokens(spec: TokenizerSpec) -> list[SpecialToken]:
                    for text, i in specials.items()), key=lambda t: (t.id, t.text))
 
 
+def _no_special_tokens(spec: TokenizerSpec) -> list[SpecialToken]:
+    """The rwkv package's TRIE_TOKENIZER splits nothing out: every text goes to its trie."""
+    return []
+
+
 # Which tokens are special, by each reference's rules.
 SPECIAL_TOKEN_RULES = {
     ReferenceRules.TIKTOKEN: _tiktoken_special_tokens,
     ReferenceRules.LLAMA_CPP: _llama_cpp_special_tokens,
     ReferenceRules.SENTENCEPIECE: _sentencepiece_special_tokens,
+    ReferenceRules.RWKV: _no_special_tokens,
 }
 
 

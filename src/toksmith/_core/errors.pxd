@@ -8,3 +8,4 @@ cdef enum:
     ERR_REFERENCE_ABORTS = -5   # the reference aborts the process on this text (llama.cpp GGML_ASSERT)
     ERR_UNK_NOT_IN_VOCAB = -6   # the text needs the model's unk_token, which its vocabulary lacks
     ERR_NO_UNK_ID = -7          # an HF Unigram model without unk_id met a character that is no piece
+    ERR_NO_TOKEN_MATCHES = -8   # RWKV: no token matches the text at a byte, and the vocabulary has no unk token

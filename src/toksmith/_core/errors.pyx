@@ -52,6 +52,12 @@ def raise_for_status(int rc, object text=None):
         # Parity: tokenizers models/unigram/model.rs UnigramError::MissingUnkId.
         raise ValueError("Encountered an unknown token but `unk_id` is missing: the Unigram model "
                          "has no unk_id and the text has a character that is no piece")
+    if rc == ERR_NO_TOKEN_MATCHES:
+        # Parity: rwkv_tokenizer.py TRIE.find_longest fails (UnboundLocalError) on such a
+        # byte; llama.cpp emits token_unk(), which this vocabulary does not have.
+        raise ValueError("no token of the vocabulary matches the text at some byte (a byte that "
+                         "no token starts with, or that only starts longer tokens), and the "
+                         "vocabulary has no unknown token to stand for it")
     if rc == ERR_SURROGATE and isinstance(text, str):
         text.encode("utf-8")   # raises UnicodeEncodeError with the position
     raise RuntimeError(f"internal error {rc}")
@@ -61,4 +67,5 @@ def raise_for_status(int rc, object text=None):
 ERROR_CODES = {"ERR_NO_MEMORY": ERR_NO_MEMORY, "ERR_CORRUPT_CHARSMAP": ERR_CORRUPT_CHARSMAP,
                "ERR_TOO_LONG": ERR_TOO_LONG, "ERR_SURROGATE": ERR_SURROGATE,
                "ERR_REFERENCE_ABORTS": ERR_REFERENCE_ABORTS,
-               "ERR_UNK_NOT_IN_VOCAB": ERR_UNK_NOT_IN_VOCAB, "ERR_NO_UNK_ID": ERR_NO_UNK_ID}
+               "ERR_UNK_NOT_IN_VOCAB": ERR_UNK_NOT_IN_VOCAB, "ERR_NO_UNK_ID": ERR_NO_UNK_ID,
+               "ERR_NO_TOKEN_MATCHES": ERR_NO_TOKEN_MATCHES}

@@ -27,6 +27,9 @@ def detect_format(head: bytes, path: str) -> FileFormat:
         return FileFormat.HF_JSON
     if name.endswith(".gguf"):
         return FileFormat.GGUF   # wrong magic: the GGUF reader says so
+    from toksmith.formats.rwkv import looks_like_rwkv_vocab
+    if looks_like_rwkv_vocab(head, name):
+        return FileFormat.RWKV_VOCAB
     # By content: Llama 3's original tokenizer.model is a rank file, not a protobuf.
     from toksmith.formats.tiktoken import looks_like_rank_file
     if name.endswith(".tiktoken") or looks_like_rank_file(head):
@@ -120,6 +123,9 @@ def read_spec(path: str | os.PathLike, options: LoadOptions = LoadOptions()) -> 
         return _tiktoken_spec(p.read_bytes(), str(p), options)
     if fmt is FileFormat.HF_JSON:
         return _hf_json_spec(p.read_bytes(), str(p))
+    if fmt is FileFormat.RWKV_VOCAB:
+        from toksmith.formats.rwkv import read_rwkv_vocab
+        return read_rwkv_vocab(p)
     from toksmith.formats.sentencepiece import read_sentencepiece
     try:
         return read_sentencepiece(p)
@@ -144,6 +150,9 @@ def spec_from_bytes(data: bytes, file_format: FileFormat, source: str = "<bytes>
         return _tiktoken_spec(data, source, options)
     if file_format is FileFormat.HF_JSON:
         return _hf_json_spec(data, source)
+    if file_format is FileFormat.RWKV_VOCAB:
+        from toksmith.formats.rwkv import parse_rwkv_vocab
+        return parse_rwkv_vocab(data, source)
     from toksmith.formats.sentencepiece import parse_sentencepiece
     return parse_sentencepiece(data, source)
 

@@ -24,10 +24,10 @@ from toksmith.spec import (Algorithm, ByteLevelSpec, FileFields, FileFormat, Ggu
 from toksmith.vocab import ByteLevelVocab, MergeOrder, SpecialIds, TokenType, Vocab, first_repeated
 
 # tokenizer.ggml.model values llama.cpp knows, and those read here: "llama" (SPM), "t5" (UGM),
-# "bert" (WPM, formats/gguf_wordpiece.py) and the BPE ones below.
+# "bert" (WPM, formats/gguf_wordpiece.py), "rwkv" (formats/rwkv.py) and the BPE ones below.
 KNOWN_TOKENIZER_MODELS = ("llama", "gpt2", "gemma4", "whitespace", "hybriddna", "bert", "t5", "rwkv",
                           "plamo2", "none", "no_vocab")
-SUPPORTED_TOKENIZER_MODELS = ("llama", "t5", "bert")
+SUPPORTED_TOKENIZER_MODELS = ("llama", "t5", "bert", "rwkv")
 # llama.cpp's BPE vocab type (models/byte_level.py builds each one's session).
 BYTE_LEVEL_TOKENIZER_MODELS = ("gpt2", "gemma4", "whitespace", "hybriddna")
 
@@ -144,6 +144,9 @@ def _spec_of_metadata(meta: dict[str, object], types: dict[str, int], payload: b
     if model == "bert":
         from toksmith.formats.gguf_wordpiece import read_wordpiece_vocabulary
         return read_wordpiece_vocabulary(meta, types, source, payload)
+    if model == "rwkv":
+        from toksmith.formats.rwkv import rwkv_gguf_spec
+        return rwkv_gguf_spec(meta, types, payload, source)
     if model not in SUPPORTED_TOKENIZER_MODELS:
         raise UnsupportedModelError(source, f"GGUF tokenizer model {model!r} is not supported yet "
                                             f"(supported: {list(SUPPORTED_TOKENIZER_MODELS + BYTE_LEVEL_TOKENIZER_MODELS)})")
