@@ -202,7 +202,8 @@ class Tokenizer(TokenizerCore):
             "special_tokens": [{"id": t.id, "text": t.text, "kind": t.kind.value,
                                 "split": t.split.value, "lstrip": t.lstrip, "rstrip": t.rstrip}
                                for t in self.special_tokens],
-            "normalizer": spec.normalizer.describe() if spec.normalizer is not None else None,
+            "normalizer": (spec.normalizer.describe() if spec.normalizer is not None
+                           else _describe_wordpiece(spec) if spec.wordpiece is not None else None),
             "byte_fallback": spec.byte_fallback,
             "add_bos": spec.add_bos,
             "add_eos": spec.add_eos,
@@ -212,6 +213,13 @@ class Tokenizer(TokenizerCore):
         spec = self.spec
         return (f"<toksmith.Tokenizer {spec.algorithm.value} from {spec.file_format.value} "
                 f"{os.path.basename(spec.source)!r}, {self.vocab_size} pieces>")
+
+
+def _describe_wordpiece(spec: TokenizerSpec) -> str:
+    """The normalizer of a GGUF bert vocabulary, as `inspect` shows it."""
+    options = spec.wordpiece
+    return (f"llama.cpp WPM (lowercase={options.lowercase}, strip_accents={options.strip_accents}, "
+            f"add_space_prefix={options.add_space_prefix})")
 
 
 def _spec_of(source: object, rules: object, options: LoadOptions) -> TokenizerSpec:
