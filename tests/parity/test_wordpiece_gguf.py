@@ -214,3 +214,24 @@ def test_odd_vocabularies_match_llama_cpp(fixtures, tmp_path):
     finally:
         ref.close()
     fail_on(mismatches)
+
+
+@pytest.mark.filterwarnings("ignore:the text starts with a BOS token")
+def test_stream_matches_llama_detokenize(fixtures, corpus_lines, invalid_utf8_lines):
+    """stream_decoder() in chunks of 1, 2, 3, 7 ids and two random chunkings, against
+    llama_detokenize (WPM runs its clean_spaces passes, which hold text back between chunks)."""
+    from tests.conftest import multilingual_sample
+    from tests.parity.test_stream_decode_gguf import PASS_BYTES, compare_streams, pass_texts
+    path = fixture_file(fixtures, BGE)
+    tok = toksmith.load(path)
+    ref = llama_cpp_reference.load_vocab(path)
+    rnd = random.Random(3)
+    inputs = [line.encode("utf-8") for line in multilingual_sample(corpus_lines, 60) + pass_texts() + PROBES]
+    inputs += [raw for raw in invalid_utf8_lines if not aborts_llama_cpp(raw)]
+    patterned = sum(bool(PASS_BYTES.search(raw)) for raw in inputs)
+    mismatches = []
+    for i, raw in enumerate(inputs):
+        mismatches += compare_streams(tok, ref, ref.tokenize(raw, True, True), rnd, f"line {i} {raw[:50]!r}")
+    report(f"ggml-vocab-bert-bge.gguf stream_decoder vs llama_detokenize: {len(inputs)} texts ({patterned} with "
+           f"a pattern the clean-up passes rewrite) x 2 skip_special x 6 chunkings, {len(mismatches)} mismatches")
+    fail_on(mismatches)
