@@ -1,7 +1,9 @@
 """Linear time on adversarial inputs: every pre-tokenizer with its byte-level BPE model.
 
 For each llama.cpp pre-tokenizer type (one name per type, on the GPT-2 fixture GGUF with
-`pre=` forced) and each of OpenAI's tiktoken encodings, encodes N and 8N characters of
+`pre=` forced), each of OpenAI's tiktoken encodings, and llama.cpp's PLaMo-2 vocab type
+(label "plamo2": a GGUF written as llama.cpp's converter lays one out, from the pieces of
+spm/t5_base_japanese_spiece.model, see tests/plamo2_gguf.py), encodes N and 8N characters of
 'a', ' ', '\\n', digits, CJK without spaces and emoji, one call each, and prints the
 seconds and the ratio t(8N) / t(N): linear time is a ratio near 8 (the bar is 10).
 Each timing is a first pass in a process of its own (`_common.in_child`: load, build
@@ -19,6 +21,8 @@ model, on runs of spaces) is refused by toksmith and shown as "refused".
 from __future__ import annotations
 
 import argparse
+import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -38,10 +42,24 @@ def labels() -> list[str]:
         if spec.pre_type not in seen_types:
             seen_types.add(spec.pre_type)
             names.append(f"pre={name}")
-    return names + ["r50k_base", "cl100k_base", "o200k_base"]
+    return names + ["r50k_base", "cl100k_base", "o200k_base", "plamo2"]
+
+
+def plamo2_gguf(root: Path) -> Path:
+    """The PLaMo-2 GGUF of the t5-ja pieces (written once, in the temporary directory)."""
+    path = Path(tempfile.gettempdir()) / "toksmith-linear-time-plamo2.gguf"
+    if not path.exists():
+        sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+        from tests.plamo2_gguf import sentencepiece_pieces, write_plamo2_gguf
+        partial = path.with_suffix(".part")
+        write_plamo2_gguf(partial, sentencepiece_pieces(root / "spm/t5_base_japanese_spiece.model"), pads=12)
+        partial.replace(path)
+    return path
 
 
 def load(label: str, root: Path):
+    if label == "plamo2":
+        return toksmith.load(plamo2_gguf(root))
     if label.startswith("pre="):
         return toksmith.load(root / "gguf/ggml-vocab-gpt-2.gguf", pre=label[len("pre="):])
     return toksmith.load(root / "tiktoken/r50k_base.tiktoken") if label == "r50k_base" else toksmith.load(label)
@@ -79,6 +97,8 @@ def main() -> None:
     args = parser.parse_args()
     root = Path(args.fixtures).resolve()
     chosen = [label for label in labels() if not args.only or any(o in label for o in args.only)]
+    if "plamo2" in chosen:
+        plamo2_gguf(root)   # written before any timing
     n = args.n
     print(f"{'tokenizer':<28}" + "".join(f"{k:>18}" for k in INPUTS))
     print(f"{'':<28}" + "".join(f"{f't({n // 1000000}M)s x8:ratio':>18}" for _ in INPUTS))

@@ -28,6 +28,7 @@ class Algorithm(Enum):
     BPE = "bpe"             # HF BPE over characters (no byte map): merges chosen by rank
     WORDPIECE = "wordpiece"  # greedy longest match with a continuing-subword prefix (BERT)
     WORD_LEVEL = "word-level"  # one id per pre-token
+    PLAMO2 = "plamo2"       # llama.cpp's PLaMo-2: scored longest-suffix DP over code points, byte fallback
 
 
 class ReferenceRules(Enum):

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from toksmith._core.detokenizer import checked_id
 from toksmith._core.engine import Engine, TokenizerCore
 from toksmith.models.byte_level import build_byte_level
+from toksmith.models.plamo2 import build_plamo2
 from toksmith.models.spm_bpe import build_spm_bpe
 from toksmith.models.unigram import build_unigram
 from toksmith.special_tokens import SpecialToken, special_tokens_of
@@ -25,6 +26,7 @@ ENGINE_BUILDERS: dict[Algorithm, Callable[[TokenizerSpec], Engine]] = {
     Algorithm.UNIGRAM: build_unigram,
     Algorithm.SPM_BPE: build_spm_bpe,
     Algorithm.BYTE_BPE: build_byte_level,
+    Algorithm.PLAMO2: build_plamo2,
 }
 
 

@@ -26,7 +26,7 @@ from toksmith.vocab import ByteLevelVocab, MergeOrder, SpecialIds, TokenType, Vo
 # tokenizer.ggml.model values llama.cpp knows; "llama" (SPM) and "t5" (UGM) are read so far.
 KNOWN_TOKENIZER_MODELS = ("llama", "gpt2", "gemma4", "whitespace", "hybriddna", "bert", "t5", "rwkv",
                           "plamo2", "none", "no_vocab")
-SUPPORTED_TOKENIZER_MODELS = ("llama", "t5")
+SUPPORTED_TOKENIZER_MODELS = ("llama", "t5", "plamo2")
 # llama.cpp's BPE vocab type (models/byte_level.py builds each one's session).
 BYTE_LEVEL_TOKENIZER_MODELS = ("gpt2", "gemma4", "whitespace", "hybriddna")
 
@@ -140,6 +140,9 @@ def _spec_of_metadata(meta: dict[str, object], types: dict[str, int], payload: b
     if pre is not None:
         raise UnsupportedModelError(source, f"pre={pre!r} applies to BPE vocabularies only; this GGUF's "
                                             f"tokenizer.ggml.model is {model!r}")
+    if model == "plamo2":
+        from toksmith.formats.gguf_plamo2 import plamo2_spec_of_metadata
+        return plamo2_spec_of_metadata(meta, types, payload, source)
     if model not in SUPPORTED_TOKENIZER_MODELS:
         raise UnsupportedModelError(source, f"GGUF tokenizer model {model!r} is not supported yet "
                                             f"(supported: {list(SUPPORTED_TOKENIZER_MODELS + BYTE_LEVEL_TOKENIZER_MODELS)})")
