@@ -17,7 +17,7 @@ PLAMO_SPECIALS = ("<|plamo:unk|>", "<|plamo:bos|>", "<|plamo:eos|>", "<|plamo:pa
 
 
 def write_plamo2_gguf(path, pieces: list[tuple[bytes, float, int]], *, specials=PLAMO_SPECIALS,
-                      byte_tokens: bool = True, pads: int = 0, extra=None):
+                      byte_tokens: bool = True, pads: int = 0, add_space_prefix: bool = False, extra=None):
     """A vocab-only GGUF laid out as `_set_vocab_plamo` writes it: `specials` (the first one
     UNKNOWN, the others CONTROL), 256 BYTE tokens, `pieces` ((text, score, GGUF type)),
     `pads` [PADi] UNUSED tokens scored -1000; `extra(writer)` adds keys."""
@@ -51,7 +51,7 @@ def write_plamo2_gguf(path, pieces: list[tuple[bytes, float, int]], *, specials=
         writer.add_pad_token_id(3)
         writer.add_unk_token_id(0)
         writer.add_eot_token_id(4)
-    writer.add_add_space_prefix(False)
+    writer.add_add_space_prefix(add_space_prefix)
     if extra is not None:
         extra(writer)
     writer.write_header_to_file()

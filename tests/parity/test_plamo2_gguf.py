@@ -119,20 +119,27 @@ def test_bom_byte_fallback_and_pad_texts_match_llama_cpp(plamo2):
     fail_on(mismatches)
 
 
-def test_add_special_adds_nothing_but_detokenize_honours_flags(tmp_path):
+@pytest.mark.parametrize("add_space_prefix", [False, True])
+def test_add_special_adds_nothing_but_detokenize_honours_flags(tmp_path, add_space_prefix):
     """llama_tokenize's PLaMo-2 case never adds BOS/EOS; llama_detokenize still drops a leading
     BOS / trailing EOS with remove_special when the file sets add_bos_token / add_eos_token,
-    and strips the first piece's leading space when it sets add_space_prefix."""
-    pieces = [(b" a", -1.0, 1), (b"a", -2.0, 1), (b" ", -3.0, 1)]
+    and strips the first piece's leading space when it sets add_space_prefix. A "</s>" token
+    beside <|plamo:eos|> is NORMAL (llama.cpp takes it out of the end-of-generation tokens)."""
+    pieces = [(b" a", -1.0, 1), (b"a", -2.0, 1), (b" ", -3.0, 1), (b"</s>", 0.0, 3)]
 
     def flags(writer):
         writer.add_add_bos_token(True)
         writer.add_add_eos_token(True)
-    path = write_plamo2_gguf(tmp_path / "flags.gguf", pieces, extra=flags)
+    path = write_plamo2_gguf(tmp_path / "flags.gguf", pieces, add_space_prefix=add_space_prefix, extra=flags)
     tok, ref = toksmith.load(path), llama_cpp_reference.LlamaCppVocab(path)
     try:
         assert tok.encode(" a a") == ref.tokenize(b" a a", True, False) == [261, 261]
-        for ids in ([1, 261, 2], [1, 1, 261, 2, 2], [261], [5 + 32, 261], [2, 1]):
+        for text in (b"a</s>a", b"<|plamo:eos|></s>", b" a<|plamo:bos|> a"):
+            for add_special, parse_special in FLAGS:
+                assert tok.encode(text, add_special=add_special, parse_special=parse_special) == \
+                    ref.tokenize(text, add_special, parse_special), text
+        for ids in ([1, 261, 2], [1, 1, 261, 2, 2], [261], [5 + 32, 261], [2, 1], [264, 1, 261], [263, 261],
+                    [4, 261], [0, 5 + 32]):
             for skip in (False, True):
                 assert tok.decode(ids, skip_special=skip) == reference_decode(ref, ids, skip), (ids, skip)
     finally:
@@ -229,3 +236,26 @@ def test_random_id_lists_decode_like_detokenize(plamo2):
     report(f"PLaMo-2 GGUF random id lists vs llama_detokenize: {cases} lists x 3, {len(mismatches)} mismatches")
     fail_on(mismatches)
 
+
+
+def test_grouped_table_build_equals_literal_build(plamo2_path, tmp_path):
+    """The table built from key groups (every text in shortest UTF-8 form) is the one built
+    string by string as llm_tokenizer_plamo2::build builds it; the tie vocabulary above, whose
+    texts are not all well-formed, is built string by string (and matched llama.cpp)."""
+    from toksmith._core.plamo2 import Plamo2
+    from toksmith.formats.gguf import read_gguf
+    spec = read_gguf(plamo2_path)
+    args = (list(spec.vocab.pieces), spec.vocab.types, list(spec.vocab.scores))
+    grouped, literal = Plamo2(*args).table(), Plamo2(*args, literal=True).table()
+    assert len(grouped[0]) > 100000 and grouped == literal
+    spec = read_gguf(write_plamo2_gguf(tmp_path / "canonical.gguf", [p for p in TIE_PIECES if _canonical(p[0])]))
+    args = (list(spec.vocab.pieces), spec.vocab.types, list(spec.vocab.scores))
+    assert Plamo2(*args).table() == Plamo2(*args, literal=True).table()
+
+
+def _canonical(text: bytes) -> bool:
+    try:
+        text.decode("utf-8", "surrogatepass")
+    except UnicodeDecodeError:
+        return False
+    return True

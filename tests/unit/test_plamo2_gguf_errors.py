@@ -130,3 +130,30 @@ def test_token_types_out_of_range_and_int_scores_load_like_llama_cpp(tmp_path):
     finally:
         ref.close()
 
+
+
+def test_mutated_files_load_or_raise_model_format_error(tmp_path):
+    """Seeded byte flips anywhere in a small PLaMo-2 GGUF: each copy loads (and encodes random
+    bytes) or raises ModelFormatError, never another error or a crash."""
+    import random
+    data = bytearray(write_gguf(tmp_path / "base.gguf", plamo2_kvs(*plamo2_tokens())).read_bytes())
+    rnd = random.Random(3)
+    loaded = refused = 0
+    for k in range(300):
+        mutated = bytearray(data)
+        for _ in range(rnd.randint(1, 4)):
+            mutated[rnd.randrange(len(mutated))] = rnd.randrange(256)
+        path = tmp_path / f"m{k}.gguf"
+        path.write_bytes(bytes(mutated))
+        try:
+            tok = toksmith.load(path)
+        except toksmith.ModelFormatError:
+            refused += 1
+            continue
+        loaded += 1
+        for _ in range(5):
+            text = bytes(rnd.randrange(256) for _ in range(rnd.randint(0, 40)))
+            ids = tok.encode(text, parse_special=True)
+            assert all(0 <= i < tok.vocab_size for i in ids)
+            tok.decode(ids)
+    assert loaded and refused

@@ -9,16 +9,21 @@ row group of the longest key that starts at the current position (one hash looku
 ``(code point, key id)`` per row tried), and relaxes a best-score path over the rows of
 that group: the lowest total cost wins, a tie keeps the row met first (the longer
 piece), and the sentinel row costs 1e7 and falls back to the byte tokens of the code
-point's UTF-8 bytes. The table is built as llama.cpp builds it, string by string, so
-its quirks hold too (a token scored exactly -1000 ends a row group like the sentinel;
-a token scored -2000 or less is never used). Time is linear in the text times the
-longest token; memory is 20 bytes per code point of the call's text.
+point's UTF-8 bytes. The table is llama.cpp's, row for row, so its quirks hold too (a
+token scored exactly -1000 ends a row group like the sentinel, in the walk as in the DP;
+a token scored -2000 or less is never used): it is built string by string as llama.cpp
+builds it when a token text is not in shortest UTF-8 form, and otherwise from integer key
+ids, each key's group from that of the key one code point shorter (the same table, three
+times faster). Time is linear in the text times the longest token; memory is 20 bytes per
+code point of the call's text.
 
-    >>> m = Plamo2([b"<0x%02X>" % b for b in range(256)] + [b"ab", b"a", b"b"],  # doctest: +SKIP
-    ...            bytes([6] * 256 + [1, 1, 1]), [0.0] * 256 + [-1.0, -1.5, -1.5])
-    >>> m.encode_text(b"abc")                                                      # doctest: +SKIP
-    [256, 99]
+    >>> texts = [b"x"] + [b"<0x%02X>" % b for b in range(256)] + [b"ab", b"a", b"b"]
+    >>> m = Plamo2(texts, bytes([1] + [6] * 256 + [1, 1, 1]), [0.0] * 257 + [-1.0, -1.5, -1.5])
+    >>> m.encode_text(b"abc")     # "ab", then "c" as its byte token <0x63>
+    [257, 100]
 """
+import gc
+
 from libc.math cimport isfinite, round as c_round
 from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc, realloc
@@ -164,7 +169,7 @@ cdef class Plamo2(Model):
     """
 
     cdef Row* rows
-    cdef Py_ssize_t n_rows
+    cdef readonly Py_ssize_t n_rows
     cdef U64Map to_suffix        # (code point << 32 | key id) + 1 -> first row of the key's group
     cdef int32_t byte_ids[256]
     cdef readonly Py_ssize_t n_keys
@@ -177,47 +182,74 @@ cdef class Plamo2(Model):
         free(self.rows)
         u64map_free(&self.to_suffix)
 
-    def __init__(self, list texts, bytes types, list scores):
-        cdef Py_ssize_t n = len(texts), i, k, length, size, row = 0
-        cdef uint32_t first
-        cdef dict suffix_score = {}, token_to_id = {}, suffix_id = {}, to_suffix = {}
+    def __init__(self, list texts, bytes types, list scores, *, bint literal=False):
+        """`literal`: build the table string by string as llama.cpp does even when every
+        token text is in shortest UTF-8 form (where the faster build gives the same table)."""
+        cdef Py_ssize_t n = len(texts), i, k
+        cdef dict suffix_score = {}, token_to_id = {}
         cdef list byte_ids = [0] * 256, offsets, keys
-        cdef bytes text, canon, piece
-        cdef object score, canonical
+        cdef bytes text, canon
+        cdef object canonical
+        cdef bint all_canonical = True
         if len(types) != n or len(scores) != n:
             raise ValueError("texts, types and scores must have equal lengths")
         nan = float("nan")
-        # Parity: llm_tokenizer_plamo2::build, first loop.
-        for i in range(n):
-            text = texts[i]
-            token_to_id[text] = i
-            if types[i] == TYPE_BYTE:
-                if (len(text) == 6 and text.startswith(b"<0x") and text.endswith(b">")
-                        and text[3] in HEX_DIGITS and text[4] in HEX_DIGITS):
-                    byte_ids[int(text[3:5], 16)] = i
-                continue
-            suffix_score[text] = scores[i]
-            canonical = _canonical_form(text)
-            if canonical is None:
-                raise ModelDataError(f"token {i} {text!r} holds a code point past U+10FFFF "
-                                     f"(llama.cpp's unicode_cpt_to_utf8 throws: 'invalid codepoint')")
-            canon, offsets = canonical
-            for k in range(1, len(offsets) - 1):
-                suffix_score.setdefault(canon[offsets[k]:], nan)
+        collecting = gc.isenabled()
+        gc.disable()   # a million small objects that hold no references: nothing to collect
+        try:
+            # Parity: llm_tokenizer_plamo2::build, first loop.
+            for i in range(n):
+                text = texts[i]
+                token_to_id[text] = i
+                if types[i] == TYPE_BYTE:
+                    if (len(text) == 6 and text.startswith(b"<0x") and text.endswith(b">")
+                            and text[3] in HEX_DIGITS and text[4] in HEX_DIGITS):
+                        byte_ids[int(text[3:5], 16)] = i
+                    continue
+                suffix_score[text] = scores[i]
+                canonical = _canonical_form(text)
+                if canonical is None:
+                    raise ModelDataError(f"token {i} {text!r} holds a code point past U+10FFFF "
+                                         f"(llama.cpp's unicode_cpt_to_utf8 throws: 'invalid codepoint')")
+                canon, offsets = canonical
+                if canon is not text:
+                    all_canonical = False
+                for k in range(1, len(offsets) - 1):
+                    suffix_score.setdefault(canon[offsets[k]:], nan)
+            for k in range(256):
+                if byte_ids[k] == 0:
+                    # Parity: "Byte token for <0x..> is not set" (a byte token with id 0 counts as unset)
+                    raise ModelDataError(
+                        f"no BYTE token <0x{k:02X}> (llama.cpp: 'Byte token for <0x{k}> is not set'"
+                        f"{'; token 0 counts as unset' if texts[0] == b'<0x%02X>' % k else ''})")
+            keys = list(suffix_score)
+            keys.append(b"")
+            keys.sort(key=_reversed)
+            if all_canonical and not literal:
+                self._build_by_groups(keys, suffix_score, token_to_id)
+            else:
+                self._build_literal(keys, suffix_score, token_to_id)
+        finally:
+            if collecting:
+                gc.enable()
         for k in range(256):
-            if byte_ids[k] == 0:
-                # Parity: "Byte token for <0x..> is not set" (a byte token with id 0 counts as unset)
-                raise ModelDataError(f"no BYTE token <0x{k:02X}> (llama.cpp: 'Byte token for <0x{k}> "
-                                     f"is not set'{'; token 0 counts as unset' if texts[0] == b'<0x%02X>' % k else ''})")
-        keys = list(suffix_score)
-        keys.append(b"")
-        keys.sort(key=_reversed)
-        # Parity: build's second loop: key ids (first row of each group) and to_suffix_id_.
-        groups = []
+            self.byte_ids[k] = byte_ids[k]
+        self.n_keys = len(keys)
+        self.n_pieces = n
+        self.work_kind = &PLAMO2_WORK_KIND
+
+    def _build_literal(self, list keys, dict suffix_score, dict token_to_id):
+        """Parity: build's second and third loops, string by string: each key's group holds
+        the prefixes of its code points (re-encoded) that are keys, longest first."""
+        cdef Py_ssize_t row = 0, length, size
+        cdef uint32_t first
+        cdef dict suffix_id = {}, to_suffix = {}
+        cdef list groups = [], offsets, pieces
+        cdef bytes canon, piece
         for key in keys:
             suffix_id[key] = row
             if not key:
-                groups.append(())
+                groups.append([])
                 row += 1
                 continue
             canon, offsets = _canonical_form(key)
@@ -231,35 +263,138 @@ cdef class Plamo2(Model):
                     pieces.append((length, piece))
             groups.append(pieces)
             row += len(pieces) + 1
-        self.n_rows = row
-        self.rows = <Row*>malloc(max(row, 1) * sizeof(Row))
-        if self.rows == NULL:
-            raise MemoryError()
-        # Parity: build's third loop: the flattened table.
+        self._alloc_rows(row)
         row = 0
         for pieces in groups:
             for length, piece in pieces:
-                self.rows[row].length = <int32_t>length
-                self.rows[row].token_id = token_to_id.get(piece, -1)
-                score = suffix_score[piece]
-                self.rows[row].score = _score(score, piece, token_to_id)
-                self.rows[row].piece_id = suffix_id[piece]
+                self._set_row(row, length, token_to_id.get(piece, -1),
+                              _score(suffix_score[piece], piece, token_to_id), suffix_id[piece])
                 row += 1
-            self.rows[row].length = 1
-            self.rows[row].token_id = -1
-            self.rows[row].score = UNKNOWN_SCORE
-            self.rows[row].piece_id = 0
+            self._set_row(row, 1, -1, UNKNOWN_SCORE, 0)
             row += 1
         if u64map_init(&self.to_suffix, len(to_suffix)) < 0:
             raise MemoryError()
-        for code, first in to_suffix.items():
-            if u64map_put(&self.to_suffix, <uint64_t>code + 1, <int32_t>first) < 0:
+        for code, first_row in to_suffix.items():
+            if u64map_put(&self.to_suffix, <uint64_t>code + 1, <int32_t>first_row) < 0:
                 raise MemoryError()
-        for k in range(256):
-            self.byte_ids[k] = byte_ids[k]
-        self.n_keys = len(keys)
-        self.n_pieces = n
-        self.work_kind = &PLAMO2_WORK_KIND
+
+    def _build_by_groups(self, list keys, dict suffix_score, dict token_to_id):
+        """The table of `_build_literal` when every key is in shortest UTF-8 form, from key
+        indices: the group of key c+R (c its first code point) is c+Q for each Q of R's group
+        (R comes earlier in the order), then c alone, kept where c+Q is a key, that is
+        where (c, Q) is in the map of (first code point, rest) -> key."""
+        cdef Py_ssize_t n_keys = len(keys), i, j, q, size, row, start, count
+        cdef dict index = {key: i for i, key in enumerate(keys)}
+        cdef U64Map by_rest
+        cdef IdBuf members
+        cdef int32_t found
+        cdef uint32_t c
+        cdef bytes key
+        cdef int32_t* first_cpt = <int32_t*>malloc(max(n_keys, 1) * sizeof(int32_t))
+        cdef int32_t* rest = <int32_t*>malloc(max(n_keys, 1) * sizeof(int32_t))
+        cdef int32_t* length = <int32_t*>malloc(max(n_keys, 1) * sizeof(int32_t))
+        cdef int32_t* score = <int32_t*>malloc(max(n_keys, 1) * sizeof(int32_t))
+        cdef int32_t* token = <int32_t*>malloc(max(n_keys, 1) * sizeof(int32_t))
+        cdef int32_t* group_start = <int32_t*>malloc(max(n_keys, 1) * sizeof(int32_t))
+        cdef int32_t* group_size = <int32_t*>malloc(max(n_keys, 1) * sizeof(int32_t))
+        cdef int32_t* first_row = <int32_t*>malloc(max(n_keys, 1) * sizeof(int32_t))
+        members.data = NULL
+        members.size = 0
+        members.cap = 0
+        by_rest.slots = NULL
+        try:
+            if (first_cpt == NULL or rest == NULL or length == NULL or score == NULL or token == NULL
+                    or group_start == NULL or group_size == NULL or first_row == NULL
+                    or u64map_init(&by_rest, n_keys) < 0):
+                raise MemoryError()
+            # keys[0] is the empty key: no code point, an empty group
+            length[0] = 0
+            rest[0] = 0
+            first_cpt[0] = 0
+            score[0] = INVALID_SCORE
+            token[0] = -1
+            for i in range(1, n_keys):
+                key = keys[i]
+                c = _cpt_at(key, len(key), &size)
+                first_cpt[i] = <int32_t>c
+                j = index[key[size:]]   # a suffix of the key sorts before it
+                rest[i] = <int32_t>j
+                length[i] = length[j] + 1
+                score[i] = _score(suffix_score[key], key, token_to_id)
+                token[i] = token_to_id.get(key, -1)
+                if u64map_put(&by_rest, ((<uint64_t>c << 32) | <uint32_t>j) + 1, <int32_t>i) < 0:
+                    raise MemoryError()
+            group_start[0] = 0
+            group_size[0] = 0
+            for i in range(1, n_keys):
+                c = <uint32_t>first_cpt[i]
+                j = rest[i]
+                group_start[i] = <int32_t>members.size
+                start = group_start[j]
+                count = group_size[j]
+                for q in range(start, start + count + 1):
+                    found = u64map_get(&by_rest, ((<uint64_t>c << 32)
+                                                  | <uint32_t>(members.data[q] if q < start + count else 0)) + 1)
+                    if found >= 0 and idbuf_push(&members, found) < 0:
+                        raise MemoryError()
+                group_size[i] = <int32_t>(members.size - group_start[i])
+            row = 0
+            for i in range(n_keys):
+                first_row[i] = <int32_t>row
+                row += group_size[i] + 1
+            self._alloc_rows(row)
+            row = 0
+            for i in range(n_keys):
+                for q in range(group_start[i], group_start[i] + group_size[i]):
+                    j = members.data[q]
+                    self._set_row(row, length[j], token[j], score[j], first_row[j])
+                    row += 1
+                self._set_row(row, 1, -1, UNKNOWN_SCORE, 0)
+                row += 1
+            if u64map_init(&self.to_suffix, n_keys) < 0:
+                raise MemoryError()
+            for i in range(1, n_keys):
+                if u64map_put(&self.to_suffix, ((<uint64_t>first_cpt[i] << 32)
+                                                | <uint32_t>first_row[rest[i]]) + 1, first_row[i]) < 0:
+                    raise MemoryError()
+        finally:
+            free(first_cpt)
+            free(rest)
+            free(length)
+            free(score)
+            free(token)
+            free(group_start)
+            free(group_size)
+            free(first_row)
+            idbuf_free(&members)
+            u64map_free(&by_rest)
+
+    cdef _alloc_rows(self, Py_ssize_t n_rows):
+        free(self.rows)
+        self.rows = <Row*>malloc(max(n_rows, 1) * sizeof(Row))
+        if self.rows == NULL:
+            raise MemoryError()
+        self.n_rows = n_rows
+
+    cdef inline void _set_row(self, Py_ssize_t row, Py_ssize_t length, Py_ssize_t token_id, int32_t score,
+                              Py_ssize_t piece_id) noexcept:
+        self.rows[row].length = <int32_t>length
+        self.rows[row].token_id = <int32_t>token_id
+        self.rows[row].score = score
+        self.rows[row].piece_id = <int32_t>piece_id
+
+    def table(self):
+        """(rows as (length, token id, score, key id) tuples, {(code point, key id): key id}),
+        for tests that compare builds."""
+        cdef Py_ssize_t i
+        rows = [(self.rows[i].length, self.rows[i].token_id, self.rows[i].score, self.rows[i].piece_id)
+                for i in range(self.n_rows)]
+        codes = {}
+        for i in range(<Py_ssize_t>self.to_suffix.mask + 1):
+            if self.to_suffix.slots[i].key != 0:
+                code = self.to_suffix.slots[i].key - 1
+                codes[(code >> 32, code & 0xFFFFFFFF)] = self.to_suffix.slots[i].value
+        return rows, codes
 
     cdef void* new_work(self) noexcept nogil:
         cdef Plamo2Work* w = <Plamo2Work*>calloc(1, sizeof(Plamo2Work))
@@ -345,6 +480,11 @@ cdef class Plamo2(Model):
                 if score == UNKNOWN_SCORE:
                     break
                 p += 1
+            if scores[i] == UNREACHED:
+                # never happens (every group ends in a usable row); keeps the read-back finite
+                scores[i] = scores[i + 1] - UNKNOWN_SCORE
+                path_len[i] = 1
+                path_id[i] = -1
         # the best path, from the start; byte offsets re-read alongside for spans
         i = 0
         off = start
