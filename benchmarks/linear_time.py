@@ -3,7 +3,7 @@
 For each llama.cpp pre-tokenizer type (one name per type, on the GPT-2 fixture GGUF with
 `pre=` forced), each of OpenAI's tiktoken encodings, and llama.cpp's PLaMo-2 vocab type
 (label "plamo2": a GGUF written as llama.cpp's converter lays one out, from the pieces of
-spm/t5_base_japanese_spiece.model, see tests/plamo2_gguf.py), encodes N and 8N characters of
+spm/t5_base_japanese_spiece.model, see bench_plamo2.py), encodes N and 8N characters of
 'a', ' ', '\\n', digits, CJK without spaces and emoji, one call each, and prints the
 seconds and the ratio t(8N) / t(N): linear time is a ratio near 8 (the bar is 10).
 Each timing is a first pass in a process of its own (`_common.in_child`: load, build
@@ -21,8 +21,6 @@ model, on runs of spaces) is refused by toksmith and shown as "refused".
 from __future__ import annotations
 
 import argparse
-import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -30,6 +28,7 @@ import toksmith
 from toksmith.pretokenizers.llama_cpp import PRE_NAMES
 
 from _common import in_child
+from bench_plamo2 import plamo2_gguf
 
 INPUTS = {"a": "a", "space": " ", "newline": "\n", "digits": "0123456789", "cjk": "日本語漢字",
           "emoji": "🦙😀"}
@@ -43,18 +42,6 @@ def labels() -> list[str]:
             seen_types.add(spec.pre_type)
             names.append(f"pre={name}")
     return names + ["r50k_base", "cl100k_base", "o200k_base", "plamo2"]
-
-
-def plamo2_gguf(root: Path) -> Path:
-    """The PLaMo-2 GGUF of the t5-ja pieces (written once, in the temporary directory)."""
-    path = Path(tempfile.gettempdir()) / "toksmith-linear-time-plamo2.gguf"
-    if not path.exists():
-        sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-        from tests.plamo2_gguf import sentencepiece_pieces, write_plamo2_gguf
-        partial = path.with_suffix(".part")
-        write_plamo2_gguf(partial, sentencepiece_pieces(root / "spm/t5_base_japanese_spiece.model"), pads=12)
-        partial.replace(path)
-    return path
 
 
 def load(label: str, root: Path):
