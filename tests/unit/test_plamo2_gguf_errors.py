@@ -157,3 +157,10 @@ def test_mutated_files_load_or_raise_model_format_error(tmp_path):
             assert all(0 <= i < tok.vocab_size for i in ids)
             tok.decode(ids)
     assert loaded and refused
+
+
+@pytest.mark.parametrize("rules", ["sentencepiece", "tiktoken", "hf"])
+def test_other_rules_are_refused(tmp_path, rules):
+    path = write_gguf(tmp_path / "ok.gguf", plamo2_kvs(*plamo2_tokens()))
+    with pytest.raises(toksmith.UnsupportedFeatureError, match="llama.cpp"):
+        toksmith.load(path, rules=rules)

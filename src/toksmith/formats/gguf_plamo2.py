@@ -66,6 +66,7 @@ def plamo2_spec_of_metadata(meta: dict[str, object], value_types: dict[str, int]
         normalizer=None,
         # llama_detokenize strips the first piece's leading space when add_space_prefix is set
         decoder=SentencePieceDecoderSpec(add_dummy_prefix=add_space_prefix, remove_extra_whitespaces=False),
+        byte_fallback=True,   # a character no piece covers becomes the byte tokens of its UTF-8
         add_bos=_flag(meta, "tokenizer.ggml.add_bos_token", False, source),
         add_eos=_flag(meta, "tokenizer.ggml.add_eos_token", False, source),
         token_attributes=tuple(token_attributes(texts, types, meta, end_ids, by_text)),

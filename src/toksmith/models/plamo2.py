@@ -11,14 +11,18 @@ import dataclasses
 from toksmith._core.detokenizer import LlamaCppDecoder, Render
 from toksmith._core.engine import Engine
 from toksmith._core.plamo2 import Plamo2
+from toksmith.errors import UnsupportedFeatureError
 from toksmith.models.common import bad_data_names_file, build_engine, id_or_minus_one
 from toksmith.special_tokens import TokenAttr, attributes_from_types
-from toksmith.spec import TokenizerSpec
+from toksmith.spec import ReferenceRules, TokenizerSpec
 
 HEX_DIGITS = b"0123456789abcdefABCDEF"
 
 
 def build_plamo2(spec: TokenizerSpec) -> Engine:
+    if spec.rules is not ReferenceRules.LLAMA_CPP:
+        raise UnsupportedFeatureError(f"{spec.source}: a PLaMo-2 vocabulary has llama.cpp's rules only; "
+                                      f"use rules='llama.cpp' (or none)")
     vocab = spec.vocab
     with bad_data_names_file(spec.source):
         model = Plamo2(list(vocab.pieces), vocab.types, list(vocab.scores))
