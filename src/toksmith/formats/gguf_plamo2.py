@@ -4,7 +4,7 @@ The vocabulary is a list of scored pieces (raw spaces, no U+2581) and 256 BYTE t
 "<0xXX>"; models/plamo2.py compiles it into llama.cpp's suffix-table DP. Example::
 
     >>> spec = read_plamo2_gguf("plamo-2-1b.gguf")   # doctest: +SKIP
-    >>> spec.algorithm
+    >>> spec.algorithm                                # doctest: +SKIP
     <Algorithm.PLAMO2: 'plamo2'>
 """
 from __future__ import annotations
