@@ -4,7 +4,9 @@ the vocabulary types that are not BPE.
 For each llama.cpp pre-tokenizer type (one name per type, on the GPT-2 fixture GGUF with
 `pre=` forced), each of OpenAI's tiktoken encodings, RWKV's greedy longest match (its
 world vocabulary, rwkv/rwkv_vocab_v20230424.txt; a GGUF "rwkv" vocabulary runs the same
-model stage) and the other GGUF types' files (OTHER_GGUFS), encodes N and 8N characters of
+model stage), llama.cpp's PLaMo-2 vocab type (label "plamo2": a GGUF written as llama.cpp's
+converter lays one out, from the pieces of spm/t5_base_japanese_spiece.model, see
+bench_plamo2.py) and the other GGUF types' files (OTHER_GGUFS), encodes N and 8N characters of
 'a', ' ', '\\n', digits, CJK without spaces and emoji, one call each, and prints the
 seconds and the ratio t(8N) / t(N): linear time is a ratio near 8 (the bar is 10).
 Each timing is a first pass in a process of its own (`_common.in_child`: load, build
@@ -29,6 +31,7 @@ import toksmith
 from toksmith.pretokenizers.llama_cpp import PRE_NAMES
 
 from _common import in_child
+from bench_plamo2 import plamo2_gguf
 
 INPUTS = {"a": "a", "space": " ", "newline": "\n", "digits": "0123456789", "cjk": "日本語漢字",
           "emoji": "🦙😀"}
@@ -43,7 +46,7 @@ def labels() -> list[str]:
         if spec.pre_type not in seen_types:
             seen_types.add(spec.pre_type)
             names.append(f"pre={name}")
-    return names + ["r50k_base", "cl100k_base", "o200k_base", RWKV, *OTHER_GGUFS]
+    return names + ["r50k_base", "cl100k_base", "o200k_base", RWKV, "plamo2", *OTHER_GGUFS]
 
 
 RWKV = "rwkv_vocab_v20230424"
@@ -52,6 +55,8 @@ RWKV = "rwkv_vocab_v20230424"
 def load(label: str, root: Path):
     if label == RWKV:
         return toksmith.load(root / f"rwkv/{RWKV}.txt")
+    if label == "plamo2":
+        return toksmith.load(plamo2_gguf(root))
     if label in OTHER_GGUFS:
         return toksmith.load(root / OTHER_GGUFS[label])
     if label.startswith("pre="):
@@ -91,6 +96,8 @@ def main() -> None:
     args = parser.parse_args()
     root = Path(args.fixtures).resolve()
     chosen = [label for label in labels() if not args.only or any(o in label for o in args.only)]
+    if "plamo2" in chosen:
+        plamo2_gguf(root)   # written before any timing
     n = args.n
     print(f"{'tokenizer':<28}" + "".join(f"{k:>18}" for k in INPUTS))
     print(f"{'':<28}" + "".join(f"{f't({n // 1000000}M)s x8:ratio':>18}" for _ in INPUTS))

@@ -30,6 +30,7 @@ class Algorithm(Enum):
     WORDPIECE = "wordpiece"  # greedy longest match with a continuing-subword prefix (BERT)
     WORD_LEVEL = "word-level"  # one id per pre-token
     RWKV = "rwkv"           # greedy longest match over a byte trie of the tokens' bytes
+    PLAMO2 = "plamo2"       # llama.cpp's PLaMo-2: scored longest-suffix DP over code points, byte fallback
 
 
 class ReferenceRules(Enum):

@@ -16,6 +16,7 @@ from toksmith._core.engine import Engine, TokenizerCore
 from toksmith.models.byte_level import build_byte_level
 from toksmith.models.llama_wordpiece import build_llama_wordpiece
 from toksmith.models.rwkv import build_rwkv
+from toksmith.models.plamo2 import build_plamo2
 from toksmith.models.spm_bpe import build_spm_bpe
 from toksmith.models.unigram import build_unigram
 from toksmith.special_tokens import SpecialToken, special_tokens_of
@@ -29,6 +30,7 @@ ENGINE_BUILDERS: dict[Algorithm, Callable[[TokenizerSpec], Engine]] = {
     Algorithm.BYTE_BPE: build_byte_level,
     Algorithm.WORDPIECE: build_llama_wordpiece,   # a GGUF bert vocabulary (tokenizer.json's: toksmith.hf)
     Algorithm.RWKV: build_rwkv,
+    Algorithm.PLAMO2: build_plamo2,
 }
 
 

@@ -23,11 +23,13 @@ from toksmith.spec import (Algorithm, ByteLevelSpec, FileFields, FileFormat, Ggu
                            TokenizerSpec)
 from toksmith.vocab import ByteLevelVocab, MergeOrder, SpecialIds, TokenType, Vocab, first_repeated
 
-# tokenizer.ggml.model values llama.cpp knows, and those read here: "llama" (SPM), "t5" (UGM),
-# "bert" (WPM, formats/gguf_wordpiece.py), "rwkv" (formats/rwkv.py) and the BPE ones below.
+# tokenizer.ggml.model values llama.cpp knows; every one with a vocabulary is read here:
+# "llama" (SPM) and "t5" (UGM) below, "bert" (WPM, formats/gguf_wordpiece.py), "rwkv"
+# (formats/rwkv.py), "plamo2" (formats/gguf_plamo2.py) and the BPE ones (models/byte_level.py).
 KNOWN_TOKENIZER_MODELS = ("llama", "gpt2", "gemma4", "whitespace", "hybriddna", "bert", "t5", "rwkv",
                           "plamo2", "none", "no_vocab")
-SUPPORTED_TOKENIZER_MODELS = ("llama", "t5", "bert", "rwkv")
+# Parity: llama_vocab::impl::load: LLAMA_VOCAB_TYPE_NONE, a model file without a tokenizer.
+NO_VOCAB_TOKENIZER_MODELS = ("none", "no_vocab")
 # llama.cpp's BPE vocab type (models/byte_level.py builds each one's session).
 BYTE_LEVEL_TOKENIZER_MODELS = ("gpt2", "gemma4", "whitespace", "hybriddna")
 
@@ -147,9 +149,12 @@ def _spec_of_metadata(meta: dict[str, object], types: dict[str, int], payload: b
     if model == "rwkv":
         from toksmith.formats.rwkv import rwkv_gguf_spec
         return rwkv_gguf_spec(meta, types, payload, source)
-    if model not in SUPPORTED_TOKENIZER_MODELS:
-        raise UnsupportedModelError(source, f"GGUF tokenizer model {model!r} is not supported yet "
-                                            f"(supported: {list(SUPPORTED_TOKENIZER_MODELS + BYTE_LEVEL_TOKENIZER_MODELS)})")
+    if model == "plamo2":
+        from toksmith.formats.gguf_plamo2 import plamo2_spec_of_metadata
+        return plamo2_spec_of_metadata(meta, types, payload, source)
+    if model in NO_VOCAB_TOKENIZER_MODELS:
+        raise UnsupportedModelError(source, f"tokenizer.ggml.model is {model!r}: this GGUF has no vocabulary "
+                                            f"(llama.cpp loads such a model without a tokenizer)")
     return _read_sentencepiece_family(meta, types, source, model, payload)
 
 

@@ -26,7 +26,7 @@ from toksmith._core.engine import Engine
 from toksmith._core.llama_wpm import LlamaWpmNormalizer, LlamaWpmPreTokenizer
 from toksmith._core.postprocessor import BosEos
 from toksmith._core.wordpiece import WordPiece
-from toksmith.errors import UnsupportedModelError
+from toksmith.errors import UnsupportedFeatureError
 from toksmith.models.common import bad_data_names_file, build_engine, id_or_minus_one
 from toksmith.models.sentencepiece_family import render_of_attribute
 from toksmith.special_tokens import attributes_from_types
@@ -35,8 +35,8 @@ from toksmith.spec import ReferenceRules, TokenizerSpec
 
 def build_llama_wordpiece(spec: TokenizerSpec) -> Engine:
     if spec.rules is not ReferenceRules.LLAMA_CPP:
-        raise UnsupportedModelError(spec.source, f"a GGUF bert (WPM) vocabulary tokenizes by llama.cpp's rules only, "
-                                                 f"not {spec.rules.value}'s")
+        raise UnsupportedFeatureError(f"{spec.source}: a GGUF bert (WPM) vocabulary tokenizes by llama.cpp's "
+                                      f"rules only; use rules='llama.cpp' (or none)")
     options = spec.wordpiece
     vocab = spec.vocab
     pieces = list(vocab.pieces)
