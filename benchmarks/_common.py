@@ -115,17 +115,19 @@ class _LlamaCppVocab:
         if not self._model:
             raise RuntimeError(f"llama.cpp could not load {gguf_path}")
         self._vocab = llama_cpp.llama_model_get_vocab(self._model)
+        self._buf = (llama_cpp.llama_token * 4096)()
 
     def tokenize(self, text: str) -> list[int]:
-        """One llama_tokenize call (add_special and parse_special off), as Llama.tokenize makes it."""
+        """One llama_tokenize call (add_special and parse_special off), into a buffer kept
+        between calls (no allocation charged to llama.cpp per line)."""
         data = text.encode("utf-8")
-        size = len(data) + 8
-        buf = (self._lc.llama_token * size)()
-        n = self._lc.llama_tokenize(self._vocab, data, len(data), buf, size, False, False)
-        if n < 0:   # more ids than bytes + 8: llama.cpp says how many
-            buf = (self._lc.llama_token * -n)()
-            n = self._lc.llama_tokenize(self._vocab, data, len(data), buf, -n, False, False)
-        return buf[:n]
+        if len(data) + 8 > len(self._buf):
+            self._buf = (self._lc.llama_token * (2 * len(data) + 8))()
+        n = self._lc.llama_tokenize(self._vocab, data, len(data), self._buf, len(self._buf), False, False)
+        if n < 0:   # more ids than the buffer holds: llama.cpp says how many
+            self._buf = (self._lc.llama_token * -n)()
+            n = self._lc.llama_tokenize(self._vocab, data, len(data), self._buf, len(self._buf), False, False)
+        return self._buf[:n]
 
 
 def llama_cpp_peer(gguf_path: Path) -> Peer:
