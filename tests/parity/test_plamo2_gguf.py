@@ -29,6 +29,7 @@ from tests import llama_cpp_reference   # llama-cpp-python
 from tests.conftest import fixture_file, report
 from tests.plamo2_gguf import PLAMO_SPECIALS, sentencepiece_pieces, write_plamo2_gguf
 from tests.parity.test_byte_bpe_gguf import spliced
+from tests.parity.llama_cpp_compare import decode_mismatches, encode_mismatches
 from tests.parity.test_spm_bpe_gguf import fail_on, reference_decode
 from toksmith.spec import Algorithm
 
@@ -54,29 +55,8 @@ def plamo2(plamo2_path):
 
 
 def check_texts(tok, ref, texts, what: str, *, decode: bool = True) -> tuple[int, list[str]]:
-    """encode/encode_batch of each text (str or bytes) under both flag pairs vs llama_tokenize;
-    with `decode`, decode x2 and decode_bytes of llama.cpp's ids vs llama_detokenize."""
-    mismatches = []
-    for add_special, parse_special in FLAGS:
-        batch = tok.encode_batch(texts, add_special=add_special, parse_special=parse_special)
-        for i, (text, got_batch) in enumerate(zip(texts, batch)):
-            raw = text if isinstance(text, bytes) else text.encode("utf-8")
-            want = ref.tokenize(raw, add_special, parse_special)
-            got = tok.encode(text, add_special=add_special, parse_special=parse_special)
-            if got != want or got_batch != want:
-                mismatches.append(f"{what}:{i + 1} (add_special={add_special}, parse_special={parse_special}) "
-                                  f"{text[:60]!r}\n  ours {got}\n  batch {got_batch}\n  llama.cpp {want}")
-                continue
-            if not (decode and parse_special):
-                continue
-            for skip in (False, True):
-                expected = reference_decode(ref, want, skip)
-                if tok.decode(want, skip_special=skip) != expected:
-                    mismatches.append(f"{what}:{i + 1} decode(skip_special={skip}) {text[:60]!r}: "
-                                      f"{tok.decode(want, skip_special=skip)!r} != {expected!r}")
-            if tok.decode_bytes(want) != ref.detokenize(want, remove_special=False, unparse_special=True):
-                mismatches.append(f"{what}:{i + 1} decode_bytes {text[:60]!r}")
-    return len(texts), mismatches
+    """(how many texts, mismatches) of `encode_mismatches` under both flag pairs."""
+    return len(texts), encode_mismatches(tok, ref, texts, what, flags=FLAGS, decode=decode)
 
 
 def test_corpora_match_llama_cpp(plamo2, corpus_lines, invalid_utf8_lines):
@@ -204,12 +184,7 @@ def test_ties_scores_and_odd_texts_match_llama_cpp(tmp_path):
         assert ref.tokenize(b"gg", False, False) == [ids[b"gg"]]
         n = tok.vocab_size
         rnd_ids = [[rnd.randrange(n) for _ in range(rnd.randint(0, 8))] for _ in range(2000)]
-        for ids_ in rnd_ids:
-            for skip in (False, True):
-                if tok.decode(ids_, skip_special=skip) != reference_decode(ref, ids_, skip):
-                    mismatches.append(f"decode({ids_}, skip_special={skip})")
-            if tok.decode_bytes(ids_) != ref.detokenize(ids_, remove_special=False, unparse_special=True):
-                mismatches.append(f"decode_bytes({ids_})")
+        mismatches += decode_mismatches(tok, ref, rnd_ids)
     finally:
         ref.close()
     report(f"PLaMo-2 tie/score/odd-text vocabulary vs llama.cpp: {len(texts)} texts x 2 flag combinations, "
@@ -222,17 +197,9 @@ def test_random_id_lists_decode_like_detokenize(plamo2):
     n = tok.vocab_size
     pool = list(range(0, 300)) + list(range(n - 40, n))
     rnd = random.Random(11)
-    mismatches = []
     cases = 3000
-    for _ in range(cases):
-        ids = [rnd.choice(pool) if rnd.random() < 0.7 else rnd.randrange(n) for _ in range(rnd.randint(0, 10))]
-        for skip in (False, True):
-            want = reference_decode(ref, ids, skip)
-            if tok.decode(ids, skip_special=skip) != want:
-                mismatches.append(f"decode({ids}, skip_special={skip}): {tok.decode(ids, skip_special=skip)!r} "
-                                  f"!= {want!r}")
-        if tok.decode_bytes(ids) != ref.detokenize(ids, remove_special=False, unparse_special=True):
-            mismatches.append(f"decode_bytes({ids})")
+    mismatches = decode_mismatches(tok, ref, [[rnd.choice(pool) if rnd.random() < 0.7 else rnd.randrange(n)
+                                               for _ in range(rnd.randint(0, 10))] for _ in range(cases)])
     report(f"PLaMo-2 GGUF random id lists vs llama_detokenize: {cases} lists x 3, {len(mismatches)} mismatches")
     fail_on(mismatches)
 

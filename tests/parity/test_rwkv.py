@@ -32,7 +32,8 @@ from tests.conftest import fixture_file, first_difference, report
 from tests.gguf_copy import copy_gguf, copy_gguf_with_tokens
 from tests.parity.reference_worker import REPO_ROOT
 from tests.parity.test_byte_bpe_gguf import special_texts_of, spliced
-from tests.parity.test_spm_bpe_gguf import fail_on, reference_decode
+from tests.parity.llama_cpp_compare import decode_mismatches, encode_mismatches
+from tests.parity.test_spm_bpe_gguf import fail_on
 from tests.rwkv_gguf import write_rwkv_gguf, write_rwkv_world_gguf
 
 VOCAB_TXT = "rwkv/rwkv_vocab_v20230424.txt"
@@ -188,34 +189,11 @@ def test_world_gguf_matches_llama_cpp(world_gguf, corpus_lines, invalid_utf8_lin
     for corpus, lines in corpus_lines.items():
         texts = spliced(lines, specials, seed=len(corpus))
         spliced_count += sum(a != b for a, b in zip(texts, lines))
-        for add_special, parse_special in ((False, False), (True, True)):
-            got_batch = tok.encode_batch(texts, add_special=add_special, parse_special=parse_special)
-            for i, (text, batch) in enumerate(zip(texts, got_batch)):
-                want = ref.tokenize(text.encode("utf-8"), add_special, parse_special)
-                got = tok.encode(text, add_special=add_special, parse_special=parse_special)
-                if got != want or batch != want:
-                    mismatches.append(f"{corpus}:{i + 1} (add_special={add_special}, parse_special="
-                                      f"{parse_special}) {text[:60]!r}\n  ours {got}\n  llama.cpp {want}")
-                    continue
-                if not parse_special:
-                    continue
-                for skip in (False, True):
-                    expected = reference_decode(ref, want, skip)
-                    if tok.decode(want, skip_special=skip) != expected:
-                        mismatches.append(f"{corpus}:{i + 1} decode(skip_special={skip}) {text[:60]!r}: "
-                                          f"{tok.decode(want, skip_special=skip)!r} != {expected!r}")
-                if tok.decode_bytes(want) != ref.detokenize(want, remove_special=False, unparse_special=True):
-                    mismatches.append(f"{corpus}:{i + 1} decode_bytes {text[:60]!r}")
+        mismatches += encode_mismatches(tok, ref, texts, corpus, flags=((False, False), (True, True)))
         compared += len(lines)
-    for raw in invalid_utf8_lines:
-        compared += 1
-        for add_special, parse_special in ((False, False), (True, True)):
-            want = ref.tokenize(raw, add_special, parse_special)
-            got = tok.encode(raw, add_special=add_special, parse_special=parse_special)
-            if got != want:
-                mismatches.append(f"invalid UTF-8 {raw!r}: ours {got}, llama.cpp {want}")
-            if tok.decode_bytes(want) != ref.detokenize(want, remove_special=False, unparse_special=True):
-                mismatches.append(f"invalid UTF-8 {raw!r}: decode_bytes")
+    mismatches += encode_mismatches(tok, ref, invalid_utf8_lines, "invalid UTF-8",
+                                    flags=((False, False), (True, True)))
+    compared += len(invalid_utf8_lines)
     report(f"RWKV world GGUF (gguf package, as the converter writes it) vs llama.cpp: {compared} lines "
            f"({spliced_count} with <s> spliced in) x 2 flag combinations (ids, batch ids; decode x2 and "
            f"decode_bytes for parse_special), {len(mismatches)} mismatches")
@@ -238,24 +216,11 @@ def random_id_lists(n: int, seed: int, cases: int) -> list[list[int]]:
             for _ in range(cases)]
 
 
-def check_decode_like_detokenize(tok, ref, lists: list[list[int]]) -> list[str]:
-    mismatches = []
-    for ids in lists:
-        for skip in (False, True):
-            want = reference_decode(ref, ids, skip)
-            if tok.decode(ids, skip_special=skip) != want:
-                mismatches.append(f"decode({ids}, skip_special={skip}): "
-                                  f"{tok.decode(ids, skip_special=skip)!r} != {want!r}")
-        if tok.decode_bytes(ids) != ref.detokenize(ids, remove_special=False, unparse_special=True):
-            mismatches.append(f"decode_bytes({ids})")
-    return mismatches
-
-
 def test_world_gguf_random_id_lists_decode_like_detokenize(world_gguf):
     tok = toksmith.load(world_gguf)
     ref = llama_cpp_reference.load_vocab(world_gguf)
     lists = random_id_lists(tok.vocab_size, seed=3, cases=3000)
-    mismatches = check_decode_like_detokenize(tok, ref, lists)
+    mismatches = decode_mismatches(tok, ref, lists)
     report(f"RWKV world GGUF random id lists vs llama_detokenize: {len(lists)} lists x 3, "
            f"{len(mismatches)} mismatches")
     fail_on(mismatches)
@@ -282,7 +247,7 @@ def test_world_gguf_flag_keys_match_llama_cpp(world_gguf, tmp_path, flags):
                 assert tok.encode(text, add_special=add_special, parse_special=parse_special) == want
         lists = random_id_lists(tok.vocab_size, seed=5, cases=1000)
         lists += [[33, 34], [34, 33, 34], [0, 33, 0], [33], [34], [33, 33]]
-        fail_on(check_decode_like_detokenize(tok, ref, lists))
+        fail_on(decode_mismatches(tok, ref, lists))
     finally:
         ref.close()
 

@@ -23,7 +23,8 @@ from tests import llama_cpp_reference   # llama-cpp-python
 from tests.conftest import fixture_file, report
 from tests.gguf_copy import copy_gguf, copy_gguf_with_tokens
 from tests.parity.test_byte_bpe_gguf import aborts_llama_cpp, special_texts_of, spliced
-from tests.parity.test_spm_bpe_gguf import fail_on, golden_cases, reference_decode
+from tests.parity.llama_cpp_compare import decode_mismatches, encode_mismatches
+from tests.parity.test_spm_bpe_gguf import fail_on, golden_cases
 
 BGE = "gguf/ggml-vocab-bert-bge.gguf"
 FLAGS = list(itertools.product((False, True), repeat=2))   # (add_special, parse_special)
@@ -69,29 +70,6 @@ def test_llama_cpp_golden_file(fixtures):
     fail_on(mismatches)
 
 
-def compare(tok, ref, texts, label: str, flags=FLAGS, decode: bool = True) -> list[str]:
-    """Mismatches of tok against llama.cpp on `texts` (str or bytes) under `flags`."""
-    mismatches = []
-    raw_texts = [t.encode("utf-8") if isinstance(t, str) else t for t in texts]
-    for add_special, parse_special in flags:
-        got_batch = tok.encode_batch(texts, add_special=add_special, parse_special=parse_special)
-        for i, (text, raw, batch) in enumerate(zip(texts, raw_texts, got_batch)):
-            want = ref.tokenize(raw, add_special, parse_special)
-            got = tok.encode(text, add_special=add_special, parse_special=parse_special)
-            if got != want or batch != want:
-                mismatches.append(f"{label}:{i + 1} (add_special={add_special}, parse_special={parse_special}) "
-                                  f"{text[:60]!r}\n  ours {got}\n  llama.cpp {want}")
-                continue
-            if not decode or not parse_special:
-                continue
-            for skip in (False, True):
-                expected = reference_decode(ref, want, skip)
-                if tok.decode(want, skip_special=skip) != expected:
-                    mismatches.append(f"{label}:{i + 1} decode(skip_special={skip}) {text[:60]!r}: "
-                                      f"{tok.decode(want, skip_special=skip)!r} != {expected!r}")
-    return mismatches
-
-
 @pytest.mark.filterwarnings("ignore:the text starts with a BOS token")   # llama.cpp warns too
 @pytest.mark.parametrize("variant", list(VARIANTS))
 def test_corpora_match_llama_cpp(fixtures, tmp_path_factory, corpus_lines, invalid_utf8_lines, variant):
@@ -106,16 +84,16 @@ def test_corpora_match_llama_cpp(fixtures, tmp_path_factory, corpus_lines, inval
         for corpus, lines in corpus_lines.items():
             texts = spliced(lines, specials, seed=len(corpus))
             spliced_count += sum(a != b for a, b in zip(texts, lines))
-            mismatches += compare(tok, ref, texts, corpus)
+            mismatches += encode_mismatches(tok, ref, texts, corpus, flags=FLAGS)
             compared += len(texts)
         probes = PROBES + [raw for raw in invalid_utf8_lines if not aborts_llama_cpp(raw)]
-        mismatches += compare(tok, ref, probes, "probe")
+        mismatches += encode_mismatches(tok, ref, probes, "probe", flags=FLAGS)
         compared += len(probes)
     finally:
         if VARIANTS[variant]:
             ref.close()
     report(f"ggml-vocab-bert-bge.gguf ({variant}) vs llama.cpp: {compared} lines ({spliced_count} with a special "
-           f"text spliced in) x 4 flag combinations (ids, batch ids; decode x2 with parse_special), "
+           f"text spliced in) x 4 flag combinations (ids, batch ids; decode x2 and decode_bytes with parse_special), "
            f"{len(mismatches)} mismatches")
     fail_on(mismatches)
 
@@ -128,7 +106,7 @@ def test_random_invalid_utf8_matches_llama_cpp(fixtures):
     tok = toksmith.load(path)
     ref = llama_cpp_reference.load_vocab(path)
     texts = [raw for raw in random_bytes(5, 6000) if not aborts_llama_cpp(raw)]
-    mismatches = compare(tok, ref, texts, "random bytes", flags=[(False, False)], decode=False)
+    mismatches = encode_mismatches(tok, ref, texts, "random bytes", flags=[(False, False)])
     report(f"ggml-vocab-bert-bge.gguf random invalid UTF-8 vs llama.cpp: {len(texts)} byte strings, "
            f"{len(mismatches)} mismatches")
     fail_on(mismatches)
@@ -161,7 +139,7 @@ def test_random_unicode_matches_llama_cpp(fixtures, tmp_path_factory, variant):
     ref = llama_cpp_reference.LlamaCppVocab(path)
     try:
         texts = random_unicode(7, 20000)
-        mismatches = compare(tok, ref, texts, "random unicode", flags=[(False, False)], decode=False)
+        mismatches = encode_mismatches(tok, ref, texts, "random unicode", flags=[(False, False)])
     finally:
         ref.close()
     report(f"ggml-vocab-bert-bge.gguf ({variant}) random Unicode strings vs llama.cpp: {len(texts)} strings, "
@@ -182,16 +160,11 @@ def test_random_id_lists_decode_like_detokenize(fixtures):
                                    "s", "t", "re", "ve", "ll", "▁the", "▁a")]
     assert None not in pool
     rnd = random.Random(23)
-    mismatches = []
     cases = 3000
-    for _ in range(cases):
-        ids = [rnd.choice(pool) if rnd.random() < 0.7 else rnd.randrange(n) for _ in range(rnd.randint(0, 10))]
-        for skip in (False, True):
-            want = reference_decode(ref, ids, skip)
-            if tok.decode(ids, skip_special=skip) != want:
-                mismatches.append(f"decode({ids}, skip_special={skip}): {tok.decode(ids, skip_special=skip)!r} "
-                                  f"!= {want!r}")
-    report(f"ggml-vocab-bert-bge.gguf random id lists vs llama_detokenize: {cases} lists x 2, "
+    id_lists = [[rnd.choice(pool) if rnd.random() < 0.7 else rnd.randrange(n) for _ in range(rnd.randint(0, 10))]
+                for _ in range(cases)]
+    mismatches = decode_mismatches(tok, ref, id_lists)
+    report(f"ggml-vocab-bert-bge.gguf random id lists vs llama_detokenize: {cases} lists x 3, "
            f"{len(mismatches)} mismatches")
     fail_on(mismatches)
 
@@ -210,7 +183,7 @@ def test_odd_vocabularies_match_llama_cpp(fixtures, tmp_path):
     try:
         texts = ["zq▁x zqzq▁x", "ab<user>cd <ctl> x", "qqqqqqqqqqqqqqqqqqqqqqq", "▁▁ ▁ ▁word", "ü▁x",
                  "<user><user> [CLS] [SEP][MASK]"] + PROBES
-        mismatches = compare(tok, ref, texts, "odd")
+        mismatches = encode_mismatches(tok, ref, texts, "odd", flags=FLAGS)
     finally:
         ref.close()
     fail_on(mismatches)

@@ -647,6 +647,28 @@ def test_bad_gguf_bert_vocabularies(tmp_path, case):
     assert expected in err.detail, err.detail
 
 
+def test_gguf_bert_token_inside_the_phantom_space_is_refused(tmp_path):
+    # A word's first lookup is U+2581 + word (the model walks U+2581's bytes first): a token
+    # that ends inside those bytes (invalid UTF-8, no converter writes one) is refused.
+    tokens = BERT_TOKENS[:-1] + [b"\xe2\x96"]
+    err = expect_format_error(write(tmp_path, "partial.gguf", gguf(bert_kvs(**{
+        "tokenizer.ggml.tokens": g_array("tokenizer.ggml.tokens", STRING, tokens)}))))
+    assert "b'\\xe2\\x96' is a part of the bytes" in err.detail, err.detail
+
+
+def test_gguf_bert_vocabulary_without_word_start_tokens_matches_llama_cpp(tmp_path):
+    # no token starts with U+2581: every word is [UNK], as llama.cpp finds no first piece
+    tokens = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "a", "b", "ab", ","]
+    path = write(tmp_path, "nostart.gguf", gguf(bert_kvs(**{
+        "tokenizer.ggml.tokens": g_array("tokenizer.ggml.tokens", STRING, tokens)})))
+    tok = toksmith.load(path)
+    from tests import llama_cpp_reference as reference
+    vocab = reference.load_vocab(path)
+    for text in ["a", "ab b", "a,b", ""]:
+        assert tok.encode(text, add_special=False) == vocab.tokenize(text.encode(), False, False), text
+    assert tok.encode("ab b", add_special=False) == [1, 1]
+
+
 def test_small_gguf_bert_vocabulary_matches_llama_cpp(tmp_path):
     """A vocabulary of 8 tokens with its CLS and SEP ids in the file: a word with no match
     anywhere is [UNK] whole, "b" continues "a" only as the piece "b"."""

@@ -9,16 +9,17 @@ tokenize() looks each word up with the phantom space U+2581 in front. Here:
 
 - `LlamaWpmNormalizer`: the per-code-point part (repair, NFD, drops, lower-casing);
   whitespace is kept for the pre-tokenizer.
-- `LlamaWpmPreTokenizer`: the split (whitespace dropped, isolated characters alone) and
-  the phantom space before every word, written to work.text.
+- `LlamaWpmPreTokenizer`: the split (whitespace dropped, isolated characters alone),
+  written to work.text; the model (`wordpiece.WordPiece` with word_prefix U+2581) adds
+  the phantom space to each word's first lookup.
 
 Lower-casing never changes how a code point splits (tools/gen_llama_wpm_tables.py checks
 it), so splitting the normalized text is splitting as llama.cpp does.
 
     >>> LlamaWpmNormalizer(lowercase=True, strip_accents=True).normalize_text("Héllo,\\tWORLD")
     'hello,\\tworld'
-    >>> LlamaWpmPreTokenizer().split_text("hello, world".encode())
-    [b'\\xe2\\x96\\x81hello', b'\\xe2\\x96\\x81,', b'\\xe2\\x96\\x81world']
+    >>> LlamaWpmPreTokenizer().split_text("hello, world!!".encode())
+    [b'hello', b',', b'world', b'!', b'!']
 """
 from libc.stdint cimport int32_t, uint32_t
 
@@ -28,7 +29,6 @@ from toksmith._core.llama_lowercase cimport llama_tolower
 from toksmith._core.normalizer cimport TEXT_UNCHANGED, Normalizer
 from toksmith._core.pretok_common cimport _llama_seq, _utf8_len, append_cpt_utf8, table_flags
 from toksmith._core.pretokenizer cimport PRETOK_REWRITTEN, PreTokenizer, PreTokenizerWork
-from toksmith._core.utf8 cimport SPACE_SYMBOL
 
 include "unicode_llama_wpm.pxi"
 
@@ -150,24 +150,22 @@ def _normalizer(lowercase, strip_accents):
 
 
 cdef class LlamaWpmPreTokenizer(PreTokenizer):
-    """The split half of llama.cpp's WPM preprocess, and tokenize()'s phantom space: each
-    word of the normalized text becomes U+2581 + word in work.text."""
+    """The split half of llama.cpp's WPM preprocess: the words of the normalized text, its
+    whitespace dropped, written to work.text (the model looks each up with U+2581 in front)."""
 
     def __reduce__(self):
         return LlamaWpmPreTokenizer, ()
 
     cdef int split(self, const unsigned char* s, Py_ssize_t n, PreTokenizerWork* work,
                    IdBuf* ends) noexcept nogil:
-        cdef Py_ssize_t i = 0, m
+        cdef Py_ssize_t i = 0, first_word_at = -1
         cdef int k, j
         cdef uint32_t c = 0
         cdef unsigned char cls
         cdef bint in_word = False
-        cdef Py_ssize_t first_word_at = -1
         cdef ByteBuf* out = &work.text
         out.size = 0
-        # at most one word per byte: 3 bytes of phantom space each
-        if bytebuf_reserve(out, 4 * n) < 0 or idbuf_reserve(ends, n) < 0:
+        if bytebuf_reserve(out, n) < 0 or idbuf_reserve(ends, n) < 0:
             return ERR_NO_MEMORY
         while i < n:
             if s[i] < 0x80:
@@ -188,20 +186,12 @@ cdef class LlamaWpmPreTokenizer(PreTokenizer):
                 if in_word and cls & W_ISOLATE:
                     ends.data[ends.size] = <int32_t>out.size
                     ends.size += 1
-                    in_word = False
-                if not in_word:
-                    if first_word_at < 0:
-                        first_word_at = i
-                    # Parity: llm_tokenizer_wpm_session::tokenize: "prepend phantom space"
-                    m = out.size
-                    out.data[m] = SPACE_SYMBOL[0]
-                    out.data[m + 1] = SPACE_SYMBOL[1]
-                    out.data[m + 2] = SPACE_SYMBOL[2]
-                    out.size = m + 3
-                    in_word = True
+                if first_word_at < 0:
+                    first_word_at = i
                 for j in range(k):
                     out.data[out.size + j] = <char>s[i + j]
                 out.size += k
+                in_word = True
                 if cls & W_ISOLATE:
                     ends.data[ends.size] = <int32_t>out.size
                     ends.size += 1

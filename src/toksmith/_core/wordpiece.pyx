@@ -24,7 +24,7 @@ from toksmith._core.errors cimport ERR_UNK_NOT_IN_VOCAB, ERR_NO_MEMORY
 from toksmith._core.model cimport Model, WorkHeader
 from toksmith._core.trie cimport DoubleArrayTrie
 
-from toksmith._core.errors import raise_for_status
+from toksmith._core.errors import ModelDataError, raise_for_status
 
 # Both models need no working memory beyond a header: this static's address is their work_kind.
 cdef int NO_WORK_KIND = 0
@@ -84,15 +84,33 @@ cdef class CompactTrie:
     def memory_bytes(self):
         return self.n_cells * (sizeof(Cell) + sizeof(int32_t))
 
+    cdef int32_t walk(self, bytes key):
+        """The cell `key` leads to from the root (the root for b""), -1 when no key starts with it."""
+        cdef int32_t node = 0, t
+        cdef unsigned char c
+        for c in key:
+            t = <int32_t>(self.cells[node].base & CELL_BASE) + c
+            if t >= self.n_cells or self.cells[t].check != node:
+                return -1
+            node = t
+        return node
+
 
 cdef inline Py_ssize_t _longest(const Cell* cells, const int32_t* values, const unsigned char* s, Py_ssize_t n,
                                 int32_t* value) noexcept nogil:
     """Length of the longest key of the trie (cells NULL: empty) that prefixes s[:n] (0: none);
     its value in *value."""
-    cdef int32_t node = 0, t, best_node = 0
-    cdef Py_ssize_t i, best = 0
     if cells == NULL:
         return 0
+    return _longest_from(cells, values, 0, s, n, value)
+
+
+cdef inline Py_ssize_t _longest_from(const Cell* cells, const int32_t* values, int32_t node,
+                                     const unsigned char* s, Py_ssize_t n, int32_t* value) noexcept nogil:
+    """`_longest` from the cell `node` instead of the root: the longest key that is the bytes
+    leading to `node` and then a non-empty prefix of s[:n] (0: none; the length counts s only)."""
+    cdef int32_t t, best_node = 0
+    cdef Py_ssize_t i, best = 0
     for i in range(n):
         t = <int32_t>(cells[node].base & CELL_BASE) + s[i]
         if cells[t].check != node:
@@ -179,20 +197,41 @@ cdef tuple _checked_vocab(list keys, list ids):
 
 cdef class WordPiece(VocabModel):
     """WordPiece over `keys` (UTF-8 bytes) with `ids`; `unk_id` -1 when the vocabulary has
-    no unk token (tokenizers then fails on a text that needs it, and so does this)."""
+    no unk token (tokenizers then fails on a text that needs it, and so does this).
+
+    `word_prefix`: bytes the first piece is looked up with in front, as if the pre-token
+    began with them (llama.cpp's WPM puts U+2581 before each word); a key that is that
+    prefix alone is a first piece of its own, after which the word's own bytes are looked
+    up as continuations. No key may be a shorter part of it (such a key would end inside
+    it: ModelDataError).
+    """
 
     cdef CompactTrie continuations       # tokens starting with the prefix, the prefix cut off (or None)
     cdef const Cell* rest_cells          # its cells (NULL for None) and values
     cdef const int32_t* rest_values
     cdef readonly bytes prefix
     cdef readonly Py_ssize_t max_input_chars_per_word
+    cdef readonly bytes word_prefix
+    cdef int32_t word_prefix_cell        # the cell word_prefix leads to (-1: no key starts with it)
+    cdef int32_t word_prefix_token       # the id of the key word_prefix itself, or -1
+    cdef bint has_word_prefix
 
     def __cinit__(self, list keys, list ids, *, int unk_id=-1, bytes prefix=b"##",
-                  Py_ssize_t max_input_chars_per_word=100):
+                  Py_ssize_t max_input_chars_per_word=100, bytes word_prefix=b""):
         cdef Py_ssize_t p = len(prefix)
         self.n_pieces = max(ids) + 1 if ids else 0
         keys, ids = _checked_vocab(keys, ids)
+        inside = [k for k in keys if len(k) < len(word_prefix) and word_prefix.startswith(k)]
+        if inside:
+            raise ModelDataError(f"the token {inside[0]!r} is a part of the bytes {word_prefix!r} every word "
+                                 f"is looked up with in front: it would end inside them")
         self.words = CompactTrie(DoubleArrayTrie.build(keys, ids))
+        self.word_prefix = word_prefix
+        self.has_word_prefix = len(word_prefix) > 0
+        self.word_prefix_cell = self.words.walk(word_prefix)
+        self.word_prefix_token = -1
+        if word_prefix and self.word_prefix_cell >= 0 and self.words.cells[self.word_prefix_cell].base & CELL_KEY_ENDS:
+            self.word_prefix_token = self.words.values[self.word_prefix_cell]
         if p == 0:
             # no prefix (llama.cpp's WPM): every piece is looked up in the whole vocabulary
             cont = keys
@@ -231,12 +270,30 @@ cdef class WordPiece(VocabModel):
                 chars += (s[i] & 0xC0) != 0x80
             if chars > self.max_input_chars_per_word:
                 return self._unknown(n, ids, spans, base)
-        # room for the most pieces there can be (one a byte): the ids go in unchecked and
-        # count only once every piece matched
-        if idbuf_reserve(ids, n) < 0:
+        # room for the most pieces there can be (one a byte, and one for word_prefix alone):
+        # the ids go in unchecked and count only once every piece matched
+        if idbuf_reserve(ids, n + 1) < 0:
             return ERR_NO_MEMORY
         out = ids.data + ids.size
         spans_before = spans.size if spans != NULL else 0
+        if self.has_word_prefix and self.word_prefix_cell >= 0:
+            # the first piece: word_prefix and then the longest part of the word that makes a
+            # key, else word_prefix alone (when it is a key) with the word looked up after it
+            length = _longest_from(cells, values, self.word_prefix_cell, s, n, &token)
+            if length == 0:
+                token = self.word_prefix_token
+                if token < 0:
+                    return self._unknown(n, ids, spans, base)
+            out[count] = token
+            count += 1
+            if spans != NULL and (idbuf_push(spans, <int32_t>base) < 0
+                                  or idbuf_push(spans, <int32_t>(base + length)) < 0):
+                return ERR_NO_MEMORY
+            start = length
+            cells = self.rest_cells
+            values = self.rest_values
+        elif self.has_word_prefix:
+            return self._unknown(n, ids, spans, base)     # no key starts with word_prefix
         while start < n:
             length = _longest(cells, values, s + start, n - start, &token)
             if length == 0:

@@ -198,10 +198,7 @@ def _read_sentencepiece_family(meta: dict[str, object], value_types: dict[str, i
         escape_whitespaces=True,
     )
     vocab = Vocab(pieces=tokens, scores=list(scores), types=types, special=SpecialIds(**special))
-    end_ids = dict(eos=special["eos"])
-    for role in ("eot", "eom"):
-        value = meta.get(f"tokenizer.ggml.{role}_token_id")
-        end_ids[role] = value if isinstance(value, int) and 0 <= value < n else None
+    end_ids = end_of_generation_ids(meta, special["eos"], n)
     return TokenizerSpec(
         source=source, file_format=FileFormat.GGUF, algorithm=ALGORITHMS[model],
         rules=ReferenceRules.LLAMA_CPP, vocab=vocab, normalizer=normalizer,
@@ -228,6 +225,16 @@ TYPED_KEYS = {
        for name in ("add_bos_token", "add_eos_token", "add_sep_token", "add_space_prefix",
                     "remove_extra_whitespaces")},
 }
+
+
+def end_of_generation_ids(meta: dict[str, object], eos: int | None, n: int) -> dict[str, int | None]:
+    """The EOS id and the file's EOT and EOM ids (None: absent or outside the `n` tokens), which
+    `token_attributes` marks as ends of generation."""
+    ids: dict[str, int | None] = {"eos": eos}
+    for role in ("eot", "eom"):
+        value = meta.get(f"tokenizer.ggml.{role}_token_id")
+        ids[role] = value if isinstance(value, int) and 0 <= value < n else None
+    return ids
 
 
 def _check_key_types(meta: dict[str, object], value_types: dict[str, int], source: str) -> None:
@@ -335,10 +342,7 @@ def byte_level_spec_of_metadata(meta: dict[str, object], value_types: dict[str, 
         whole_newline_runs=pre_spec is not None and pre_spec.pre_type is PreType.GEMMA4,
         llama_byte_fallback=not raw_utf8, hex_byte_fallback=raw_utf8, types=types,
         special=SpecialIds(**special))
-    end_ids = dict(eos=special["eos"])
-    for role in ("eot", "eom"):
-        value = meta.get(f"tokenizer.ggml.{role}_token_id")
-        end_ids[role] = value if isinstance(value, int) and 0 <= value < n else None
+    end_ids = end_of_generation_ids(meta, special["eos"], n)
     return ByteLevelSpec(
         source=source, file_format=FileFormat.GGUF, vocab=vocab, pre=pre, gguf_model=model,
         add_bos=_optional_flag(meta, "tokenizer.ggml.add_bos_token", source),

@@ -16,7 +16,7 @@ from toksmith.decoders.sentencepiece import SentencePieceDecoderSpec
 from toksmith.errors import ModelFormatError
 from toksmith.formats.llama_cpp_attributes import token_attributes
 from toksmith.spec import Algorithm, FileFields, FileFormat, ReferenceRules, TokenizerSpec
-from toksmith.vocab import SpecialIds, TokenType, Vocab, first_repeated
+from toksmith.vocab import SpecialIds, Vocab, first_repeated
 
 # Parity: llama_vocab::impl::load, tokenizer_model == "plamo2": default special ids.
 DEFAULT_SPECIAL = {"bos": 1, "eos": 2, "unk": 0, "pad": 3, "sep": None, "mask": None}
@@ -31,16 +31,14 @@ def read_plamo2_gguf(path: str | os.PathLike) -> TokenizerSpec:
 def plamo2_spec_of_metadata(meta: dict[str, object], value_types: dict[str, int], payload: bytes,
                             source: str) -> TokenizerSpec:
     """The PLaMo-2 tokenizer described by GGUF metadata (values and GGUF types by key)."""
-    from toksmith.formats.gguf import _check_key_types, _flag, _number_array, _special_ids, _token_texts
+    from toksmith.formats.gguf import (_check_key_types, _flag, _number_array, _special_ids, _token_texts,
+                                       end_of_generation_ids, token_types)
     texts = _token_texts(meta, source)
     n = len(texts)
     scores = _number_array(meta, "tokenizer.ggml.scores", n, source, default=0.0, typecodes="fi")
     if scores.typecode == "i":
         scores = array("f", scores)   # Parity: load: static_cast<float>(iscores[i])
-    token_types = _number_array(meta, "tokenizer.ggml.token_type", n, source, default=TokenType.NORMAL,
-                                typecodes="i")
-    # Parity: llama_vocab::impl::load maps a token type outside 0..6 to UNDEFINED.
-    types = bytes(t if 0 <= t <= TokenType.BYTE else TokenType.UNDEFINED for t in token_types)
+    types = token_types(meta, n, source)
     by_text = dict(zip(texts, range(n)))
     if len(by_text) != n:
         # Parity: llama_vocab::impl::load asserts id_to_token.size() == token_to_id.size().
@@ -55,10 +53,7 @@ def plamo2_spec_of_metadata(meta: dict[str, object], value_types: dict[str, int]
     # flags only decide what llama_detokenize drops).
     add_space_prefix = _flag(meta, "tokenizer.ggml.add_space_prefix", False, source)
     _flag(meta, "tokenizer.ggml.remove_extra_whitespaces", False, source)   # read, unused
-    end_ids = dict(eos=special["eos"])
-    for role in ("eot", "eom"):
-        value = meta.get(f"tokenizer.ggml.{role}_token_id")
-        end_ids[role] = value if isinstance(value, int) and 0 <= value < n else None
+    end_ids = end_of_generation_ids(meta, special["eos"], n)
     return TokenizerSpec(
         source=source, file_format=FileFormat.GGUF, algorithm=Algorithm.PLAMO2,
         rules=ReferenceRules.LLAMA_CPP,

@@ -11,7 +11,8 @@ longest token first, over that vocabulary (models/llama_wordpiece.py builds the 
 from __future__ import annotations
 
 from toksmith.errors import ModelFormatError
-from toksmith.formats.gguf import _check_key_types, _flag, _special_ids, _token_texts, token_types
+from toksmith.formats.gguf import (_check_key_types, _flag, _special_ids, _token_texts, end_of_generation_ids,
+                                   token_types)
 from toksmith.formats.llama_cpp_attributes import token_attributes
 from toksmith.spec import (Algorithm, FileFields, FileFormat, LlamaWordPieceOptions, ReferenceRules,
                            TokenizerSpec)
@@ -51,10 +52,7 @@ def read_wordpiece_vocabulary(meta: dict[str, object], value_types: dict[str, in
         # Parity: llama_vocab::impl::load: strip_accents defaults to lowercase.
         strip_accents=_flag(meta, "tokenizer.ggml.normalizer.strip_accents", lowercase, source),
         add_space_prefix=_flag(meta, "tokenizer.ggml.add_space_prefix", False, source))
-    end_ids = {"eos": special["eos"]}
-    for role in ("eot", "eom"):
-        value = meta.get(f"tokenizer.ggml.{role}_token_id")
-        end_ids[role] = value if isinstance(value, int) and 0 <= value < n else None
+    end_ids = end_of_generation_ids(meta, special["eos"], n)
     return TokenizerSpec(
         source=source, file_format=FileFormat.GGUF, algorithm=Algorithm.WORDPIECE,
         rules=ReferenceRules.LLAMA_CPP,

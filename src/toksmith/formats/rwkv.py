@@ -24,7 +24,8 @@ import unicodedata
 from dataclasses import dataclass
 
 from toksmith.errors import ModelFormatError
-from toksmith.formats.gguf import _check_key_types, _flag, _number_array, _special_ids, _token_texts
+from toksmith.formats.gguf import (_check_key_types, _flag, _number_array, _special_ids, _token_texts,
+                                   end_of_generation_ids, token_types)
 from toksmith.formats.llama_cpp_attributes import token_attributes
 from toksmith.spec import Algorithm, FileFields, FileFormat, ReferenceRules, TokenizerSpec
 from toksmith.vocab import SpecialIds, TokenType, Vocab, first_repeated
@@ -309,8 +310,7 @@ def rwkv_gguf_spec(meta: dict[str, object], value_types: dict[str, int], payload
     n = len(texts)
     _check_key_types(meta, value_types, source)
     scores = _number_array(meta, "tokenizer.ggml.scores", n, source, default=0.0, typecodes="fi")
-    types = known_token_types(_number_array(meta, "tokenizer.ggml.token_type", n, source,
-                                            default=TokenType.NORMAL, typecodes="i"))
+    types = token_types(meta, n, source)
     by_text = dict(zip(texts, range(n)))
     if len(by_text) != n:
         # Parity: llama_vocab::impl::load asserts id_to_token.size() == token_to_id.size().
@@ -320,10 +320,7 @@ def rwkv_gguf_spec(meta: dict[str, object], value_types: dict[str, int], payload
     special = _special_ids(meta, value_types, n, GGUF_DEFAULT_SPECIAL, source)
     token_bytes = [unescape_rwkv_token(t) for t in texts]
     _refuse_looping_vocabulary(texts, token_bytes, source)
-    end_ids = dict(eos=special["eos"])
-    for role in ("eot", "eom"):
-        value = meta.get(f"tokenizer.ggml.{role}_token_id")
-        end_ids[role] = value if isinstance(value, int) and 0 <= value < n else None
+    end_ids = end_of_generation_ids(meta, special["eos"], n)
     keys, key_ids = trie_entries(token_bytes)
     return TokenizerSpec(
         source=source, file_format=FileFormat.GGUF, algorithm=Algorithm.RWKV, rules=ReferenceRules.LLAMA_CPP,
@@ -336,11 +333,6 @@ def rwkv_gguf_spec(meta: dict[str, object], value_types: dict[str, int], payload
         file_fields=FileFields(gguf_metadata={key: (value_types[key], value) for key, value in meta.items()}),
         rwkv=RwkvSpec(token_bytes=token_bytes, keys=keys, key_ids=key_ids,
                       add_space_prefix=_flag(meta, "tokenizer.ggml.add_space_prefix", False, source)))
-
-
-def known_token_types(token_types) -> bytes:
-    """Parity: llama_vocab::impl::load maps a token type outside 0..6 to UNDEFINED."""
-    return bytes(t if 0 <= t <= TokenType.BYTE else TokenType.UNDEFINED for t in token_types)
 
 
 def _refuse_looping_vocabulary(texts: list[bytes], token_bytes: list[bytes], source: str) -> None:

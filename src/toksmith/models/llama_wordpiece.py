@@ -5,10 +5,11 @@ stage is the same compiled `WordPiece`; each difference is a component of its ow
 
 - normalizer `LlamaWpmNormalizer`: llama.cpp's one-to-one "NFD", its \\p{C} and accent
   drops and unicode_tolower (HF's BertNormalizer differs on all three);
-- pre-tokenizer `LlamaWpmPreTokenizer`: whitespace and punctuation split, and the phantom
-  space "▁" before each word (the converted vocabulary spells word starts with it);
-- model `WordPiece` with no continuation prefix (a continuation is looked up in the whole
-  vocabulary, as llama.cpp does) and no max_input_chars_per_word (llama.cpp has none);
+- pre-tokenizer `LlamaWpmPreTokenizer`: whitespace and punctuation split;
+- model `WordPiece` with the phantom space "▁" in front of each word's first lookup (the
+  converted vocabulary spells word starts with it), no continuation prefix (a continuation
+  is looked up in the whole vocabulary, as llama.cpp does) and no max_input_chars_per_word
+  (llama.cpp has none);
 - post-processor: CLS and SEP around the text with add_special (llama_vocab::impl::tokenize);
 - decoder `LlamaCppDecoder`: token_to_piece as for SPM (▁ becomes a space) and
   llama_detokenize's clean_spaces passes.
@@ -32,6 +33,8 @@ from toksmith.models.sentencepiece_family import render_of_attribute
 from toksmith.special_tokens import attributes_from_types
 from toksmith.spec import ReferenceRules, TokenizerSpec
 
+PHANTOM_SPACE = "\u2581".encode()
+
 
 def build_llama_wordpiece(spec: TokenizerSpec) -> Engine:
     if spec.rules is not ReferenceRules.LLAMA_CPP:
@@ -45,8 +48,9 @@ def build_llama_wordpiece(spec: TokenizerSpec) -> Engine:
         # Parity: llm_tokenizer_wpm_session::tokenize: a word none of whose positions
         # matches is the unknown token (with no unknown id, encode refuses such a word,
         # where llama.cpp would emit the id -1).
+        # Parity: llm_tokenizer_wpm_session::tokenize: "prepend phantom space" to each word.
         model = WordPiece(pieces, list(range(len(pieces))), unk_id=id_or_minus_one(special.unk), prefix=b"",
-                          max_input_chars_per_word=sys.maxsize)
+                          max_input_chars_per_word=sys.maxsize, word_prefix=PHANTOM_SPACE)
     attrs = spec.token_attributes or attributes_from_types(vocab.types)
     renders = {a: render_of_attribute(a) for a in set(attrs)}
     decoder = LlamaCppDecoder.build(
