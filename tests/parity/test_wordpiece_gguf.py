@@ -3,13 +3,17 @@
 - llama.cpp's golden ``ggml-vocab-bert-bge.gguf.inp``/``.out`` (46 cases);
 - every corpus line, a seeded quarter with a special-token text spliced in, with all four
   (add_special, parse_special) combinations through encode and encode_batch, and decode of
-  llama.cpp's ids with both skip_special values against llama_detokenize, for the BGE file
-  and for copies of it with the normalizer options and add_space_prefix switched (the
-  `gguf` writer changes the keys; the vocabulary stays the real one);
-- the invalid UTF-8 lines and seeded random broken byte strings as bytes;
+  llama.cpp's ids with both skip_special values and decode_bytes against llama_detokenize,
+  for the BGE file and for copies of it with the normalizer options and add_space_prefix
+  switched (the `gguf` writer changes the keys; the vocabulary stays the real one);
+- the invalid UTF-8 lines and seeded random broken byte strings as bytes; seeded random
+  strings over the whole code space;
 - texts aimed at each of llama.cpp's preprocessing rules (controls, U+FFFD, accents, CJK,
   ASCII and non-ASCII symbols, words longer than HF's 100-character limit);
-- seeded random id lists decoded against llama_detokenize.
+- vocabularies with tokens the converter never writes (tests/parity/llama_cpp_compare.py
+  holds the comparisons);
+- seeded random id lists decoded, and stream_decoder in several chunkings, against
+  llama_detokenize.
 """
 from __future__ import annotations
 
