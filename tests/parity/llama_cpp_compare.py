@@ -9,6 +9,7 @@ as UTF-8 with errors="replace" (`reference_decode`); decode_bytes is the first o
 """
 from __future__ import annotations
 
+from tests.parity.test_byte_bpe_gguf import spliced
 from tests.parity.test_spm_bpe_gguf import reference_decode
 
 
@@ -30,6 +31,20 @@ def encode_mismatches(tok, ref, texts, label: str, *, flags, decode: bool = True
             if decode and parse_special:
                 mismatches += [f"{label}:{i + 1} {text[:60]!r}: {m}" for m in decode_mismatches(tok, ref, [want])]
     return mismatches
+
+
+def corpora_mismatches(tok, ref, corpus_lines: dict[str, list[str]], specials: list[str], *,
+                       flags) -> tuple[int, int, list[str]]:
+    """`encode_mismatches` over every corpus, a seeded quarter of each corpus's lines with one
+    of `specials` spliced in: (lines compared, lines spliced, mismatches)."""
+    compared = spliced_count = 0
+    mismatches = []
+    for corpus, lines in corpus_lines.items():
+        texts = spliced(lines, specials, seed=len(corpus))
+        spliced_count += sum(a != b for a, b in zip(texts, lines))
+        mismatches += encode_mismatches(tok, ref, texts, corpus, flags=flags)
+        compared += len(texts)
+    return compared, spliced_count, mismatches
 
 
 def decode_mismatches(tok, ref, id_lists) -> list[str]:

@@ -28,8 +28,7 @@ import toksmith
 from tests import llama_cpp_reference   # llama-cpp-python
 from tests.conftest import fixture_file, report
 from tests.plamo2_gguf import PLAMO_SPECIALS, sentencepiece_pieces, write_plamo2_gguf
-from tests.parity.test_byte_bpe_gguf import spliced
-from tests.parity.llama_cpp_compare import decode_mismatches, encode_mismatches
+from tests.parity.llama_cpp_compare import corpora_mismatches, decode_mismatches, encode_mismatches
 from tests.parity.test_spm_bpe_gguf import fail_on, reference_decode
 from toksmith.spec import Algorithm
 
@@ -62,14 +61,7 @@ def check_texts(tok, ref, texts, what: str, *, decode: bool = True) -> tuple[int
 def test_corpora_match_llama_cpp(plamo2, corpus_lines, invalid_utf8_lines):
     tok, ref = plamo2
     specials = list(PLAMO_SPECIALS) + [f"[PAD{i}]" for i in (1, 7, N_PADS)] + ["[PAD", "[PAD1"]
-    mismatches = []
-    compared = spliced_count = 0
-    for corpus, lines in corpus_lines.items():
-        texts = spliced(lines, specials, seed=len(corpus))
-        spliced_count += sum(a != b for a, b in zip(texts, lines))
-        count, found = check_texts(tok, ref, texts, corpus)
-        compared += count
-        mismatches += found
+    compared, spliced_count, mismatches = corpora_mismatches(tok, ref, corpus_lines, specials, flags=FLAGS)
     count, found = check_texts(tok, ref, invalid_utf8_lines, "invalid UTF-8", decode=False)
     compared += count
     mismatches += found

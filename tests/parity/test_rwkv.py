@@ -31,8 +31,8 @@ from tests import llama_cpp_reference   # llama-cpp-python
 from tests.conftest import fixture_file, first_difference, report
 from tests.gguf_copy import copy_gguf, copy_gguf_with_tokens
 from tests.parity.reference_worker import REPO_ROOT
-from tests.parity.test_byte_bpe_gguf import special_texts_of, spliced
-from tests.parity.llama_cpp_compare import decode_mismatches, encode_mismatches
+from tests.parity.test_byte_bpe_gguf import special_texts_of
+from tests.parity.llama_cpp_compare import corpora_mismatches, decode_mismatches, encode_mismatches
 from tests.parity.test_spm_bpe_gguf import fail_on
 from tests.rwkv_gguf import write_rwkv_gguf, write_rwkv_world_gguf
 
@@ -184,13 +184,8 @@ def test_world_gguf_matches_llama_cpp(world_gguf, corpus_lines, invalid_utf8_lin
     assert tok.vocab_size == ref.n_tokens
     specials = special_texts_of(world_gguf)
     assert specials == ["<s>"]   # the converter's one CONTROL token; no USER_DEFINED ones
-    mismatches = []
-    compared = spliced_count = 0
-    for corpus, lines in corpus_lines.items():
-        texts = spliced(lines, specials, seed=len(corpus))
-        spliced_count += sum(a != b for a, b in zip(texts, lines))
-        mismatches += encode_mismatches(tok, ref, texts, corpus, flags=((False, False), (True, True)))
-        compared += len(lines)
+    compared, spliced_count, mismatches = corpora_mismatches(tok, ref, corpus_lines, specials,
+                                                             flags=((False, False), (True, True)))
     mismatches += encode_mismatches(tok, ref, invalid_utf8_lines, "invalid UTF-8",
                                     flags=((False, False), (True, True)))
     compared += len(invalid_utf8_lines)

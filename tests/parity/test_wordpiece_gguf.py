@@ -26,8 +26,8 @@ import toksmith
 from tests import llama_cpp_reference   # llama-cpp-python
 from tests.conftest import fixture_file, report
 from tests.gguf_copy import copy_gguf, copy_gguf_with_tokens
-from tests.parity.test_byte_bpe_gguf import aborts_llama_cpp, special_texts_of, spliced
-from tests.parity.llama_cpp_compare import decode_mismatches, encode_mismatches
+from tests.parity.test_byte_bpe_gguf import aborts_llama_cpp, special_texts_of
+from tests.parity.llama_cpp_compare import corpora_mismatches, decode_mismatches, encode_mismatches
 from tests.parity.test_spm_bpe_gguf import fail_on, golden_cases
 
 BGE = "gguf/ggml-vocab-bert-bge.gguf"
@@ -83,13 +83,7 @@ def test_corpora_match_llama_cpp(fixtures, tmp_path_factory, corpus_lines, inval
     try:
         assert tok.vocab_size == ref.n_tokens
         specials = special_texts_of(path)
-        mismatches = []
-        compared = spliced_count = 0
-        for corpus, lines in corpus_lines.items():
-            texts = spliced(lines, specials, seed=len(corpus))
-            spliced_count += sum(a != b for a, b in zip(texts, lines))
-            mismatches += encode_mismatches(tok, ref, texts, corpus, flags=FLAGS)
-            compared += len(texts)
+        compared, spliced_count, mismatches = corpora_mismatches(tok, ref, corpus_lines, specials, flags=FLAGS)
         probes = PROBES + [raw for raw in invalid_utf8_lines if not aborts_llama_cpp(raw)]
         mismatches += encode_mismatches(tok, ref, probes, "probe", flags=FLAGS)
         compared += len(probes)

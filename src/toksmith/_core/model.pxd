@@ -43,3 +43,6 @@ cdef class Model:
 
 
 cdef uint64_t next_model_serial() noexcept nogil
+# A work that is a bare WorkHeader of `kind` (for models that need no working memory);
+# NULL when out of memory.
+cdef void* new_header_work(const void* kind) noexcept nogil

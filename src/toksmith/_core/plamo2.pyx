@@ -35,7 +35,7 @@ from toksmith._core.tables cimport U64Map, u64map_free, u64map_get, u64map_init,
 from toksmith._core.token_types cimport TYPE_BYTE
 from toksmith._core.utf8 cimport structural_char_len
 
-from toksmith._core.errors import ModelDataError, raise_for_status
+from toksmith._core.errors import ModelDataError
 
 # Parity: llm_tokenizer_plamo2's score constants.
 cdef int32_t INVALID_SCORE = -20000000
@@ -520,24 +520,6 @@ cdef class Plamo2(Model):
                 off = size
             i += length
         return 0
-
-    def encode_text(self, bytes text):
-        """The ids of `text` (one raw-text fragment), for tests and examples."""
-        cdef IdBuf ids
-        cdef void* work = self.new_work()
-        cdef int rc
-        if work == NULL:
-            raise MemoryError()
-        ids.data = NULL
-        ids.size = 0
-        ids.cap = 0
-        try:
-            rc = self.encode(text, len(text), work, &ids, NULL, 0)
-            raise_for_status(rc)
-            return [ids.data[i] for i in range(ids.size)]
-        finally:
-            _free_work(work)
-            idbuf_free(&ids)
 
     @property
     def memory_bytes(self):

@@ -15,31 +15,17 @@ position, so time is linear in the text. Nothing is allocated per call.
     ([2, 2], [3, 1])
 """
 from libc.stdint cimport int32_t
-from libc.stdlib cimport free, malloc
 
-from toksmith._core.buffers cimport ByteBuf, IdBuf, bytebuf_append, idbuf_free, idbuf_push, idbuf_reserve
+from toksmith._core.buffers cimport ByteBuf, IdBuf, bytebuf_append, idbuf_push, idbuf_reserve
 from toksmith._core.detokenizer cimport DecodeState, Decoder
 from toksmith._core.errors cimport ERR_NO_MEMORY, ERR_NO_TOKEN_MATCHES
-from toksmith._core.model cimport Model, WorkHeader
+from toksmith._core.model cimport Model, new_header_work
 from toksmith._core.trie cimport DANode, DoubleArrayTrie
 
-from toksmith._core.errors import raise_for_status
 from toksmith.errors import TokenIdError
 
 # RwkvTrie needs no working memory beyond a header: this static's address is its work_kind.
 cdef int RWKV_WORK_KIND = 0
-
-
-cdef void _free_header(void* work) noexcept nogil:
-    free(work)
-
-
-cdef void* _new_header() noexcept nogil:
-    cdef WorkHeader* w = <WorkHeader*>malloc(sizeof(WorkHeader))
-    if w != NULL:
-        w.free = _free_header
-        w.kind = &RWKV_WORK_KIND
-    return w
 
 
 cdef class RwkvTrie(Model):
@@ -67,7 +53,7 @@ cdef class RwkvTrie(Model):
         self.work_kind = &RWKV_WORK_KIND
 
     cdef void* new_work(self) noexcept nogil:
-        return _new_header()
+        return new_header_work(&RWKV_WORK_KIND)
 
     cdef int encode(self, const unsigned char* s, Py_ssize_t n, void* work, IdBuf* ids,
                     IdBuf* spans, Py_ssize_t base) noexcept nogil:
@@ -115,22 +101,6 @@ cdef class RwkvTrie(Model):
                 return ERR_NO_MEMORY
             pos = end
         return 0
-
-    def encode_text(self, bytes text):
-        """The ids of `text` (tests and debugging; the engine calls encode)."""
-        cdef IdBuf ids
-        cdef int rc
-        cdef void* work = _new_header()
-        ids.data = NULL
-        ids.size = 0
-        ids.cap = 0
-        try:
-            rc = self.encode(<const unsigned char*>(<char*>text), len(text), work, &ids, NULL, 0)
-            raise_for_status(rc)
-            return [ids.data[i] for i in range(ids.size)]
-        finally:
-            idbuf_free(&ids)
-            free(work)
 
     @property
     def memory_bytes(self):

@@ -19,27 +19,15 @@ WordLevel (models/wordlevel/mod.rs): the pre-token's id, or the unk token's.
 from libc.stdint cimport int32_t, uint32_t
 from libc.stdlib cimport free, malloc
 
-from toksmith._core.buffers cimport IdBuf, idbuf_free, idbuf_push, idbuf_reserve
+from toksmith._core.buffers cimport IdBuf, idbuf_push, idbuf_reserve
 from toksmith._core.errors cimport ERR_UNK_NOT_IN_VOCAB, ERR_NO_MEMORY
-from toksmith._core.model cimport Model, WorkHeader
+from toksmith._core.model cimport Model, new_header_work
 from toksmith._core.trie cimport DoubleArrayTrie
 
-from toksmith._core.errors import ModelDataError, raise_for_status
+from toksmith._core.errors import ModelDataError
 
 # Both models need no working memory beyond a header: this static's address is their work_kind.
 cdef int NO_WORK_KIND = 0
-
-
-cdef void _free_header(void* work) noexcept nogil:
-    free(work)
-
-
-cdef void* _new_header() noexcept nogil:
-    cdef WorkHeader* w = <WorkHeader*>malloc(sizeof(WorkHeader))
-    if w != NULL:
-        w.free = _free_header
-        w.kind = &NO_WORK_KIND
-    return w
 
 
 cdef struct Cell:
@@ -152,7 +140,7 @@ cdef class VocabModel(Model):
     cdef readonly int32_t unk_id      # -1: the unk token is not in the vocabulary
 
     cdef void* new_work(self) noexcept nogil:
-        return _new_header()
+        return new_header_work(&NO_WORK_KIND)
 
     cdef int _unknown(self, Py_ssize_t n, IdBuf* ids, IdBuf* spans, Py_ssize_t base) noexcept nogil:
         """The whole pre-token is the unk token. Parity: Error::MissingUnkToken when the
@@ -165,22 +153,6 @@ cdef class VocabModel(Model):
     def memory_bytes(self):
         """Bytes of the vocabulary tries."""
         return self.words.memory_bytes
-
-    def encode_text(self, bytes text):
-        """The ids of one pre-token (tests and debugging; the engine calls encode)."""
-        cdef IdBuf ids
-        cdef int rc
-        cdef void* work = _new_header()
-        ids.data = NULL
-        ids.size = 0
-        ids.cap = 0
-        try:
-            rc = self.encode(<const unsigned char*>(<char*>text), len(text), work, &ids, NULL, 0)
-            raise_for_status(rc)
-            return [ids.data[i] for i in range(ids.size)]
-        finally:
-            idbuf_free(&ids)
-            free(work)
 
 
 cdef tuple _checked_vocab(list keys, list ids):

@@ -176,11 +176,7 @@ def _read_sentencepiece_family(meta: dict[str, object], value_types: dict[str, i
     problem = first_invalid_piece(tokens, types, allow_empty_reserved=True, require_utf8=False)
     if problem is not None:
         raise ModelFormatError(source, f"token {problem[0]} {problem[1]}")
-    if len(set(tokens)) != n:
-        # Parity: llama_vocab::impl::load asserts id_to_token.size() == token_to_id.size().
-        twice = first_repeated(tokens)
-        raise ModelFormatError(source, f"tokenizer.ggml.tokens[{twice}] {tokens[twice]!r} is a text "
-                                       f"already defined (llama.cpp refuses such a vocabulary)")
+    by_text = ids_by_text(tokens, source)
     special = _special_ids(meta, value_types, n, DEFAULT_SPECIAL[model], source)
     _check_key_types(meta, value_types, source)
     if special["unk"] is None:
@@ -208,9 +204,9 @@ def _read_sentencepiece_family(meta: dict[str, object], value_types: dict[str, i
         byte_fallback=TokenType.BYTE in types,
         add_bos=_flag(meta, "tokenizer.ggml.add_bos_token", add_bos, source),
         add_eos=_flag(meta, "tokenizer.ggml.add_eos_token", add_eos, source),
-        token_attributes=tuple(token_attributes(tokens, types, meta, end_ids)),
+        token_attributes=tuple(token_attributes(tokens, types, meta, end_ids, by_text)),
         source_data=payload,
-        file_fields=FileFields(gguf_metadata={key: (value_types[key], value) for key, value in meta.items()}),
+        file_fields=gguf_file_fields(meta, value_types),
     )
 
 
@@ -225,6 +221,24 @@ TYPED_KEYS = {
        for name in ("add_bos_token", "add_eos_token", "add_sep_token", "add_space_prefix",
                     "remove_extra_whitespaces")},
 }
+
+
+def ids_by_text(texts: list[bytes], source: str) -> dict[bytes, int]:
+    """{text: id} of a GGUF vocabulary's token texts.
+
+    Parity: llama_vocab::impl::load asserts id_to_token.size() == token_to_id.size(): a text
+    given twice is refused."""
+    by_text = dict(zip(texts, range(len(texts))))
+    if len(by_text) != len(texts):
+        twice = first_repeated(texts)
+        raise ModelFormatError(source, f"tokenizer.ggml.tokens[{twice}] {texts[twice]!r} is a text "
+                                       f"already defined (llama.cpp refuses such a vocabulary)")
+    return by_text
+
+
+def gguf_file_fields(meta: dict[str, object], value_types: dict[str, int]) -> FileFields:
+    """Every metadata key of the file, in file order, with its GGUF type (for writers)."""
+    return FileFields(gguf_metadata={key: (value_types[key], value) for key, value in meta.items()})
 
 
 def end_of_generation_ids(meta: dict[str, object], eos: int | None, n: int) -> dict[str, int | None]:
@@ -325,12 +339,7 @@ def byte_level_spec_of_metadata(meta: dict[str, object], value_types: dict[str, 
         raise ModelFormatError(source, "tokenizer.ggml.merges must be an array of strings")
     types = token_types(meta, n, source)
     _number_array(meta, "tokenizer.ggml.scores", n, source, default=0.0, typecodes="fi")   # checked only
-    by_text = dict(zip(texts, range(n)))
-    if len(by_text) != n:
-        # Parity: llama_vocab::impl::load asserts id_to_token.size() == token_to_id.size().
-        twice = first_repeated(texts)
-        raise ModelFormatError(source, f"tokenizer.ggml.tokens[{twice}] {texts[twice]!r} is a text "
-                                       f"already defined (llama.cpp refuses such a vocabulary)")
+    by_text = ids_by_text(texts, source)
     special = _special_ids(meta, value_types, n, BPE_DEFAULT_SPECIAL[model], source)
     # Parity: llama_vocab::impl::load: what the pre type decides about the model stage (the
     # pre-tokenizer table holds it; an unknown name is refused when the pipeline is built).

@@ -13,10 +13,9 @@ import os
 from array import array
 
 from toksmith.decoders.sentencepiece import SentencePieceDecoderSpec
-from toksmith.errors import ModelFormatError
 from toksmith.formats.llama_cpp_attributes import token_attributes
-from toksmith.spec import Algorithm, FileFields, FileFormat, ReferenceRules, TokenizerSpec
-from toksmith.vocab import SpecialIds, Vocab, first_repeated
+from toksmith.spec import Algorithm, FileFormat, ReferenceRules, TokenizerSpec
+from toksmith.vocab import SpecialIds, Vocab
 
 # Parity: llama_vocab::impl::load, tokenizer_model == "plamo2": default special ids.
 DEFAULT_SPECIAL = {"bos": 1, "eos": 2, "unk": 0, "pad": 3, "sep": None, "mask": None}
@@ -32,19 +31,14 @@ def plamo2_spec_of_metadata(meta: dict[str, object], value_types: dict[str, int]
                             source: str) -> TokenizerSpec:
     """The PLaMo-2 tokenizer described by GGUF metadata (values and GGUF types by key)."""
     from toksmith.formats.gguf import (_check_key_types, _flag, _number_array, _special_ids, _token_texts,
-                                       end_of_generation_ids, token_types)
+                                       end_of_generation_ids, gguf_file_fields, ids_by_text, token_types)
     texts = _token_texts(meta, source)
     n = len(texts)
     scores = _number_array(meta, "tokenizer.ggml.scores", n, source, default=0.0, typecodes="fi")
     if scores.typecode == "i":
         scores = array("f", scores)   # Parity: load: static_cast<float>(iscores[i])
     types = token_types(meta, n, source)
-    by_text = dict(zip(texts, range(n)))
-    if len(by_text) != n:
-        # Parity: llama_vocab::impl::load asserts id_to_token.size() == token_to_id.size().
-        twice = first_repeated(texts)
-        raise ModelFormatError(source, f"tokenizer.ggml.tokens[{twice}] {texts[twice]!r} is a text "
-                                       f"already defined (llama.cpp refuses such a vocabulary)")
+    by_text = ids_by_text(texts, source)
     special = _special_ids(meta, value_types, n, DEFAULT_SPECIAL, source)
     _check_key_types(meta, value_types, source)
     # Parity: load: a PLaMo-2 vocabulary falls in the "else" branch of the pre-type block, so
@@ -66,5 +60,5 @@ def plamo2_spec_of_metadata(meta: dict[str, object], value_types: dict[str, int]
         add_eos=_flag(meta, "tokenizer.ggml.add_eos_token", False, source),
         token_attributes=tuple(token_attributes(texts, types, meta, end_ids, by_text)),
         source_data=payload,
-        file_fields=FileFields(gguf_metadata={key: (value_types[key], value) for key, value in meta.items()}),
+        file_fields=gguf_file_fields(meta, value_types),
     )

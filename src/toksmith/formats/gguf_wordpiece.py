@@ -12,11 +12,11 @@ from __future__ import annotations
 
 from toksmith.errors import ModelFormatError
 from toksmith.formats.gguf import (_check_key_types, _flag, _special_ids, _token_texts, end_of_generation_ids,
-                                   token_types)
+                                   gguf_file_fields, ids_by_text, token_types)
 from toksmith.formats.llama_cpp_attributes import token_attributes
-from toksmith.spec import (Algorithm, FileFields, FileFormat, LlamaWordPieceOptions, ReferenceRules,
+from toksmith.spec import (Algorithm, FileFormat, LlamaWordPieceOptions, ReferenceRules,
                            TokenizerSpec)
-from toksmith.vocab import SpecialIds, TokenType, Vocab, first_repeated
+from toksmith.vocab import SpecialIds, TokenType, Vocab
 
 # Parity: llama_vocab::impl::load, tokenizer_model == "bert": the default special ids.
 WPM_DEFAULT_SPECIAL = {"bos": 101, "eos": None, "unk": 100, "sep": 102, "pad": 0, "mask": 103}
@@ -28,12 +28,7 @@ def read_wordpiece_vocabulary(meta: dict[str, object], value_types: dict[str, in
     tokens = _token_texts(meta, source)
     n = len(tokens)
     types = token_types(meta, n, source)
-    by_text = dict(zip(tokens, range(n)))
-    if len(by_text) != n:
-        # Parity: llama_vocab::impl::load asserts id_to_token.size() == token_to_id.size().
-        twice = first_repeated(tokens)
-        raise ModelFormatError(source, f"tokenizer.ggml.tokens[{twice}] {tokens[twice]!r} is a text "
-                                       f"already defined (llama.cpp refuses such a vocabulary)")
+    by_text = ids_by_text(tokens, source)
     if TokenType.BYTE in types:
         # Parity: llama_vocab::impl::token_to_byte aborts the process for a WPM vocabulary.
         at = types.index(TokenType.BYTE)
@@ -65,5 +60,5 @@ def read_wordpiece_vocabulary(meta: dict[str, object], value_types: dict[str, in
         add_eos=_flag(meta, "tokenizer.ggml.add_eos_token", False, source),
         token_attributes=tuple(token_attributes(tokens, types, meta, end_ids, by_text)),
         source_data=payload,
-        file_fields=FileFields(gguf_metadata={key: (value_types[key], value) for key, value in meta.items()}),
+        file_fields=gguf_file_fields(meta, value_types),
         wordpiece=options)

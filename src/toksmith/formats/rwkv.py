@@ -25,10 +25,10 @@ from dataclasses import dataclass
 
 from toksmith.errors import ModelFormatError
 from toksmith.formats.gguf import (_check_key_types, _flag, _number_array, _special_ids, _token_texts,
-                                   end_of_generation_ids, token_types)
+                                   end_of_generation_ids, gguf_file_fields, ids_by_text, token_types)
 from toksmith.formats.llama_cpp_attributes import token_attributes
-from toksmith.spec import Algorithm, FileFields, FileFormat, ReferenceRules, TokenizerSpec
-from toksmith.vocab import SpecialIds, TokenType, Vocab, first_repeated
+from toksmith.spec import Algorithm, FileFormat, ReferenceRules, TokenizerSpec
+from toksmith.vocab import SpecialIds, TokenType, Vocab
 
 # The largest id a .txt vocabulary may give: every id below it gets an entry.
 MAX_TXT_ID = (1 << 24) - 1
@@ -311,12 +311,7 @@ def rwkv_gguf_spec(meta: dict[str, object], value_types: dict[str, int], payload
     _check_key_types(meta, value_types, source)
     scores = _number_array(meta, "tokenizer.ggml.scores", n, source, default=0.0, typecodes="fi")
     types = token_types(meta, n, source)
-    by_text = dict(zip(texts, range(n)))
-    if len(by_text) != n:
-        # Parity: llama_vocab::impl::load asserts id_to_token.size() == token_to_id.size().
-        twice = first_repeated(texts)
-        raise ModelFormatError(source, f"tokenizer.ggml.tokens[{twice}] {texts[twice]!r} is a text "
-                                       f"already defined (llama.cpp refuses such a vocabulary)")
+    by_text = ids_by_text(texts, source)
     special = _special_ids(meta, value_types, n, GGUF_DEFAULT_SPECIAL, source)
     token_bytes = [unescape_rwkv_token(t) for t in texts]
     _refuse_looping_vocabulary(texts, token_bytes, source)
@@ -330,7 +325,7 @@ def rwkv_gguf_spec(meta: dict[str, object], value_types: dict[str, int], payload
         add_eos=_flag(meta, "tokenizer.ggml.add_eos_token", False, source),
         token_attributes=tuple(token_attributes(texts, types, meta, end_ids, by_text)),
         source_data=payload,
-        file_fields=FileFields(gguf_metadata={key: (value_types[key], value) for key, value in meta.items()}),
+        file_fields=gguf_file_fields(meta, value_types),
         rwkv=RwkvSpec(token_bytes=token_bytes, keys=keys, key_ids=key_ids,
                       add_space_prefix=_flag(meta, "tokenizer.ggml.add_space_prefix", False, source)))
 

@@ -38,7 +38,7 @@ from toksmith._core.utf8_repair import LlamaCppUtf8Repair, PythonUtf8Repair
 from toksmith._core.whitespace_session import LlamaCppLowercase, WhitespaceSegments
 from toksmith.errors import UnsupportedFeatureError
 from toksmith.formats.gguf import without_kmer_markers
-from toksmith.models.common import bad_data_names_file, build_engine, default_splitter
+from toksmith.models.common import bad_data_names_file, build_engine, default_splitter, special_or_text_renders
 from toksmith.pretokenizers.llama_cpp import (BPE_MODELS, DNA_KMER_LENGTH, DNA_KMER_MARKER, BpeSession,
                                               PreTokenizerSpec, PreType, pre_tokenizer_spec, regexes_for)
 from toksmith.pretokenizers.tiktoken_encodings import TiktokenPattern
@@ -209,10 +209,7 @@ def _llama_cpp_decoder(spec: TokenizerSpec, pre: PreTokenizerSpec) -> LlamaCppDe
     from toksmith.formats.gguf import llama_cpp_token_pieces
     bl = spec.byte_level
     pieces = llama_cpp_token_pieces(bl, special=True, escape_whitespaces=pre.escape_whitespaces)
-    attrs = spec.token_attributes or [int(TokenAttr.NORMAL)] * len(pieces)
-    hidden = int(TokenAttr.CONTROL | TokenAttr.UNKNOWN)
-    special_render, text_render = int(Render.RENDER_SPECIAL), int(Render.RENDER_TEXT)
-    renders = bytes([special_render if a & hidden else text_render for a in attrs])
+    renders = special_or_text_renders(spec.token_attributes or [int(TokenAttr.NORMAL)] * len(pieces))
     special = spec.vocab.special
     return LlamaCppDecoder.build(pieces, renders, [-1] * len(pieces), add_space_prefix=False,
                                  add_bos=spec.add_bos, add_eos=spec.add_eos,

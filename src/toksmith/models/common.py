@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from toksmith._core.detokenizer import Decoder
+from toksmith._core.detokenizer import Decoder, Render
 from toksmith._core.engine import Engine
 from toksmith._core.errors import ModelDataError
 from toksmith._core.model import Model
@@ -21,7 +21,7 @@ from toksmith._core.postprocessor import BosEos, PostProcessor
 from toksmith._core.pretokenizer import PreTokenizer
 from toksmith._core.specials import SpecialSplitter
 from toksmith.errors import ModelFormatError
-from toksmith.special_tokens import build_splitter, special_tokens_of
+from toksmith.special_tokens import TokenAttr, build_splitter, special_tokens_of
 from toksmith.spec import TokenizerSpec
 
 
@@ -43,6 +43,17 @@ def bad_data_names_file(source: str, what: str = "") -> Iterator[None]:
 def id_or_minus_one(token_id: int | None) -> int:
     """The id the compiled core takes for an optional token: -1 for none."""
     return -1 if token_id is None else token_id
+
+
+def special_or_text_renders(attrs) -> bytes:
+    """One `Render` per token of llama.cpp attribute bits `attrs`: CONTROL and UNKNOWN tokens
+    shown only with unparse_special, every other token its piece as it is.
+
+    Parity: llama_vocab::impl::token_to_piece for BPE vocabularies (whose cache holds every
+    piece made with special=true) and RWKV ones (every token its unescaped bytes)."""
+    hidden = int(TokenAttr.CONTROL | TokenAttr.UNKNOWN)
+    special_render, text_render = int(Render.RENDER_SPECIAL), int(Render.RENDER_TEXT)
+    return bytes([special_render if a & hidden else text_render for a in attrs])
 
 
 def build_postprocessor(spec: TokenizerSpec) -> PostProcessor:

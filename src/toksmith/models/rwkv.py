@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import dataclasses
 
-from toksmith._core.detokenizer import LlamaCppDecoder, Render
+from toksmith._core.detokenizer import LlamaCppDecoder
 from toksmith._core.engine import Engine
 from toksmith._core.rwkv import RwkvTrie, RwkvVocabDecoder
 from toksmith.errors import UnsupportedFeatureError
-from toksmith.models.common import bad_data_names_file, build_engine, id_or_minus_one
-from toksmith.special_tokens import TokenAttr, attributes_from_types
+from toksmith.models.common import bad_data_names_file, build_engine, id_or_minus_one, special_or_text_renders
+from toksmith.special_tokens import attributes_from_types
 from toksmith.spec import FileFormat, ReferenceRules, TokenizerSpec
 
 # The rules each RWKV file format is read under (its reference).
@@ -49,10 +49,7 @@ def _llama_cpp_decoder(spec: TokenizerSpec) -> LlamaCppDecoder:
     CONTROL/UNKNOWN tokens without unparse_special; lstrip (add_space_prefix) drops one
     leading space of the first token; remove_special drops a leading BOS and trailing EOS
     when add_bos/add_eos say the model adds them; no clean_spaces."""
-    attrs = spec.token_attributes or attributes_from_types(spec.vocab.types)
-    hidden = int(TokenAttr.CONTROL | TokenAttr.UNKNOWN)
-    special_render, text_render = int(Render.RENDER_SPECIAL), int(Render.RENDER_TEXT)
-    renders = bytes([special_render if a & hidden else text_render for a in attrs])
+    renders = special_or_text_renders(spec.token_attributes or attributes_from_types(spec.vocab.types))
     special = spec.vocab.special
     pieces = spec.rwkv.token_bytes
     return LlamaCppDecoder.build(pieces, renders, [-1] * len(pieces),
