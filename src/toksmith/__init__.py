@@ -11,9 +11,9 @@ from __future__ import annotations
 import os
 
 from toksmith.errors import (ModelFormatError, ReferenceAbortsError, TokenIdError, ToksmithError,
-                             UnsupportedFeatureError, UnsupportedModelError)
+                             UnsupportedConversionError, UnsupportedFeatureError, UnsupportedModelError)
 from toksmith import embedded
-from toksmith.spec import ReferenceRules, SplitPattern
+from toksmith.spec import FileFormat, ReferenceRules, SplitPattern
 from toksmith.tokenizer import Tokenizer
 from toksmith.vocab import SpecialIds, TokenType, Vocab
 
@@ -53,7 +53,7 @@ def load_embedded(name: str = embedded.DEFAULT) -> Tokenizer:
 
 
 __all__ = [
-    "ModelFormatError", "ReferenceAbortsError", "ReferenceRules", "SpecialIds", "SplitPattern", "TokenIdError", "TokenType", "Tokenizer", "ToksmithError",
-    "UnsupportedFeatureError", "UnsupportedModelError", "Vocab", "embedded_model_path", "load",
+    "FileFormat", "ModelFormatError", "ReferenceAbortsError", "ReferenceRules", "SpecialIds", "SplitPattern", "TokenIdError", "TokenType", "Tokenizer", "ToksmithError",
+    "UnsupportedConversionError", "UnsupportedFeatureError", "UnsupportedModelError", "Vocab", "embedded_model_path", "load",
     "load_embedded", "__version__",
 ]

@@ -5,6 +5,7 @@
     echo "Hello" | toksmith encode --pieces
     toksmith decode 259 2372 261
     toksmith inspect -m model.gguf
+    toksmith convert tokenizer.model tokenizer.json  # format from the output's suffix
 """
 from __future__ import annotations
 
@@ -46,6 +47,18 @@ def _build_parser() -> argparse.ArgumentParser:
     inspect = with_model(commands.add_parser("inspect", help="describe a tokenizer"))
     inspect.add_argument("path", nargs="?", help="tokenizer file (same as --model)")
     inspect.add_argument("--json", action="store_true", help="print JSON")
+
+    convert = commands.add_parser("convert", help="write a tokenizer in another format",
+                                  description="Load INPUT and write it as OUTPUT: tokenizer.json (.json), "
+                                              "sentencepiece (.model), vocab-only GGUF (.gguf) or tiktoken "
+                                              "ranks (.tiktoken). Refuses, writing nothing, when the "
+                                              "output format cannot express the tokenizer.")
+    convert.add_argument("input", help="tokenizer file or folder, or an embedded name")
+    convert.add_argument("output", help="file to write (replaced whole if it exists)")
+    convert.add_argument("--format", choices=["tokenizer.json", "sentencepiece", "gguf", "tiktoken"],
+                         help="output format (default: from OUTPUT's suffix)")
+    convert.add_argument("--pre", help="a GGUF BPE input's pre-tokenizer, instead of tokenizer.ggml.pre")
+    convert.add_argument("--encoding", help="the OpenAI encoding a .tiktoken input holds")
     return parser
 
 
@@ -146,6 +159,12 @@ def _inspect(args) -> None:
         print(f"{key + ':':<14} {value}")
 
 
+def _convert(args) -> None:
+    tok = toksmith.load(args.input, pre=args.pre, encoding=args.encoding)
+    written = tok.save(args.output, format=args.format)
+    print(f"toksmith: wrote {written} ({tok.vocab_size} tokens)", file=sys.stderr)
+
+
 def _stdout_gone() -> None:
     """Point fd 1 at /dev/null so that the flush at exit cannot fail again."""
     try:
@@ -158,7 +177,7 @@ def _stdout_gone() -> None:
 
 def main(argv: list[str] | None = None) -> int:
     args = _build_parser().parse_args(argv)
-    handlers = {"encode": _encode, "decode": _decode, "inspect": _inspect}
+    handlers = {"encode": _encode, "decode": _decode, "inspect": _inspect, "convert": _convert}
     if sys.stdout is None:
         # Python sets sys.stdout to None when fd 1 is closed (`toksmith encode hi >&-`).
         if sys.stderr is not None:

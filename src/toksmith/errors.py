@@ -46,3 +46,17 @@ class UnsupportedFeatureError(ToksmithError, NotImplementedError):
 
 class TokenIdError(ToksmithError, IndexError):
     """A token id outside the vocabulary."""
+
+
+class UnsupportedConversionError(ToksmithError, ValueError):
+    """The target format cannot express the tokenizer: writing it would give a file that
+    loads and tokenizes differently, so nothing is written.
+
+    `source` and `target` name the formats; `missing` lists what the target cannot hold.
+    """
+
+    def __init__(self, source: str, target: str, missing: list[str] | tuple[str, ...]):
+        self.source = source
+        self.target = target
+        self.missing = tuple(missing)
+        super().__init__(f"{source} cannot be written as {target}: " + "; ".join(self.missing))

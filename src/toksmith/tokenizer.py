@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import os
 from collections.abc import Callable
+from pathlib import Path
 
 from toksmith._core.detokenizer import checked_id
 from toksmith._core.engine import Engine, TokenizerCore
@@ -143,6 +144,20 @@ class Tokenizer(TokenizerCore):
             else:
                 result.append(item)
         return result
+
+    def save(self, path: str | os.PathLike[str], *, format: FileFormat | str | None = None) -> Path:
+        """Write this tokenizer to `path`, as the format its suffix names (.json, .model,
+        .gguf, .tiktoken) or `format` (a FileFormat or its value); returns the path.
+
+        The file loads in that format's own reference and tokenizes as this tokenizer does;
+        when the format cannot express the pipeline, `UnsupportedConversionError` says what
+        is missing and nothing is written. An existing file is replaced whole or not at all.
+
+        >>> tok.save("tokenizer.json")   # doctest: +SKIP
+        PosixPath('tokenizer.json')
+        """
+        from toksmith.writers import save
+        return save(self.spec, path, format)
 
     # ---------------------------------------------------------------- vocabulary
 

@@ -1,0 +1,88 @@
+"""Writers: save a loaded tokenizer as a tokenizer.json, a sentencepiece .model, a
+vocab-only GGUF or a tiktoken rank file, whichever can express its pipeline.
+
+One module per target format; each turns a `TokenizerSpec` into the bytes of a file
+that the format's own reference (tokenizers, sentencepiece, llama.cpp, tiktoken) loads
+and tokenizes exactly as the source does, or raises `UnsupportedConversionError`
+naming what the target cannot hold. `save` picks the format from the suffix and
+writes through a temporary file, so an existing file is never left half-written.
+
+>>> import toksmith, tempfile, os
+>>> tok = toksmith.load_embedded("sentencepiece-demo")
+>>> path = tok.save(os.path.join(tempfile.mkdtemp(), "demo.model"))   # doctest: +SKIP
+>>> toksmith.load(path).encode("Hello") == tok.encode("Hello")          # doctest: +SKIP
+True
+"""
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+from toksmith.spec import FileFormat, TokenizerSpec
+from toksmith.writers.atomic import write_atomically
+from toksmith.writers.gguf_file import write_gguf
+from toksmith.writers.sentencepiece_model import write_sentencepiece_model
+from toksmith.writers.tiktoken_file import write_tiktoken
+from toksmith.writers.tokenizer_json import write_tokenizer_json
+
+# The format each file suffix means (`save` without `format=`).
+SUFFIX_FORMATS: dict[str, FileFormat] = {
+    ".json": FileFormat.HF_JSON,
+    ".model": FileFormat.SENTENCEPIECE,
+    ".gguf": FileFormat.GGUF,
+    ".tiktoken": FileFormat.TIKTOKEN,
+}
+
+# The writer of each target format: spec -> the file's bytes.
+WRITERS: dict[FileFormat, Callable[[TokenizerSpec], bytes]] = {
+    FileFormat.HF_JSON: write_tokenizer_json,
+    FileFormat.SENTENCEPIECE: write_sentencepiece_model,
+    FileFormat.GGUF: write_gguf,
+    FileFormat.TIKTOKEN: write_tiktoken,
+}
+
+
+def target_format(path: str | os.PathLike[str], file_format: FileFormat | str | None) -> FileFormat:
+    """The format to write `path` in: `file_format` (a FileFormat or its value), else the suffix.
+
+    >>> target_format("out/tokenizer.json", None)
+    <FileFormat.HF_JSON: 'tokenizer.json'>
+    >>> target_format("vocab.bin", "gguf")
+    <FileFormat.GGUF: 'gguf'>
+    """
+    writable = ", ".join(repr(f.value) for f in WRITERS)
+    if file_format is None:
+        suffix = Path(path).suffix.lower()
+        if suffix not in SUFFIX_FORMATS:
+            raise ValueError(f"{os.fspath(path)}: the suffix {suffix or '(none)'!r} names no format: use one of "
+                             f"{', '.join(SUFFIX_FORMATS)} or give format= (one of {writable})")
+        return SUFFIX_FORMATS[suffix]
+    if isinstance(file_format, str):
+        try:
+            file_format = FileFormat(file_format)
+        except ValueError:
+            raise ValueError(f"format={file_format!r} is not one of {writable}") from None
+    if not isinstance(file_format, FileFormat):
+        raise TypeError(f"format must be a FileFormat, its value or None, not {type(file_format).__name__}")
+    if file_format not in WRITERS:
+        raise ValueError(f"{file_format.value} files are read but not written; write one of {writable}")
+    return file_format
+
+
+def to_bytes(spec: TokenizerSpec, file_format: FileFormat) -> bytes:
+    """The bytes of `spec` written as a `file_format` file (raises UnsupportedConversionError)."""
+    return WRITERS[file_format](spec)
+
+
+def save(spec: TokenizerSpec, path: str | os.PathLike[str], file_format: FileFormat | str | None = None) -> Path:
+    """Write `spec` to `path` in `file_format` (default: from the suffix); returns the path.
+
+    The file is written to a temporary file beside `path` and renamed over it, so `path`
+    holds either its old content or the whole new file, never a part.
+    """
+    if not isinstance(path, (str, os.PathLike)):
+        raise TypeError(f"path must be a str or os.PathLike, not {type(path).__name__}")
+    target = target_format(path, file_format)
+    data = to_bytes(spec, target)
+    return write_atomically(Path(path), data)
