@@ -364,3 +364,11 @@ def test_no_notice_with_an_explicit_model():
         result = cli(*args)
         assert result.returncode == 0 and result.stdout
         assert result.stderr == b"", args
+
+
+def test_convert_refuses_an_unknown_suffix_and_a_missing_folder(tmp_path):
+    demo = toksmith.embedded_model_path()
+    assert_cli_error(cli("convert", demo, str(tmp_path / "out.bin")), "'.bin' names no format")
+    assert_cli_error(cli("convert", demo, str(tmp_path / "missing" / "out.model")), "does not exist")
+    assert_cli_error(cli("convert", str(tmp_path / "nothing.model"), str(tmp_path / "out.model")), "no such file")
+    assert sorted(os.listdir(tmp_path)) == []

@@ -20,7 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from toksmith.spec import FileFormat, TokenizerSpec
-from toksmith.writers.atomic import write_atomically
+from toksmith.writers.atomic import check_destination, write_atomically
 from toksmith.writers.gguf_file import write_gguf
 from toksmith.writers.sentencepiece_model import write_sentencepiece_model
 from toksmith.writers.tiktoken_file import write_tiktoken
@@ -84,5 +84,6 @@ def save(spec: TokenizerSpec, path: str | os.PathLike[str], file_format: FileFor
     if not isinstance(path, (str, os.PathLike)):
         raise TypeError(f"path must be a str or os.PathLike, not {type(path).__name__}")
     target = target_format(path, file_format)
+    check_destination(Path(path))
     data = to_bytes(spec, target)
     return write_atomically(Path(path), data)

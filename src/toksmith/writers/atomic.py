@@ -18,11 +18,7 @@ def write_atomically(path: Path, data: bytes) -> Path:
     An existing file keeps its permission bits; a new one gets the umask's. A failure
     (disk full, killed process) leaves `path` as it was and removes the temporary file.
     """
-    folder = path.parent if str(path.parent) else Path(".")
-    if path.is_dir():
-        raise IsADirectoryError(f"{path}: is a folder; give a file name to write")
-    if not folder.is_dir():
-        raise FileNotFoundError(f"{path}: the folder {folder} does not exist")
+    folder = check_destination(path)
     mode = _mode_for(path)
     fd, temporary = tempfile.mkstemp(dir=folder, prefix=f".{path.name}.", suffix=".tmp")
     try:
@@ -39,6 +35,17 @@ def write_atomically(path: Path, data: bytes) -> Path:
             pass
         raise
     return path
+
+
+def check_destination(path: Path) -> Path:
+    """The folder `path` will be written in; FileNotFoundError / IsADirectoryError when it
+    cannot be (checked before the work of converting, and again when writing)."""
+    folder = path.parent if str(path.parent) else Path(".")
+    if path.is_dir():
+        raise IsADirectoryError(f"{path}: is a folder; give a file name to write")
+    if not folder.is_dir():
+        raise FileNotFoundError(f"{path}: the folder {folder} does not exist")
+    return folder
 
 
 def _mode_for(path: Path) -> int:
