@@ -31,16 +31,9 @@ from tests.parity.test_spm_bpe_gguf import fail_on
 from tests.tiktoken_reference import encoding
 from toksmith.formats.tiktoken import read_tiktoken
 from toksmith.writers.byte_level_merges import merge_list_vocab
+from toksmith.writers.tiktoken_sources import oniguruma_spelling
 
 ENCODINGS = ("r50k_base", "p50k_base", "cl100k_base", "o200k_base")
-
-
-def oniguruma_spelling(pat_str: str) -> str:
-    """tiktoken's pattern as Oniguruma (tokenizers' regex engine) must be given it to cut
-    the same: cl100k's possessive interval `\\p{N}{1,3}+` is, in Oniguruma's Ruby syntax,
-    `(\\p{N}{1,3})+` (any run of digits); the interval ends its alternative, so plain
-    `{1,3}` cuts as tiktoken's possessive one. (`?+`, `*+`, `++` are possessive in both.)"""
-    return pat_str.replace("{1,3}+", "{1,3}")
 
 
 def derived_tokenizer(merge_vocab, pat_str: str, special_tokens: dict[str, int]) -> tokenizers.Tokenizer:

@@ -17,11 +17,12 @@ Cells:
   (encode_special_tokens True vs encode_ordinary), and tokenizers' decode
   (skip_special_tokens=False) vs tiktoken's. add_special is not varied: both sources'
   post-processor is ByteLevel, which adds no token, and tiktoken adds none.
-- refused: GGUF byte-level vocabularies (llama.cpp's clean_spaces decode rule; Llama 3's
-  GGUF also adds BOS), and every non-byte-level or unrecognised vocabulary, with the
-  reason in the message and an existing file left as it was. For the two GGUF files
-  whose refusal is only about the pipeline, the ranks alone (rank_file_of_merge_list) are
-  the official r50k_base and Meta Llama 3 rank files, byte for byte.
+- gguf/ggml-vocab-gpt-2.gguf -> .tiktoken: the written file is r50k_base's, byte for
+  byte; tiktoken on it against llama.cpp on the GGUF, ids on every line, decode without
+  llama.cpp's clean_spaces (see the test: the references disagree there).
+- refused: Llama 3's GGUF (llama.cpp adds BOS; its ranks alone are Meta's rank file byte
+  for byte), and every non-byte-level or unrecognised vocabulary, with the reason in the
+  message and an existing file left as it was.
 """
 from __future__ import annotations
 
@@ -33,14 +34,16 @@ import tiktoken
 import tiktoken.load
 
 import toksmith
-from tests.conftest import fixture_file, multilingual_sample, report
+from tests import llama_cpp_reference
+from tests.conftest import first_difference, fixture_file, multilingual_sample, report
+from tests.gguf_copy import copy_gguf
 from tests.parity.test_byte_bpe_gguf import spliced
 from tests.parity.test_byte_level_merges import lines_with_special_text, tiktoken_vs_tokenizers
 from tests.parity.test_hf_batch_stream import _gpt2_folder_reference
 from tests.parity.test_spm_bpe_gguf import fail_on
 from tests.tiktoken_reference import encoding
 from toksmith.errors import UnsupportedConversionError
-from toksmith.formats.tiktoken import KNOWN_ENCODINGS, LLAMA3_SHA256, PATTERN_REGEX, R50K_SHA256
+from toksmith.formats.tiktoken import KNOWN_ENCODINGS, LLAMA3_SHA256, PATTERN_REGEX
 from toksmith.spec import SplitPattern
 from toksmith.writers.tiktoken_file import rank_file_of_merge_list
 
@@ -118,32 +121,75 @@ def test_byte_level_tokenizer_json_to_tiktoken(fixtures, corpus_lines, byte_leve
     fail_on(mismatches)
 
 
-@pytest.mark.parametrize("name, sha256, reasons", [
-    ("ggml-vocab-gpt-2.gguf", R50K_SHA256, ["clean_spaces"]),
-    ("ggml-vocab-llama-bpe.gguf", LLAMA3_SHA256, ["adding BOS", "clean_spaces"]),
-])
-def test_gguf_byte_level_refused_for_its_pipeline_only(fixtures, tmp_path, name, sha256, reasons):
-    """llama.cpp decodes these with clean_spaces (a space before punctuation dropped), which a
-    rank file's reader never does, and Llama 3's GGUF adds BOS: refused. Their ranks alone
-    are the official rank files."""
-    spec = toksmith.load(fixture_file(fixtures, f"gguf/{name}")).spec
+def test_gpt2_gguf_to_tiktoken(fixtures, corpus_lines, tmp_path):
+    """tiktoken on the rank file written from GPT-2's GGUF against llama.cpp on the GGUF.
+
+    Decode is where the references disagree: llama.cpp decodes this vocabulary with its
+    clean_spaces rule (pre "gpt-2": the space before punctuation dropped), tiktoken decodes
+    every token's bytes, and a rank file has no way to say otherwise. So tiktoken's decode
+    is compared with llama.cpp's on the same GGUF with the pre name "gpt-4o" (clean_spaces
+    off, decoding otherwise the same), and the lines where llama.cpp's own decode differs
+    are counted and reported."""
+    source = fixture_file(fixtures, "gguf/ggml-vocab-gpt-2.gguf")
+    written = toksmith.load(source).save(tmp_path / "gpt2.tiktoken")
+    assert written.read_bytes() == fixture_file(fixtures, "tiktoken/r50k_base.tiktoken").read_bytes()
+    assert toksmith.load(written).spec.byte_level.encoding == "r50k_base"
+    enc = tiktoken_on(written, "r50k_base", fixtures)
+    ref = llama_cpp_reference.load_vocab(source)
+    unclean = llama_cpp_reference.load_vocab(copy_gguf(source, tmp_path / "gpt2-no-clean-spaces.gguf",
+                                                       {"tokenizer.ggml.pre": "gpt-4o"}))
+    specials = sorted(enc.special_tokens_set)
+    compared, clean_spaces_lines, mismatches = 0, 0, []
+    for corpus, lines in corpus_lines.items():
+        texts = spliced(lines, specials, seed=len(corpus) + 11)
+        # add_special: llama.cpp adds nothing for pre "gpt-2" (no add_bos key), tiktoken never
+        # does; (True, True) on every line and (False, False) on the lines holding a special
+        # text give each flag both values where it can matter.
+        want = enc.encode_batch(texts, allowed_special="all", num_threads=1)
+        for i, (text, ids) in enumerate(zip(texts, want)):
+            got = ref.tokenize(text.encode("utf-8"), True, True)
+            if got != ids:
+                mismatches.append(f"{corpus}:{i + 1} (True, True) {text[:60]!r}: {first_difference(got, ids)}")
+                continue
+            decoded = enc.decode(ids)
+            if unclean.detokenize(ids, False, True).decode("utf-8", "replace") != decoded:
+                mismatches.append(f"{corpus}:{i + 1} decode {text[:60]!r}")
+            if ref.detokenize(ids, False, True).decode("utf-8", "replace") != decoded:
+                clean_spaces_lines += 1
+        for i in lines_with_special_text(texts, specials):
+            got = ref.tokenize(texts[i].encode("utf-8"), False, False)
+            if got != enc.encode_ordinary(texts[i]):
+                mismatches.append(f"{corpus}:{i + 1} (False, False) {texts[i][:60]!r}")
+            compared += 1
+        compared += len(texts)
+    report(f"convert ggml-vocab-gpt-2.gguf -> tiktoken: {compared} lines, {len(mismatches)} mismatches "
+           f"(decode compared without llama.cpp's clean_spaces, which changes {clean_spaces_lines} lines: "
+           f"a disagreement of the references)")
+    fail_on(mismatches)
+
+
+def test_llama3_gguf_refused_for_its_bos_rule_only(fixtures, tmp_path):
+    """llama.cpp adds BOS with add_special for pre "llama-bpe"; a rank file's reader adds
+    nothing: refused, an existing file kept. The ranks alone are Meta's Llama 3 rank file."""
+    path = fixture_file(fixtures, "gguf/ggml-vocab-llama-bpe.gguf")
+    tok = toksmith.load(path)
     target = tmp_path / "out.tiktoken"
     target.write_bytes(b"old content")
     with pytest.raises(UnsupportedConversionError) as err:
-        toksmith.load(fixture_file(fixtures, f"gguf/{name}")).save(target)
-    for reason in reasons:
-        assert reason in str(err.value)
-    assert name in str(err.value) and "tiktoken rank file" in str(err.value)
+        tok.save(target)
+    message = str(err.value)
+    assert "ggml-vocab-llama-bpe.gguf" in message and "tiktoken rank file" in message
+    assert "adding BOS" in message and "; " not in message, message      # the only reason
     assert target.read_bytes() == b"old content"
-    assert hashlib.sha256(rank_file_of_merge_list(spec)).hexdigest() == sha256
-    report(f"convert {name} -> tiktoken: refused ({'; '.join(reasons)}); its ranks alone are the official "
-           f"rank file byte for byte")
+    assert hashlib.sha256(rank_file_of_merge_list(tok.spec)).hexdigest() == LLAMA3_SHA256
+    report("convert ggml-vocab-llama-bpe.gguf -> tiktoken: refused (adding BOS with add_special); its ranks "
+           "alone are Meta's Llama 3 rank file byte for byte")
 
 
 @pytest.mark.parametrize("relative, expected", [
     ("gguf/ggml-vocab-qwen2.gguf", ["user-defined", "no encoding a reader recognises"]),
     ("gguf/ggml-vocab-deepseek-coder.gguf", ["user-defined", "adding BOS", "single bytes"]),
-    ("gguf/ggml-vocab-falcon.gguf", ["clean_spaces", "single bytes"]),
+    ("gguf/ggml-vocab-falcon.gguf", ["single bytes"]),
     ("gguf/ggml-vocab-llama-spm.gguf", ["spm-bpe model"]),
     ("gguf/ggml-vocab-bert-bge.gguf", ["wordpiece model"]),
     ("gguf/ggml-vocab-nomic-bert-moe.gguf", ["unigram model"]),

@@ -3,9 +3,10 @@ holds that a tiktoken rank file can carry, and what it cannot.
 
 `rank_source(spec)` gives a `RankSource`: the ranks ("rank = id" for every ordinary
 token, raw bytes), the special tokens, the pre-tokenizer as a rank-file pattern when it
-is one, and a list of what a rank file cannot carry (a BOS rule, llama.cpp's
-clean_spaces decode rule, user-defined tokens, a normalizer, a merge list that does not
-encode as ranks ...). `tiktoken_file.write_tiktoken` adds what reading the ranks back
+is one, and a list of what a rank file cannot carry (a BOS rule, user-defined tokens, a
+normalizer, a merge list that does not encode as ranks ...). llama.cpp's clean_spaces
+decode rule is not carried and not refused: it changes no id, and the references
+disagree on it (see `_gguf_source`). `tiktoken_file.write_tiktoken` adds what reading the ranks back
 would change, and writes only when nothing is missing.
 
 >>> source = rank_source(toksmith.load("hf/gpt2").spec)            # doctest: +SKIP
@@ -33,9 +34,25 @@ from toksmith.writers.byte_level_merges import from_byte_unicode, merge_list_ran
 # end of a text differently.)
 _GGUF_PATTERNS = {PreType.GPT2: SplitPattern.R50K, PreType.LLAMA3: SplitPattern.LLAMA3,
                   PreType.GPT4O: SplitPattern.O200K}
-# A tokenizer.json Split regex -> the rank-file pattern it is (tiktoken's own texts, and
-# the texts Hugging Face's tiktoken-derived files carry).
+
+
+def oniguruma_spelling(regex: str) -> str:
+    """A rank-file pattern as tokenizers' Oniguruma must be given it to cut as tiktoken
+    does: cl100k's possessive interval `\\p{N}{1,3}+` is, in Oniguruma's Ruby syntax,
+    `(\\p{N}{1,3})+` (any digit run); it ends its alternative, so a plain `{1,3}` cuts as
+    the possessive one. (`?+`, `*+` and `++` are possessive in both.)
+
+    >>> oniguruma_spelling("[0-9]{1,3}+|x")
+    '[0-9]{1,3}|x'
+    """
+    return regex.replace("{1,3}+", "{1,3}")
+
+
+# A tokenizer.json Split regex -> the rank-file pattern it is (tiktoken's own texts, as
+# they are and spelled for Oniguruma, and the texts Hugging Face's tiktoken-derived files
+# carry).
 _HF_SPLIT_PATTERNS = {**{regex: pattern for pattern, regex in PATTERN_REGEX.items()},
+                      **{oniguruma_spelling(regex): pattern for pattern, regex in PATTERN_REGEX.items()},
                       LLAMA3_REGEX: SplitPattern.LLAMA3, O200K_REGEX: SplitPattern.O200K}
 
 
@@ -89,6 +106,11 @@ def _gguf_source(spec: TokenizerSpec) -> RankSource:
             specials[text.decode("utf-8", "replace")] = token_id
             if token_id < len(attributes) and attributes[token_id] & (TokenAttr.LSTRIP | TokenAttr.RSTRIP):
                 stripping.append(token_id)
+        elif token_type == TokenType.UNUSED:
+            # A rank-file gap: llama.cpp's converter fills ids no token has with "[PAD<id>]"
+            # UNUSED tokens, which llama.cpp never gives (not matched as special; a merge
+            # making its text is refused below, as no rank token is that text).
+            continue
         else:
             name = TokenType(token_type).name.lower().replace("_", "-")
             other_types[name] = other_types.get(name, 0) + 1
@@ -106,9 +128,11 @@ def _gguf_source(spec: TokenizerSpec) -> RankSource:
                                        ("SEP", bl.add_sep or (bl.add_sep is None and pre.add_sep))) if on]
         missing.append(f"the rule adding {' and '.join(added)} with add_special (llama.cpp, pre "
                        f"{bl.pre!r}): a rank file's reader adds nothing")
-    if pre.clean_spaces:
-        missing.append(f"llama.cpp's clean_spaces decode rule (pre {bl.pre!r}): decode drops the space before "
-                       f"punctuation and in contractions; a rank file decodes every token's bytes")
+    # Not carried, and not refused: llama.cpp's clean_spaces decode rule (most pre types;
+    # it drops the space before punctuation when decoding). It changes no id; it is where
+    # the references disagree on one vocabulary (llama.cpp decodes GPT-2's GGUF with it,
+    # tiktoken decodes r50k_base without), and a rank file decodes as tiktoken does. The
+    # parity tests record it.
     merges = [_raw_merge(line) for line in _merge_lines(vocab.merges)]
     if not undecodable:
         problems = merge_list_rank_problems(ranks, [m for m in merges if m is not None], vocab.ignore_merges)
