@@ -70,10 +70,12 @@ def lines_with_special_text(texts: list[str], specials: list[str]) -> list[int]:
     return [i for i, text in enumerate(texts) if finder.search(text)]
 
 
-def tiktoken_vs_tokenizers(enc, ref: tokenizers.Tokenizer, corpus_lines) -> tuple[int, list[str]]:
+def tiktoken_vs_tokenizers(enc, ref: tokenizers.Tokenizer, corpus_lines, *,
+                           add_special_tokens: bool = False) -> tuple[int, list[str]]:
     """(line x flag combinations compared, mismatches): tokenizers `ref` against tiktoken
     `enc` on every corpus line with parse_special, and on the lines holding a special
-    token's text without it (elsewhere the flag cannot change an id); decode of every line."""
+    token's text without it (elsewhere the flag cannot change an id); decode of every line.
+    `add_special_tokens` is tokenizers' (tiktoken adds nothing)."""
     specials = sorted(enc.special_tokens_set)
     compared, mismatches = 0, []
     for corpus, lines in corpus_lines.items():
@@ -82,7 +84,7 @@ def tiktoken_vs_tokenizers(enc, ref: tokenizers.Tokenizer, corpus_lines) -> tupl
         for parse_special, chosen in ((True, range(len(texts))), (False, with_special)):
             batch = [texts[i] for i in chosen]
             ref.encode_special_tokens = not parse_special
-            got = [e.ids for e in ref.encode_batch(batch, add_special_tokens=False)]
+            got = [e.ids for e in ref.encode_batch(batch, add_special_tokens=add_special_tokens)]
             want = (enc.encode_batch(batch, allowed_special="all", num_threads=1) if parse_special
                     else enc.encode_ordinary_batch(batch, num_threads=1))
             for i, g, w in zip(chosen, got, want):

@@ -32,19 +32,23 @@ import hashlib
 import pytest
 import tiktoken
 import tiktoken.load
+import tokenizers
 
 import toksmith
 from tests import llama_cpp_reference
 from tests.conftest import first_difference, fixture_file, multilingual_sample, report
 from tests.gguf_copy import copy_gguf
 from tests.parity.test_byte_bpe_gguf import spliced
-from tests.parity.test_byte_level_merges import lines_with_special_text, tiktoken_vs_tokenizers
+from tests.parity.test_byte_level_merges import derived_tokenizer, lines_with_special_text, tiktoken_vs_tokenizers
 from tests.parity.test_hf_batch_stream import _gpt2_folder_reference
 from tests.parity.test_spm_bpe_gguf import fail_on
 from tests.tiktoken_reference import encoding
 from toksmith.errors import UnsupportedConversionError
 from toksmith.formats.tiktoken import KNOWN_ENCODINGS, LLAMA3_SHA256, PATTERN_REGEX
+from toksmith.formats.tiktoken import read_tiktoken
 from toksmith.spec import SplitPattern
+from toksmith.writers.byte_level_merges import merge_list_vocab
+from toksmith.writers.tiktoken_sources import oniguruma_spelling
 from toksmith.writers.tiktoken_file import rank_file_of_merge_list
 
 RANK_FILES = ("r50k_base", "p50k_base", "cl100k_base", "o200k_base")
@@ -100,7 +104,6 @@ def byte_level_sources(fixtures, tmp_path_factory):
     folder = tmp_path_factory.mktemp("to_tiktoken")
     llama3 = folder / "tokenizer.json"
     llama3.write_bytes(gzip.decompress(fixture_file(fixtures, "hf/llama3/tokenizer.json.gz").read_bytes()))
-    import tokenizers
     return {"hf/gpt2": (fixture_file(fixtures, "hf/gpt2/vocab.json").parent, _gpt2_folder_reference(fixtures),
                         "r50k_base"),
             "hf/llama3/tokenizer.json.gz": (llama3, tokenizers.Tokenizer.from_file(str(llama3)), "llama3")}
@@ -186,6 +189,23 @@ def test_llama3_gguf_refused_for_its_bos_rule_only(fixtures, tmp_path):
            "alone are Meta's Llama 3 rank file byte for byte")
 
 
+def test_tokenizer_json_with_tiktokens_cl100k_regex_text_refused(fixtures, tmp_path):
+    """cl100k's pattern as tiktoken writes it, given to tokenizers, cuts digit runs whole
+    (Oniguruma reads `\\p{N}{1,3}+` as `(\\p{N}{1,3})+`): on cl100k's own merges, such a
+    file tokenizes otherwise than the rank file, so it is refused; spelled for Oniguruma
+    it is written, and is cl100k_base's file byte for byte."""
+    enc = encoding("cl100k_base", fixtures)
+    derived = merge_list_vocab(read_tiktoken(fixture_file(fixtures, "tiktoken/cl100k_base.tiktoken")).vocab)
+    verbatim, spelled = tmp_path / "verbatim.json", tmp_path / "spelled.json"
+    derived_tokenizer(derived, enc._pat_str, enc._special_tokens).save(str(verbatim))
+    derived_tokenizer(derived, oniguruma_spelling(enc._pat_str), enc._special_tokens).save(str(spelled))
+    assert tokenizers.Tokenizer.from_file(str(verbatim)).encode("1919").ids != enc.encode_ordinary("1919")
+    with pytest.raises(UnsupportedConversionError, match="the pre-tokenizer"):
+        toksmith.load(verbatim).save(tmp_path / "verbatim.tiktoken")
+    written = toksmith.load(spelled).save(tmp_path / "spelled.tiktoken")
+    assert written.read_bytes() == fixture_file(fixtures, "tiktoken/cl100k_base.tiktoken").read_bytes()
+
+
 @pytest.mark.parametrize("relative, expected", [
     ("gguf/ggml-vocab-qwen2.gguf", ["user-defined", "no encoding a reader recognises"]),
     ("gguf/ggml-vocab-deepseek-coder.gguf", ["user-defined", "adding BOS", "single bytes"]),
@@ -208,4 +228,4 @@ def test_other_sources_refused(fixtures, tmp_path, relative, expected):
     for part in expected:
         assert part in message, message
     assert not target.exists()
-    report(f"convert {relative.rsplit('/', 1)[1]} -> tiktoken: refused ({'; '.join(expected)})")
+    report(f"convert {relative} -> tiktoken: refused ({'; '.join(expected)})")

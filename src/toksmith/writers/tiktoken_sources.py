@@ -48,11 +48,10 @@ def oniguruma_spelling(regex: str) -> str:
     return regex.replace("{1,3}+", "{1,3}")
 
 
-# A tokenizer.json Split regex -> the rank-file pattern it is (tiktoken's own texts, as
-# they are and spelled for Oniguruma, and the texts Hugging Face's tiktoken-derived files
-# carry).
-_HF_SPLIT_PATTERNS = {**{regex: pattern for pattern, regex in PATTERN_REGEX.items()},
-                      **{oniguruma_spelling(regex): pattern for pattern, regex in PATTERN_REGEX.items()},
+# A tokenizer.json Split regex -> the rank-file pattern it cuts as: tiktoken's texts spelled
+# for Oniguruma (cl100k's text as tiktoken writes it cuts digit runs whole in tokenizers,
+# so it is no rank-file pattern there), and the texts Hugging Face's files carry.
+_HF_SPLIT_PATTERNS = {**{oniguruma_spelling(regex): pattern for pattern, regex in PATTERN_REGEX.items()},
                       LLAMA3_REGEX: SplitPattern.LLAMA3, O200K_REGEX: SplitPattern.O200K}
 
 
