@@ -32,7 +32,10 @@ token's canonical split.
   the fact above), ordered alike (3): the same merges, step by step. Finally (4) a piece
   that is a token gives that token: with ignore_merges always, else only when every
   token is reachable. Extra merges (other splits, as transformers writes them) are
-  harmless; the test is exact, so it never accepts a list that behaves otherwise.
+  harmless. The check is sufficient, not necessary: it may refuse a list that happens to
+  behave alike (a merge listed twice, which tokenizers and llama.cpp resolve differently,
+  or a merge to a text no rank token has, even one that can never apply), never accept
+  one that behaves otherwise.
 
 >>> v = ByteLevelVocab(texts=[bytes([b]) for b in range(256)] + [b"ab", b"abc"],
 ...                    merge_order=MergeOrder.TOKEN_RANK, ignore_merges=True)

@@ -182,6 +182,10 @@ def _hf_source(spec: TokenizerSpec, hf: c.HfTokenizerSpec) -> RankSource:
     if not isinstance(hf.decoder, c.ByteLevel):
         missing.append(f"the decoder {_short(hf.decoder)}: a rank file decodes every token's bytes "
                        f"(a ByteLevel decoder)")
+    # Added tokens that are in the model vocabulary too (GPT-2's <|endoftext|>) are special
+    # tokens, not ranks. With ignore_merges such a text would be one id if a pre-token were
+    # the whole text; the special tokens of the encodings a rank file is read back as are
+    # all "<|...|>", which their patterns always cut ("<|", letters, "|>"), so it never is.
     special_ids = {token.id for token in hf.added_tokens}
     specials = {token.content: token.id for token in hf.added_tokens}
     vocab = model.vocab
