@@ -80,7 +80,10 @@ class GgufValue:
 
     @classmethod
     def numbers(cls, element_type: ValueType, values) -> GgufValue:
-        return cls(ValueType.ARRAY, array(ARRAY_CODES[element_type], values), element_type)
+        code = ARRAY_CODES[element_type]
+        if isinstance(values, (bytes, bytearray)) and code != "B":
+            values = list(values)   # array(code, bytes) would read the bytes as raw memory
+        return cls(ValueType.ARRAY, array(code, values), element_type)
 
 
 @dataclass(frozen=True)

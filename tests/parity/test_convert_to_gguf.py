@@ -1,0 +1,278 @@
+"""Vocab-only GGUFs written by toksmith, checked with the references themselves.
+
+- GGUF -> GGUF: every fixture GGUF and the GGUFs the tests build (RWKV, PLaMo-2,
+  whitespace, gemma4, hybriddna) written back hold the same metadata, read by the `gguf`
+  package's GGUFReader (every key in order, its GGUF types, the raw bytes of every value),
+  and llama.cpp gives the same ids and text on the written file as on the original.
+- sentencepiece .model -> GGUF: sentencepiece on the .model against llama.cpp on the
+  written GGUF, every corpus line (documented disagreements below).
+- tokenizer.json -> GGUF and RWKV .txt -> GGUF: see the sections further down.
+
+Reported as ``convert <source file> -> gguf: <N> lines, <M> mismatches`` (N counts each
+(line, flag combination) compared; decode checks count in M).
+"""
+from __future__ import annotations
+
+import itertools
+import math
+
+import gguf
+import pytest
+import sentencepiece as spm
+from sentencepiece import sentencepiece_model_pb2 as pb
+
+import toksmith
+from tests import llama_cpp_reference
+from tests.conftest import fixture_file, report
+from tests.gguf_reference import read_metadata
+from tests.parity.test_byte_bpe_gguf import special_texts_of, spliced
+from tests.parity.test_spm_bpe_gguf import fail_on
+from tests.plamo2_gguf import sentencepiece_pieces, write_plamo2_gguf
+from tests.rwkv_gguf import write_rwkv_world_gguf
+from tests.unit import gguf_writer
+
+FLAGS = list(itertools.product((False, True), repeat=2))   # (add_special, parse_special)
+GGUF_FIXTURES = ("bert-bge", "deepseek-coder", "falcon", "gpt-2", "llama-bpe", "llama-spm", "mpt",
+                 "nomic-bert-moe", "phi-3", "qwen2", "refact", "starcoder")
+
+
+def gguf_fields(path) -> list[tuple[str, tuple[int, ...], list[bytes]]]:
+    """(key, GGUF types, raw bytes of each value) of every key, in file order, by GGUFReader."""
+    reader = gguf.GGUFReader(str(path))
+    return [(key, tuple(int(t) for t in field.types), [bytes(field.parts[i]) for i in field.data])
+            for key, field in reader.fields.items() if not key.startswith("GGUF.")]
+
+
+def llama_cpp_mismatches(original, written, texts: list[str]) -> int:
+    """Lines (x FLAGS) where llama.cpp tokenizes or detokenizes `written` unlike `original`."""
+    ref, got = llama_cpp_reference.load_vocab(original), llama_cpp_reference.load_vocab(written)
+    assert got.n_tokens == ref.n_tokens
+    bad = 0
+    for text, (add_special, parse_special) in itertools.product(texts, FLAGS):
+        raw = text.encode("utf-8")
+        want = ref.tokenize(raw, add_special, parse_special)
+        if got.tokenize(raw, add_special, parse_special) != want:
+            bad += 1
+        elif parse_special and any(got.detokenize(want, remove, not remove) != ref.detokenize(want, remove, not remove)
+                                   for remove in (False, True)):
+            bad += 1
+    return bad
+
+
+# ------------------------------------------------------------------ GGUF -> GGUF
+
+# Fixtures small enough for GGUFReader (it takes seconds per 50k tokens): the written file's
+# fields are compared with it; every fixture's written file is compared byte for byte.
+READER_CHECKED = ("bert-bge",)
+
+
+def check_llama_cpp_round_trip(original, written, texts: list[str], label: str) -> None:
+    tok = toksmith.load(original)
+    assert toksmith.load(written).encode_batch(texts) == tok.encode_batch(texts)
+    texts = spliced(texts, special_texts_of(original), seed=len(label))
+    bad = llama_cpp_mismatches(original, written, texts)
+    report(f"convert {label} -> gguf: {len(texts) * len(FLAGS)} lines, {bad} mismatches")
+    assert bad == 0
+
+
+def golden_texts(fixtures, name: str) -> list[str]:
+    path = fixtures / f"gguf/ggml-vocab-{name}.gguf.inp"
+    return path.read_text(encoding="utf-8").split("\n__ggml_vocab_test__\n")[:-1] if path.is_file() else []
+
+
+@pytest.mark.parametrize("name", GGUF_FIXTURES)
+def test_gguf_fixture_written_back_is_the_same_file(fixtures, corpus_lines, tmp_path, name):
+    """llama.cpp's converter writes a vocab-only file as header + key/values, no padding:
+    written back, every fixture is the same bytes (so the same keys, types and values)."""
+    original = fixture_file(fixtures, f"gguf/ggml-vocab-{name}.gguf")
+    written = toksmith.load(original).save(tmp_path / "written.gguf")
+    assert written.read_bytes() == original.read_bytes()
+    if name in READER_CHECKED:
+        assert gguf_fields(written) == gguf_fields(original)
+    texts = golden_texts(fixtures, name) + corpus_lines["tricky_strings.txt"]
+    check_llama_cpp_round_trip(original, written, texts, original.name)
+
+
+def built_gguf(fixtures, tmp_path, kind: str):
+    """A GGUF of a tokenizer type no fixture has, as the other parity tests build it (RWKV,
+    PLaMo-2) or from GPT-2's tokens and merges (read and written with struct, tests/unit/gguf_writer)."""
+    target = tmp_path / f"{kind}.gguf"
+    if kind == "rwkv":
+        return write_rwkv_world_gguf(fixture_file(fixtures, "rwkv/rwkv_vocab_v20230424.txt"), target)
+    if kind == "plamo2":
+        pieces = sentencepiece_pieces(fixture_file(fixtures, "spm/t5_base_japanese_spiece.model"))
+        return write_plamo2_gguf(target, pieces, pads=12)
+    meta = read_metadata(fixture_file(fixtures, "gguf/ggml-vocab-gpt-2.gguf"))
+    tokens, types = meta["tokenizer.ggml.tokens"], meta["tokenizer.ggml.token_type"]
+    pre = {"hybriddna": "gpt-2"}.get(kind, kind)
+    if kind == "hybriddna":
+        kmers = ["".join(p) + "\ue000" for p in itertools.product("ACGT", repeat=3)]
+        tokens = tokens + [t.encode() for t in ["<dna>", "</dna>", "<oov>"] + kmers]
+        types = types + [3, 3, 3] + [1] * len(kmers)
+    return gguf_writer.write_gguf(target, [
+        gguf_writer.str_kv("general.architecture", "gpt2"), gguf_writer.str_kv("tokenizer.ggml.model", kind),
+        gguf_writer.str_kv("tokenizer.ggml.pre", pre), gguf_writer.strings_kv("tokenizer.ggml.tokens", tokens),
+        gguf_writer.i32s_kv("tokenizer.ggml.token_type", types),
+        gguf_writer.strings_kv("tokenizer.ggml.merges", meta["tokenizer.ggml.merges"]),
+        gguf_writer.u32_kv("tokenizer.ggml.bos_token_id", 50256), gguf_writer.bool_kv("tokenizer.ggml.add_bos_token", True)])
+
+
+@pytest.mark.parametrize("kind", ["rwkv", "plamo2", "whitespace", "gemma4", "hybriddna"])
+def test_built_gguf_written_back_keeps_its_metadata(fixtures, corpus_lines, tmp_path, kind):
+    """The written file is the original's bytes up to where gguf-py's write_tensors_to_file
+    pads the built file to its alignment (zeros): the same keys, types and values."""
+    original = built_gguf(fixtures, tmp_path, kind)
+    written = toksmith.load(original).save(tmp_path / "written.gguf")
+    data, before = written.read_bytes(), open(original, "rb").read()
+    assert before[:len(data)] == data and before[len(data):] == bytes(len(before) - len(data))
+    assert len(before) - len(data) < gguf.GGUF_DEFAULT_ALIGNMENT
+    if kind == "plamo2":
+        assert gguf_fields(written) == gguf_fields(original)
+    texts = corpus_lines["tricky_strings.txt"] + ["<dna>ACGTAC</dna> x", "Hello\u2581world"]
+    check_llama_cpp_round_trip(original, written, texts, f"{kind} GGUF")
+
+
+def test_pre_override_is_written(fixtures, tmp_path):
+    """A tokenizer loaded with pre= saves that pre-tokenizer: it loads back tokenizing the same way."""
+    tok = toksmith.load(fixture_file(fixtures, "gguf/ggml-vocab-qwen2.gguf"), pre="qwen35")
+    written = tok.save(tmp_path / "qwen35.gguf")
+    assert read_metadata(written)["tokenizer.ggml.pre"] == b"qwen35"
+    text = "r\u00e9sum\u00e9 Vie\u0302\u0301t Nam"
+    assert toksmith.load(written).encode(text) == tok.encode(text)
+    assert llama_cpp_reference.load_vocab(written).tokenize(text.encode(), False, False) == \
+        tok.encode(text, add_special=False)
+
+
+# ------------------------------------------------------------------ sentencepiece .model -> GGUF
+
+# The .model files llama.cpp can express, and the add_bos/add_eos their GGUF holds.
+SPM_MODELS = {
+    "llama2_tokenizer.model": (True, False),          # BPE -> "llama": llama.cpp's SPM adds BOS
+    "sentencepiece_test_model.model": (False, True),  # Unigram -> "t5": llama.cpp's UGM adds EOS
+    "sentencepiece_test_ja_model.model": (False, True),
+    "t5_base_japanese_spiece.model": (False, True),
+}
+
+
+def decode_reference(model_path) -> spm.SentencePieceProcessor:
+    """sentencepiece on the model with unk_surface "": sentencepiece renders <unk> as " \u2047 ",
+    llama.cpp's detokenize (remove_special) as nothing, a disagreement of the references."""
+    proto = pb.ModelProto()
+    proto.ParseFromString(model_path.read_bytes())
+    proto.trainer_spec.unk_surface = ""
+    return spm.SentencePieceProcessor(model_proto=proto.SerializeToString())
+
+
+@pytest.mark.parametrize("name", SPM_MODELS)
+def test_sentencepiece_model_to_gguf_matches_sentencepiece(fixtures, corpus_lines, invalid_utf8_lines,
+                                                          tmp_path, name):
+    """sentencepiece on the .model against llama.cpp on the written GGUF, every corpus line.
+
+    Flags: add_special=True on every line (sentencepiece adds the BOS/EOS the GGUF's
+    add_bos/add_eos say), add_special=False on tricky_strings.txt and the invalid UTF-8
+    lines: llama.cpp's SPM and UGM sessions tokenize the text whatever add_special says and
+    only put BOS/EOS around it. parse_special=False only: sentencepiece never parses
+    control-token texts (a <s> in the text is text), which is llama.cpp's parse_special=False;
+    a quarter of the lines carry a spliced <s>/</s>/<unk> text to check it.
+
+    Documented disagreements of the two references on the source itself (the GGUF follows
+    llama.cpp, which is all a GGUF can hold), counted apart and reported:
+    - Unigram: llama.cpp sums piece scores in double, sentencepiece in float; where the
+      two segmentations differ, both have the same total score (a tie broken differently,
+      checked line by line): lines with long runs of "-", "=", CJK.
+    - a text with a literal U+2581: sentencepiece's remove_extra_whitespaces strips trailing
+      U+2581 after escaping spaces (a literal one too); llama.cpp's UGM strips only spaces
+      (tricky_strings.txt line 110).
+    - invalid UTF-8 (BPE): sentencepiece first replaces invalid bytes with U+FFFD,
+      llama.cpp's SPM falls back to the raw bytes' <0xXX> pieces.
+    - decode (llama_detokenize with remove_special): <unk> prints nothing (sentencepiece:
+      " \u2047 ", so the decode reference uses unk_surface ""), and llama.cpp removes one leading
+      space of the first token where sentencepiece removes every leading space before the
+      first visible text (lines that start with U+2581 or with an <unk>): decodes that differ
+      only in leading spaces.
+    """
+    model_path = fixture_file(fixtures, f"spm/{name}")
+    add_bos, add_eos = SPM_MODELS[name]
+    written = toksmith.load(model_path).save(tmp_path / f"{name}.gguf")
+    sp = spm.SentencePieceProcessor(model_file=str(model_path))
+    sp_decode = decode_reference(model_path)
+    ref = llama_cpp_reference.load_vocab(written)
+    specials = [sp.id_to_piece(i) for i in range(sp.get_piece_size()) if sp.is_control(i) or sp.is_unknown(i)]
+    scores = [sp.get_score(i) for i in range(sp.get_piece_size())]
+    compared = mismatches = ties = literal_spaces = leading_spaces = raw_bytes = 0
+    examples = []
+    for corpus, lines in corpus_lines.items():
+        texts = spliced(lines, specials, seed=len(corpus))
+        flags = (True, False) if corpus == "tricky_strings.txt" else (True,)
+        for add_special in flags:
+            expected = sp.encode(texts, add_bos=add_special and add_bos, add_eos=add_special and add_eos)
+            for i, (text, want) in enumerate(zip(texts, expected)):
+                compared += 1
+                got = ref.tokenize(text.encode("utf-8"), add_special, False)
+                if got != want:
+                    if "\u2581" in text:
+                        literal_spaces += 1
+                    elif len(got) == len(want) and math.isclose(math.fsum(scores[t] for t in got),
+                                                              math.fsum(scores[t] for t in want), rel_tol=1e-6):
+                        ties += 1
+                    else:
+                        mismatches += 1
+                        examples.append(f"{corpus}:{i + 1} {text[:60]!r}\n  sentencepiece {want}\n  llama.cpp {got}")
+                    continue
+                if add_special:
+                    continue
+                ours = ref.detokenize(want, remove_special=True, unparse_special=False).decode("utf-8", "replace")
+                theirs = sp_decode.decode(want)
+                if ours != theirs:
+                    if ours.lstrip(" ") == theirs.lstrip(" "):
+                        leading_spaces += 1
+                    else:
+                        mismatches += 1
+                        examples.append(f"{corpus}:{i + 1} decode {ours[:60]!r} != {theirs[:60]!r}")
+    for raw in invalid_utf8_lines:
+        compared += 1
+        got = ref.tokenize(raw, False, False)
+        if got != sp.encode(raw):
+            if any(sp.is_byte(t) for t in got):
+                raw_bytes += 1
+            else:
+                mismatches += 1
+                examples.append(f"invalid UTF-8 {raw!r}")
+    report(f"convert {name} -> gguf: {compared} lines, {mismatches} mismatches")
+    report(f"convert {name} -> gguf: documented reference disagreements: {ties} Unigram score ties, "
+           f"{literal_spaces} lines with a literal U+2581, {raw_bytes} invalid UTF-8 byte fallbacks, "
+           f"{leading_spaces} decodes differing in leading spaces only")
+    fail_on(examples)
+
+
+@pytest.mark.parametrize("name,missing", [
+    ("hf_test_sentencepiece_bpe.model", "precompiled charsmap.*remove_extra_whitespaces.*no byte pieces"),
+    ("llama2c_tok512.model", "remove_extra_whitespaces"),
+])
+def test_sentencepiece_bpe_llama_cpp_cannot_express_is_refused(fixtures, tmp_path, name, missing):
+    """llama.cpp's SPM vocabulary applies no normalizer, and falls back to <0xXX> pieces where
+    sentencepiece (without byte_fallback) gives <unk> (without them llama.cpp aborts)."""
+    tok = toksmith.load(fixture_file(fixtures, f"spm/{name}"))
+    target = tmp_path / "refused.gguf"
+    target.write_bytes(b"old")
+    with pytest.raises(toksmith.UnsupportedConversionError, match=missing) as caught:
+        tok.save(target)
+    assert name in str(caught.value) and "vocab-only GGUF" in str(caught.value)
+    assert target.read_bytes() == b"old"
+
+
+def test_refused_normalizer_would_tokenize_differently(fixtures, tmp_path):
+    """Why llama2c_tok512.model is refused: the file llama.cpp's converter writes for it (the
+    same keys without the refusal) tokenizes runs of spaces unlike sentencepiece, which
+    removes extra whitespace."""
+    from toksmith.writers.gguf_binary import encode_gguf
+    from toksmith.writers.gguf_keys import header_entries, special_id_entries, special_ids_of
+    from toksmith.writers.gguf_sentencepiece import vocabulary_entries
+    model_path = fixture_file(fixtures, "spm/llama2c_tok512.model")
+    spec = toksmith.load(model_path).spec
+    lossy = tmp_path / "lossy.gguf"
+    lossy.write_bytes(encode_gguf(header_entries("llama", "lossy") + vocabulary_entries(spec, "llama")
+                                  + special_id_entries(special_ids_of(spec.vocab.special))))
+    sp = spm.SentencePieceProcessor(model_file=str(model_path))
+    text = "  Hello   world  "
+    assert llama_cpp_reference.load_vocab(lossy).tokenize(text.encode(), False, False) != sp.encode(text)
