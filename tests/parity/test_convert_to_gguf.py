@@ -276,3 +276,84 @@ def test_refused_normalizer_would_tokenize_differently(fixtures, tmp_path):
     sp = spm.SentencePieceProcessor(model_file=str(model_path))
     text = "  Hello   world  "
     assert llama_cpp_reference.load_vocab(lossy).tokenize(text.encode(), False, False) != sp.encode(text)
+
+
+# ------------------------------------------------------------------ tokenizer.json -> GGUF
+
+def llama_cpp_clean_spaces(text: bytes) -> bytes:
+    """llama.cpp's clean_spaces passes over detokenized text (llama_vocab::impl::detokenize),
+    which its byte-level and WordPiece vocabularies run and tokenizers' decoders do not."""
+    src, out = bytearray(text), bytearray(text[:1])
+    for i in range(1, len(src)):    # " ?", " !", " .", " ," lose the space
+        if src[i - 1] == 32 and src[i] in b"?!.,":
+            out.pop()
+        out.append(src[i])
+    src, out, i = out, bytearray(out[:1]), 1
+    while i < len(src):             # " ' " loses both spaces (the second one becomes a NUL, skipped)
+        x = src[i]
+        if x == 39 and i + 1 < len(src) and src[i - 1] == 32 and src[i + 1] == 32:
+            out.pop()
+            i += 1
+            src[i] = 0
+        out.append(x)
+        i += 1
+    src, out = out, bytearray(out[:1])
+    for i in range(1, len(src)):    # " 's", " 'm", " 're", " 've" lose the space
+        if src[i - 1] == 32 and src[i] == 39 and i + 1 < len(src):
+            if src[i + 1] in b"sm" or (i + 2 < len(src) and src[i + 1:i + 3] in (b"re", b"ve")):
+                out.pop()
+        out.append(src[i])
+    return bytes(out)
+
+
+def hf_special_texts(hf) -> list[str]:
+    return [t.content for t in hf.get_added_tokens_decoder().values()]
+
+
+def compare_hf_with_llama_cpp(hf, gguf_path, corpus_lines, label: str, *, adds_tokens: bool,
+                              clean_spaces: bool) -> None:
+    """tokenizers on the source against llama.cpp on the written GGUF, every corpus line (a
+    quarter with an added token's text spliced in). parse_special=False is tokenizers'
+    encode_special_tokens=True. Flags: all four on every line holding an added token's
+    text; on the others parse_special provably changes nothing (there is nothing to parse),
+    and add_special neither when the post-processor adds no token: (True, False) only then.
+    Decode of every line's ids, both skip_special values; where llama.cpp's clean_spaces
+    alone explains a difference it is counted apart (a documented disagreement)."""
+    ref = llama_cpp_reference.load_vocab(gguf_path)
+    specials = hf_special_texts(hf)
+    compared = mismatches = cleaned = 0
+    examples = []
+    for corpus, lines in corpus_lines.items():
+        texts = spliced(lines, specials, seed=len(corpus))
+        has_special = [any(s in t for s in specials) for t in texts]
+        for add_special, parse_special in FLAGS:
+            chosen = [i for i, t in enumerate(texts) if has_special[i] or (not parse_special and (
+                add_special or adds_tokens))]
+            hf.encode_special_tokens = not parse_special
+            want = [e.ids for e in hf.encode_batch([texts[i] for i in chosen], add_special_tokens=add_special)]
+            decode_here = add_special and not parse_special
+            for i, ids in zip(chosen, want):
+                compared += 1
+                got = ref.tokenize(texts[i].encode("utf-8"), add_special, parse_special)
+                if got != ids:
+                    mismatches += 1
+                    examples.append(f"{corpus}:{i + 1} ({add_special}, {parse_special}) {texts[i][:60]!r}\n"
+                                    f"  tokenizers {ids}\n  llama.cpp {got}")
+                    continue
+                if not decode_here:
+                    continue
+                for skip in (False, True):
+                    theirs = hf.decode(ids, skip_special_tokens=skip).encode("utf-8")
+                    ours = ref.detokenize(ids, remove_special=skip, unparse_special=not skip)
+                    if ours != theirs:
+                        if clean_spaces and llama_cpp_clean_spaces(theirs) == ours:
+                            cleaned += 1
+                        else:
+                            mismatches += 1
+                            examples.append(f"{corpus}:{i + 1} decode(skip={skip}) {ours[:60]!r} != {theirs[:60]!r}")
+    hf.encode_special_tokens = False
+    report(f"convert {label} -> gguf: {compared} lines, {mismatches} mismatches")
+    if cleaned:
+        report(f"convert {label} -> gguf: documented reference disagreements: {cleaned} decodes differing "
+               f"only by llama.cpp's clean_spaces")
+    fail_on(examples)
