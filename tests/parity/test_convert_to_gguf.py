@@ -13,12 +13,22 @@ Reported as ``convert <source file> -> gguf: <N> lines, <M> mismatches`` (N coun
 """
 from __future__ import annotations
 
+import gzip
 import itertools
 import math
+import re
+from pathlib import Path
 
 import gguf
 import pytest
 import sentencepiece as spm
+import tokenizers
+from tokenizers import AddedToken
+from tokenizers import decoders as tk_decoders
+from tokenizers import models as tk_models
+from tokenizers import normalizers as tk_normalizers
+from tokenizers import pre_tokenizers as tk_pre
+from tokenizers import processors as tk_processors
 from sentencepiece import sentencepiece_model_pb2 as pb
 
 import toksmith
@@ -30,6 +40,7 @@ from tests.parity.test_spm_bpe_gguf import fail_on
 from tests.plamo2_gguf import sentencepiece_pieces, write_plamo2_gguf
 from tests.rwkv_gguf import write_rwkv_world_gguf
 from tests.unit import gguf_writer
+from toksmith.hf.split_patterns import QWEN2_REGEX
 
 FLAGS = list(itertools.product((False, True), repeat=2))   # (add_special, parse_special)
 GGUF_FIXTURES = ("bert-bge", "deepseek-coder", "falcon", "gpt-2", "llama-bpe", "llama-spm", "mpt",
@@ -314,23 +325,32 @@ def compare_hf_with_llama_cpp(hf, gguf_path, corpus_lines, label: str, *, adds_t
                               clean_spaces: bool) -> None:
     """tokenizers on the source against llama.cpp on the written GGUF, every corpus line (a
     quarter with an added token's text spliced in). parse_special=False is tokenizers'
-    encode_special_tokens=True. Flags: all four on every line holding an added token's
-    text; on the others parse_special provably changes nothing (there is nothing to parse),
-    and add_special neither when the post-processor adds no token: (True, False) only then.
-    Decode of every line's ids, both skip_special values; where llama.cpp's clean_spaces
+    encode_special_tokens=True. Flags: (True, False) on every line; on the lines holding an
+    added token's text also (True, True), and with `adds_tokens` (the post-processor puts a
+    BOS/EOS around the ids) the two add_special=False combinations too. On the other lines
+    parse_special provably changes nothing (there is no special text to parse), and
+    add_special only puts the BOS/EOS around the same ids (checked on the spliced lines).
+    Decode of every line's ids; with skip_special=True too where the ids hold a special
+    token (elsewhere skipping them provably changes nothing); where llama.cpp's clean_spaces
     alone explains a difference it is counted apart (a documented disagreement)."""
     ref = llama_cpp_reference.load_vocab(gguf_path)
     specials = hf_special_texts(hf)
+    special_pattern = re.compile("|".join(re.escape(t) for t in specials))
+    control_ids = {i for i, t in hf.get_added_tokens_decoder().items() if t.special}
     compared = mismatches = cleaned = 0
     examples = []
     for corpus, lines in corpus_lines.items():
         texts = spliced(lines, specials, seed=len(corpus))
-        has_special = [any(s in t for s in specials) for t in texts]
+        has_special = [special_pattern.search(t) is not None for t in texts]
         for add_special, parse_special in FLAGS:
-            chosen = [i for i, t in enumerate(texts) if has_special[i] or (not parse_special and (
-                add_special or adds_tokens))]
+            if (add_special, parse_special) == (True, False):
+                chosen = range(len(texts))
+            elif add_special or adds_tokens:
+                chosen = [i for i, t in enumerate(texts) if has_special[i]]
+            else:
+                continue
             hf.encode_special_tokens = not parse_special
-            want = [e.ids for e in hf.encode_batch([texts[i] for i in chosen], add_special_tokens=add_special)]
+            want = [e.ids for e in hf.encode_batch_fast([texts[i] for i in chosen], add_special_tokens=add_special)]
             decode_here = add_special and not parse_special
             for i, ids in zip(chosen, want):
                 compared += 1
@@ -342,7 +362,7 @@ def compare_hf_with_llama_cpp(hf, gguf_path, corpus_lines, label: str, *, adds_t
                     continue
                 if not decode_here:
                     continue
-                for skip in (False, True):
+                for skip in (False, True) if control_ids.intersection(ids) else (False,):
                     theirs = hf.decode(ids, skip_special_tokens=skip).encode("utf-8")
                     ours = ref.detokenize(ids, remove_special=skip, unparse_special=not skip)
                     if ours != theirs:
@@ -357,3 +377,106 @@ def compare_hf_with_llama_cpp(hf, gguf_path, corpus_lines, label: str, *, adds_t
         report(f"convert {label} -> gguf: documented reference disagreements: {cleaned} decodes differing "
                f"only by llama.cpp's clean_spaces")
     fail_on(examples)
+
+
+def gpt2_tokenizer(fixtures, *, added: bool = False, pre_tokenizer=None) -> tokenizers.Tokenizer:
+    """GPT-2 as transformers' GPT2TokenizerFast builds it from the hf/gpt2 folder; `added`:
+    with a special and a non-special added token."""
+    folder = fixture_file(fixtures, "hf/gpt2/vocab.json").parent
+    tok = tokenizers.Tokenizer(tk_models.BPE.from_file(str(folder / "vocab.json"), str(folder / "merges.txt")))
+    tok.pre_tokenizer = pre_tokenizer or tk_pre.ByteLevel(add_prefix_space=False)
+    tok.decoder = tk_decoders.ByteLevel()
+    tok.add_special_tokens([AddedToken("<|endoftext|>", special=True, normalized=False)])
+    if added:
+        tok.add_special_tokens([AddedToken("<sep/>", special=True, normalized=False)])
+        tok.add_tokens([AddedToken("the cat", normalized=False)])
+    return tok
+
+
+def llama3_with_bos(fixtures, tmp_path) -> Path:
+    """The fixture Llama 3 tokenizer.json with the BOS template Meta's file has (the fixture's
+    post-processor adds nothing), set with tokenizers' API."""
+    path = tmp_path / "llama3-bos.json"
+    path.write_bytes(gzip.decompress(fixture_file(fixtures, "hf/llama3/tokenizer.json.gz").read_bytes()))
+    tok = tokenizers.Tokenizer.from_file(str(path))
+    bos = tok.token_to_id("<|begin_of_text|>")
+    tok.post_processor = tk_processors.Sequence([
+        tk_processors.ByteLevel(trim_offsets=False),
+        tk_processors.TemplateProcessing(single="<|begin_of_text|> $A", pair="<|begin_of_text|> $A $B:1",
+                                         special_tokens=[("<|begin_of_text|>", bos)])])
+    tok.save(str(path))
+    return path
+
+
+def saved(tok: tokenizers.Tokenizer, path: Path) -> Path:
+    tok.save(str(path))
+    return path
+
+
+@pytest.mark.parametrize("name", ["llama3-with-bos", "gpt2-folder", "gpt2-added-tokens"])
+def test_byte_level_tokenizer_json_to_gguf_matches_tokenizers(fixtures, corpus_lines, tmp_path, name):
+    if name == "llama3-with-bos":
+        source, pre, adds = llama3_with_bos(fixtures, tmp_path), b"llama-bpe", True
+    elif name == "gpt2-folder":
+        source, pre, adds = fixture_file(fixtures, "hf/gpt2/vocab.json").parent, b"gpt-2", False
+    else:
+        source, pre, adds = saved(gpt2_tokenizer(fixtures, added=True), tmp_path / "gpt2-added.json"), b"gpt-2", False
+    hf = (gpt2_tokenizer(fixtures) if name == "gpt2-folder" else tokenizers.Tokenizer.from_file(str(source)))
+    written = toksmith.load(source).save(tmp_path / f"{name}.gguf")
+    meta = read_metadata(written)
+    assert meta["tokenizer.ggml.model"] == b"gpt2" and meta["tokenizer.ggml.pre"] == pre
+    assert meta.get("tokenizer.ggml.add_bos_token", False) is adds
+    compare_hf_with_llama_cpp(hf, written, corpus_lines, name, adds_tokens=adds, clean_spaces=True)
+
+
+def test_byte_level_written_as_the_converter_writes(fixtures, tmp_path):
+    """Token types as get_vocab_base gives them, merges as SpecialVocab writes them, the
+    template's BOS (gguf-py's GGUFReader reads the file)."""
+    written = toksmith.load(llama3_with_bos(fixtures, tmp_path)).save(tmp_path / "l3.gguf")
+    fixture = read_metadata(fixture_file(fixtures, "gguf/ggml-vocab-llama-bpe.gguf"))
+    meta = read_metadata(written)
+    for key in ("tokenizer.ggml.tokens", "tokenizer.ggml.token_type", "tokenizer.ggml.merges",
+                "tokenizer.ggml.bos_token_id"):
+        assert meta[key] == fixture[key], key
+    assert meta["tokenizer.ggml.add_bos_token"] is True and meta["tokenizer.ggml.pre"] == b"llama-bpe"
+    small = toksmith.load(saved(gpt2_tokenizer(fixtures, added=True), tmp_path / "g.json")).save(tmp_path / "g.gguf")
+    fields = {key: (types, values) for key, types, values in gguf_fields(small)}
+    assert fields["tokenizer.ggml.model"] == ((8,), [b"gpt2"])
+    assert fields["tokenizer.ggml.token_type"][0] == (9, 5)   # ARRAY of INT32
+    tokens = fields["tokenizer.ggml.tokens"][1]
+    types = [int.from_bytes(v, "little", signed=True) for v in fields["tokenizer.ggml.token_type"][1]]
+    assert (tokens[50256], types[50256]) == (b"<|endoftext|>", 3)   # CONTROL
+    assert (tokens[50257], types[50257]) == (b"<sep/>", 3)
+    assert (tokens[50258], types[50258]) == (b"the cat", 4)         # USER_DEFINED
+
+
+@pytest.mark.parametrize("name,missing", [
+    ("llama3", "ignore_merges=True.*'smaug-bpe'"),
+    ("gpt2-qwen2-split", "hash to [0-9a-f]{64}.* no tokenizer.ggml.pre name"),
+    ("gpt2-lstrip-template", "TemplateProcessing|lstrip added tokens"),
+    ("gpt2-nfc", "normalizer NFC"),
+])
+def test_byte_level_tokenizer_json_llama_cpp_cannot_express_is_refused(fixtures, tmp_path, name, missing):
+    """The Llama 3 fixture (its post-processor adds no BOS) hashes to "smaug-bpe", whose
+    llama.cpp pre-tokenizer merges whole words that tokenizers (ignore_merges) keeps as one
+    token: 255 corpus lines differ. A regex llama.cpp has no name for, added tokens that
+    strip spaces, a template llama.cpp cannot add, a normalizer: each is named."""
+    if name == "llama3":
+        source = tmp_path / "llama3.json"
+        source.write_bytes(gzip.decompress(fixture_file(fixtures, "hf/llama3/tokenizer.json.gz").read_bytes()))
+    else:
+        tok = gpt2_tokenizer(fixtures, pre_tokenizer=tk_pre.Sequence([
+            tk_pre.Split(tokenizers.Regex(QWEN2_REGEX), behavior="isolated"),
+            tk_pre.ByteLevel(add_prefix_space=False, use_regex=False)]) if name == "gpt2-qwen2-split" else None)
+        if name == "gpt2-lstrip-template":
+            tok.add_tokens([AddedToken(" New York", lstrip=True)])
+            eot = tok.token_to_id("<|endoftext|>")
+            tok.post_processor = tk_processors.TemplateProcessing(
+                single="$A <|endoftext|> $A", pair=None, special_tokens=[("<|endoftext|>", eot)])
+        if name == "gpt2-nfc":
+            tok.normalizer = tk_normalizers.NFC()
+        source = saved(tok, tmp_path / f"{name}.json")
+    target = tmp_path / "refused.gguf"
+    with pytest.raises(toksmith.UnsupportedConversionError, match=missing) as caught:
+        toksmith.load(source).save(target)
+    assert "vocab-only GGUF" in str(caught.value) and not target.exists()
