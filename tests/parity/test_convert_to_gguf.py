@@ -38,7 +38,7 @@ from tests.gguf_reference import read_metadata
 from tests.parity.test_byte_bpe_gguf import special_texts_of, spliced
 from tests.parity.test_spm_bpe_gguf import fail_on
 from tests.plamo2_gguf import sentencepiece_pieces, write_plamo2_gguf
-from tests.rwkv_gguf import write_rwkv_world_gguf
+from tests.rwkv_gguf import rwkv_world_tokens, write_rwkv_world_gguf
 from tests.unit import gguf_writer
 from toksmith.hf.split_patterns import QWEN2_REGEX
 
@@ -555,3 +555,37 @@ def test_unigram_tokenizer_json_is_refused(fixtures, tmp_path):
     # The measured disagreement behind the prepend rule, on the references themselves:
     hf = tokenizers.Tokenizer.from_file(str(source))
     assert hf.encode(" Hello", add_special_tokens=False).ids == hf.encode("Hello", add_special_tokens=False).ids
+
+
+# ------------------------------------------------------------------ RWKV .txt -> GGUF
+
+def test_rwkv_txt_to_gguf_matches_the_rwkv_package(fixtures, corpus_lines, invalid_utf8_lines, tmp_path):
+    """The rwkv package's TRIE_TOKENIZER on the .txt against llama.cpp on the written GGUF,
+    every corpus line. The GGUF holds the tokens the converter writes (tests/rwkv_gguf.py).
+    Flags: llama.cpp's RWKV vocabulary adds no BOS/EOS (add_special provably changes
+    nothing), and the rwkv package has no special tokens: parse_special=False."""
+    from rwkv.rwkv_tokenizer import TRIE_TOKENIZER
+    txt = fixture_file(fixtures, "rwkv/rwkv_vocab_v20230424.txt")
+    written = toksmith.load(txt).save(tmp_path / "rwkv.gguf")
+    converter_tokens, converter_types = rwkv_world_tokens(txt)
+    meta = read_metadata(written)
+    assert meta["tokenizer.ggml.tokens"] == converter_tokens and meta["tokenizer.ggml.token_type"] == converter_types
+    assert (meta["tokenizer.ggml.bos_token_id"], meta["tokenizer.ggml.eot_token_id"]) == (0, 261)
+    trie, ref = TRIE_TOKENIZER(str(txt)), llama_cpp_reference.load_vocab(written)
+    compared = 0
+    examples = []
+    for corpus, lines in corpus_lines.items():
+        for i, line in enumerate(lines):
+            compared += 1
+            want = trie.encode(line)
+            got = ref.tokenize(line.encode("utf-8"), True, False)
+            if got != want:
+                examples.append(f"{corpus}:{i + 1} {line[:60]!r}\n  rwkv {want}\n  llama.cpp {got}")
+            elif ref.detokenize(want, True, False) != trie.decodeBytes(want):
+                examples.append(f"{corpus}:{i + 1} decode")
+    for raw in invalid_utf8_lines:
+        compared += 1
+        if ref.tokenize(raw, True, False) != trie.encodeBytes(raw):
+            examples.append(f"invalid UTF-8 {raw!r}")
+    report(f"convert {txt.name} -> gguf: {compared} lines, {len(examples)} mismatches")
+    fail_on(examples)
