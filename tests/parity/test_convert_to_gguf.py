@@ -333,8 +333,9 @@ def compare_hf_with_llama_cpp(hf, gguf_path, corpus_lines, label: str, *, adds_t
     BOS/EOS around the ids) the two add_special=False combinations too. On the other lines
     parse_special provably changes nothing (there is no special text to parse), and
     add_special only puts the BOS/EOS around the same ids (checked on the spliced lines).
-    Decode of every line's ids; with skip_special=True too where the ids hold a special
-    token (elsewhere skipping them provably changes nothing); where llama.cpp's clean_spaces
+    Decode of every line's ids; with skip_special=True too on the spliced lines (elsewhere
+    the ids hold no special token but the template's BOS/EOS, which both references drop
+    alike, as the spliced lines check); where llama.cpp's clean_spaces
     alone explains a difference it is counted apart (a documented disagreement); with
     `spacing` (why the two decoders space text differently), decodes equal but for spaces too.
     `long_words` (unk id, max_input_chars_per_word): tokenizers' WordPiece gives the unknown
@@ -382,7 +383,7 @@ def compare_hf_with_llama_cpp(hf, gguf_path, corpus_lines, label: str, *, adds_t
                     continue
                 if not decode_here:
                     continue
-                for skip in (False, True) if control_ids.intersection(ids) else (False,):
+                for skip in (False, True) if has_special[i] and control_ids.intersection(ids) else (False,):
                     theirs = hf.decode(ids, skip_special_tokens=skip).encode("utf-8")
                     ours = ref.detokenize(ids, remove_special=skip, unparse_special=not skip)
                     if ours != theirs:
@@ -454,8 +455,9 @@ def test_byte_level_tokenizer_json_to_gguf_matches_tokenizers(fixtures, corpus_l
 
 
 def test_byte_level_written_as_the_converter_writes(fixtures, tmp_path):
-    """Token types as get_vocab_base gives them, merges as SpecialVocab writes them, the
-    template's BOS (gguf-py's GGUFReader reads the file)."""
+    """Tokens, token types and merges as llama.cpp's own llama-bpe file holds them (its
+    converter wrote it from Meta's tokenizer.json), the template's BOS; added tokens typed
+    CONTROL (special) and USER_DEFINED (not)."""
     written = toksmith.load(llama3_with_bos(fixtures, tmp_path)).save(tmp_path / "l3.gguf")
     fixture = read_metadata(fixture_file(fixtures, "gguf/ggml-vocab-llama-bpe.gguf"))
     meta = read_metadata(written)
@@ -464,11 +466,8 @@ def test_byte_level_written_as_the_converter_writes(fixtures, tmp_path):
         assert meta[key] == fixture[key], key
     assert meta["tokenizer.ggml.add_bos_token"] is True and meta["tokenizer.ggml.pre"] == b"llama-bpe"
     small = toksmith.load(saved(gpt2_tokenizer(fixtures, added=True), tmp_path / "g.json")).save(tmp_path / "g.gguf")
-    fields = {key: (types, values) for key, types, values in gguf_fields(small)}
-    assert fields["tokenizer.ggml.model"] == ((8,), [b"gpt2"])
-    assert fields["tokenizer.ggml.token_type"][0] == (9, 5)   # ARRAY of INT32
-    tokens = fields["tokenizer.ggml.tokens"][1]
-    types = [int.from_bytes(v, "little", signed=True) for v in fields["tokenizer.ggml.token_type"][1]]
+    fields = read_metadata(small)
+    tokens, types = fields["tokenizer.ggml.tokens"], fields["tokenizer.ggml.token_type"]
     assert (tokens[50256], types[50256]) == (b"<|endoftext|>", 3)   # CONTROL
     assert (tokens[50257], types[50257]) == (b"<sep/>", 3)
     assert (tokens[50258], types[50258]) == (b"the cat", 4)         # USER_DEFINED
