@@ -27,6 +27,9 @@ line by line (anything else fails the test):
 - PRECOMPILED_GRAPHEMES: tokenizers' Precompiled normalizer maps whole graphemes (a base
   character with its combining marks) where sentencepiece maps the longest charsmap prefix:
   the normalized texts differ (sentencepiece's `normalize` vs tokenizers' normalizer).
+- CONTROL_TEXT: Unigram lines holding the text of a CONTROL piece ("<s>"): sentencepiece keeps
+  CONTROL pieces out of its lattice, tokenizers' Unigram matches every piece of its vocab
+  (encode_special_tokens=True only stops the added-token split).
 - VITERBI_TIE: Unigram lines where both segmentations have the same total score; tokenizers
   and sentencepiece break ties differently.
 Decode: a text starting with a literal "▁" under remove_extra_whitespaces (sentencepiece drops
@@ -167,6 +170,8 @@ def explain(sp, written, line: str, want: list[int], got: list[int], unigram: bo
     """Which known reference limitation a mismatch is (module docstring), or None."""
     if sp.normalize(line) != written.normalizer.normalize_str(line):
         return "PRECOMPILED_GRAPHEMES"
+    if unigram and any(sp.id_to_piece(i) in line for i in range(sp.get_piece_size()) if sp.is_control(i)):
+        return "CONTROL_TEXT"
     if unigram and math.isclose(_unigram_score(sp, want), _unigram_score(sp, got), rel_tol=0, abs_tol=1e-3):
         return "VITERBI_TIE"
     return None
