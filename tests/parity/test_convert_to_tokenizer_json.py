@@ -41,7 +41,6 @@ a whole leading "▁" piece and then the next piece's "▁"; tokenizers' Strip d
 """
 from __future__ import annotations
 
-import gzip
 import json
 import math
 

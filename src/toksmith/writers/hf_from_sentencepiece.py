@@ -23,6 +23,7 @@ bpe_model.cc, sentencepiece_processor.cc Decode), in tokenizers' terms:
 """
 from __future__ import annotations
 
+from toksmith.decoders.sentencepiece import DEFAULT_UNK_SURFACE
 from toksmith.hf import components as c
 from toksmith.spec import Algorithm, TokenizerSpec
 from toksmith.vocab import TokenType
@@ -187,7 +188,7 @@ def hf_spec_from_sentencepiece(spec: TokenizerSpec) -> c.HfTokenizerSpec:
     texts = piece_texts(spec)
     steps = whitespace_normalizers(norm.precompiled_charsmap, norm.add_dummy_prefix, norm.remove_extra_whitespaces,
                                    norm.escape_whitespaces)
-    unk_surface = decoder_spec.unk_surface if decoder_spec is not None else " \u2047 "
+    unk_surface = decoder_spec.unk_surface if decoder_spec is not None else DEFAULT_UNK_SURFACE
     decoder = sentencepiece_decoder(spec, texts, unk_surface,
                                     norm.add_dummy_prefix or norm.remove_extra_whitespaces, missing)
     if spec.algorithm is Algorithm.UNIGRAM:

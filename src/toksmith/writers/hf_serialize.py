@@ -13,6 +13,7 @@ spec does not keep are written as tokenizers writes them when absent: `truncatio
 """
 from __future__ import annotations
 
+import base64
 import json
 from typing import Any, Callable
 
@@ -43,7 +44,6 @@ def normalizer_json(n: c.Normalizer) -> dict[str, Any]:
     if isinstance(n, c.ByteLevelNormalizer):
         return {"type": "ByteLevel"}
     if isinstance(n, c.Precompiled):
-        import base64
         return {"type": "Precompiled", "precompiled_charsmap": base64.b64encode(n.charsmap).decode("ascii")}
     if isinstance(n, c.Prepend):
         return {"type": "Prepend", "prepend": n.prepend}
