@@ -60,8 +60,9 @@ def hf_spec_from_gguf(spec: TokenizerSpec) -> c.HfTokenizerSpec:
         return hf_spec_from_byte_level(spec)
     if spec.algorithm is Algorithm.SPM_BPE:
         return _llama_spm(spec)
-    what = {Algorithm.WORDPIECE: "llama.cpp's WPM tokenizer (its own BERT-like pre-tokenizer and phantom-space "
-                                 "word starts, which tokenizers' BertPreTokenizer and WordPiece do not reproduce)",
+    what = {Algorithm.WORDPIECE: "llama.cpp's WPM tokenizer (not written yet: llama.cpp splits words with its own "
+                                 "BERT-like pre-tokenizer and phantom-space word starts; that tokenizers' "
+                                 "BertPreTokenizer and WordPiece reproduce them exactly is not established)",
             Algorithm.UNIGRAM: "llama.cpp's UGM tokenizer (not written yet: its normalizer differs from "
                                "sentencepiece's in details this writer does not reproduce)"}
     raise cannot_write(spec, TARGET, [what.get(spec.algorithm, f"a {spec.algorithm.value} vocabulary")])
