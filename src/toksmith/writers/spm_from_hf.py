@@ -10,8 +10,11 @@ What maps (the shapes transformers' SpmConverter and its subclasses write):
   could form pieces across the words tokenizers keeps apart);
 - model: Unigram (scores as they are) or BPE (scores from the merge ranks,
   writers/spm_bpe_scores.py), byte_fallback, the unknown token;
-- added tokens: special -> CONTROL, others -> USER_DEFINED (no lstrip/rstrip/single_word);
-- post-processor: none or a template [BOS] $A [EOS]: its tokens become bos/eos pieces.
+- added tokens -> USER_DEFINED pieces, which sentencepiece matches in every text, as
+  tokenizers extracts added tokens (no lstrip/rstrip/single_word); but
+- post-processor: none or a template [BOS] $A [EOS] of special added tokens: those become
+  the bos/eos pieces, CONTROL (sentencepiece adds only CONTROL pieces, and never matches
+  them in text).
 Everything else raises UnsupportedConversionError listing every part a .model cannot hold.
 
 >>> import toksmith
@@ -59,7 +62,7 @@ def model_proto_parts_of_hf(spec: TokenizerSpec) -> ModelProtoParts:
     for token in pipeline.added_tokens:
         if token.lstrip or token.rstrip or token.single_word:
             missing.append(f"added token {token.content!r} with lstrip/rstrip/single_word")
-        types[token.id] = TokenType.CONTROL if token.special else TokenType.USER_DEFINED
+        types[token.id] = TokenType.USER_DEFINED
     if isinstance(model, hf.UnigramModel):
         model_type, unk_id, byte_fallback = ModelType.UNIGRAM, model.unk_id, model.byte_fallback
         scores = list(model.vocab.score_list()) + [0.0] * (len(texts) - len(model.vocab))
@@ -90,7 +93,10 @@ def model_proto_parts_of_hf(spec: TokenizerSpec) -> ModelProtoParts:
         if inner is not None:
             missing.append(f"Metaspace split=true with piece {inner!r} holding {SPACE_MARK!r} inside (sentencepiece "
                            f"would form it across words)")
-    bos, eos = _template_bos_eos(pipeline.post_processor, types, texts, missing)
+    bos, eos = _template_bos_eos(pipeline.post_processor, pipeline.added_tokens, missing)
+    for framing in (bos, eos):
+        if framing is not None:
+            types[framing] = TokenType.CONTROL
     if model_type is ModelType.BPE and not missing:
         normal = {t for t, k in zip(texts, types) if k == TokenType.NORMAL}
         try:
@@ -193,8 +199,8 @@ def _bpe_unk_id(model, pipeline, missing: list[str]) -> int | None:
     return None
 
 
-def _template_bos_eos(post, types, texts, missing: list[str]) -> tuple[int | None, int | None]:
-    """BOS/EOS ids of a `[BOS] $A [EOS]` template (either optional)."""
+def _template_bos_eos(post, added_tokens, missing: list[str]) -> tuple[int | None, int | None]:
+    """BOS/EOS ids of a `[BOS] $A [EOS]` template (either optional), special added tokens."""
     if post is None:
         return None, None
     if not isinstance(post, hf.TemplateProcessing):
@@ -211,8 +217,8 @@ def _template_bos_eos(post, types, texts, missing: list[str]) -> tuple[int | Non
             found.append(None)
             continue
         ids = post.special_tokens.get(piece[0].name, ())
-        if len(ids) != 1 or types[ids[0]] != TokenType.CONTROL:
-            missing.append(f"template token {piece[0].name!r} (sentencepiece adds one CONTROL piece)")
+        if len(ids) != 1 or not any(t.id == ids[0] and t.special for t in added_tokens):
+            missing.append(f"template token {piece[0].name!r} (sentencepiece adds one special piece)")
             found.append(None)
         else:
             found.append(ids[0])
@@ -220,7 +226,6 @@ def _template_bos_eos(post, types, texts, missing: list[str]) -> tuple[int | Non
 
 
 def _unk_surface(pipeline, unk_id: int, texts: list[str]) -> bytes:
-    """How tokenizers' decode (skip_special_tokens) writes the unknown token: nothing when it is
-    a special added token, else its text; sentencepiece writes trainer_spec.unk_surface."""
-    special = any(t.id == unk_id and t.special for t in pipeline.added_tokens)
-    return b"" if special else texts[unk_id].encode("utf-8")
+    """How tokenizers' decode writes the unknown token (its text, skip_special_tokens=False);
+    sentencepiece writes trainer_spec.unk_surface."""
+    return texts[unk_id].encode("utf-8")
