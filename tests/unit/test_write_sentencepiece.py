@@ -126,3 +126,110 @@ def test_other_algorithms_are_refused_and_nothing_is_written(fixtures, tmp_path,
     assert "sentencepiece .model" in str(caught.value)
     assert target.read_bytes() == b"old content"
     assert list(tmp_path.iterdir()) == [target]
+
+
+# ------------------------------------------------------------- BPE merge order -> piece scores
+
+from toksmith.writers.spm_bpe_scores import merge_scores   # noqa: E402
+
+
+def test_merge_scores_follow_the_blocks_of_the_merge_list():
+    vocab = {t: i for i, t in enumerate(["a", "b", "c", "ab", "abc", "bc"])}
+    # "abc" is formed by two consecutive merges; each half is formed earlier.
+    scores = merge_scores(vocab, [("a", "b"), ("b", "c"), ("ab", "c"), ("a", "bc")], set(vocab))
+    assert scores == {"ab": -1.0, "bc": -2.0, "abc": -3.0}
+
+
+@pytest.mark.parametrize("vocab,merges,step", [
+    (["a", "b"], [("a", "b")], "C0"),                                   # "ab" is no piece
+    (["a", "b", "c", "ab", "bc", "abc"], [("a", "b"), ("ab", "c")], "C1"),  # a + bc is not listed
+    (["a", "b", "c", "ab", "bc", "abc"], [("a", "b"), ("b", "c"), ("ab", "c"), ("b", "c"), ("a", "bc")], "C2"),
+    (["a", "b", "c", "ab", "bc", "abc", "abcabc"],
+     [("a", "b"), ("b", "c"), ("abc", "abc"), ("ab", "c"), ("a", "bc")], "C3"),
+    (["a", "b", "ab", "aba", "ba"], [("a", "b"), ("b", "a"), ("ab", "a"), ("a", "ba")], "C4"),
+])
+def test_merge_orders_no_scores_reproduce_are_refused(vocab, merges, step):
+    with pytest.raises(ValueError, match=rf"\[{step}\]"):
+        merge_scores({t: i for i, t in enumerate(vocab)}, merges, set(vocab))
+
+
+def small_bpe_json(tmp_path):
+    """A tokenizer.json BPE whose merge list names every split sentencepiece could merge."""
+    import tokenizers
+    from tokenizers import decoders, models, pre_tokenizers
+    pieces = ["<unk>", "<s>", "</s>", "▁", "a", "b", "c", "▁a", "ab", "bc", "▁ab", "abc", "▁abc", "cc"]
+    merges = [("▁", "a"), ("a", "b"), ("b", "c"), ("ab", "c"), ("a", "bc"), ("▁a", "b"), ("▁", "ab"),
+              ("▁ab", "c"), ("▁a", "bc"), ("▁", "abc"), ("c", "c")]
+    tok = tokenizers.Tokenizer(models.BPE({p: i for i, p in enumerate(pieces)}, merges, unk_token="<unk>",
+                                          fuse_unk=True))
+    tok.pre_tokenizer = pre_tokenizers.Metaspace(replacement="▁", prepend_scheme="always", split=True)
+    tok.decoder = decoders.Metaspace(replacement="▁", prepend_scheme="always", split=True)
+    tok.add_special_tokens(["<unk>", "<s>", "</s>"])
+    path = tmp_path / "small_bpe.json"
+    tok.save(str(path))
+    return path, tok
+
+
+def test_bpe_without_fuse_unk_is_refused(tmp_path):
+    path, tok = small_bpe_json(tmp_path)
+    data = path.read_text(encoding="utf-8").replace('"fuse_unk": true', '"fuse_unk": false')
+    path.write_text(data, encoding="utf-8")
+    with pytest.raises(UnsupportedConversionError, match="without fuse_unk"):
+        write_sentencepiece_model(toksmith.load(path).spec)
+
+
+def test_bpe_json_whose_merge_order_scores_reproduce_converts(tmp_path):
+    """Random texts over the alphabet: sentencepiece on the written .model gives tokenizers' ids."""
+    import random
+    import sentencepiece as spm
+    path, ref = small_bpe_json(tmp_path)
+    ref.encode_special_tokens = True
+    sp = spm.SentencePieceProcessor(model_proto=write_sentencepiece_model(toksmith.load(path).spec))
+    rnd = random.Random(11)
+    texts = ["".join(rnd.choice("abc  x") for _ in range(rnd.randint(0, 14))) for _ in range(3000)]
+    texts = [t for t in texts if t == t.strip() and "  " not in t]   # no remove_extra_whitespaces case
+    for text in texts:
+        assert sp.encode(text) == ref.encode(text, add_special_tokens=False).ids, text
+
+
+# ------------------------------------------------------------- tokenizer.json refusals
+
+@pytest.mark.parametrize("source,missing", [
+    ("hf/all-MiniLM-L6-v2/tokenizer.json", ["normalizer BertNormalizer", "pre-tokenizer BertPreTokenizer",
+                                            "WordPieceModel"]),
+    ("hf/rut5-large/tokenizer.json", None),   # converts
+])
+def test_hf_sources_refused_with_every_missing_part(fixtures, source, missing):
+    tok = toksmith.load(fixture_file(fixtures, source))
+    if missing is None:
+        assert pb.ModelProto.FromString(write_sentencepiece_model(tok.spec)).trainer_spec.model_type == 1
+        return
+    with pytest.raises(UnsupportedConversionError) as caught:
+        write_sentencepiece_model(tok.spec)
+    for part in missing:
+        assert part in str(caught.value)
+
+
+def test_gpt2_model_folder_is_refused(fixtures):
+    tok = toksmith.load(fixture_file(fixtures, "hf/gpt2/vocab.json").parent)
+    with pytest.raises(UnsupportedConversionError, match="sentencepiece .model"):
+        write_sentencepiece_model(tok.spec)
+
+
+@pytest.mark.parametrize("converter,settings,missing", [
+    ("AlbertConverter", {"do_lower_case": True, "keep_accents": False},
+     ["normalizer Replace", "normalizer NFKD", "normalizer Lowercase", "template token '[CLS]'"]),
+    ("LlamaConverter", {"legacy": True}, ["a BPE merge order that no sentencepiece piece scores reproduce"]),
+    ("CamembertConverter", {}, ["a BPE merge order that no sentencepiece piece scores reproduce", "[C4]"]),
+])
+def test_converted_jsons_sentencepiece_cannot_express_are_refused(fixtures, tmp_path, converter, settings, missing):
+    from tests.parity.converted_spm import convert
+    model = {"AlbertConverter": "spm/sentencepiece_test_model.model", "LlamaConverter": "spm/llama2c_tok512.model",
+             "CamembertConverter": "spm/hf_test_sentencepiece_bpe.model"}[converter]
+    path = tmp_path / "converted.json"
+    convert(str(fixture_file(fixtures, model)), converter, **settings).save(str(path))
+    with pytest.raises(UnsupportedConversionError) as caught:
+        toksmith.load(path).save(tmp_path / "out.model")
+    for part in missing:
+        assert part in str(caught.value), str(caught.value)
+    assert not (tmp_path / "out.model").exists()

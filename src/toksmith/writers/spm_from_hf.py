@@ -73,9 +73,9 @@ def model_proto_parts_of_hf(spec: TokenizerSpec) -> ModelProtoParts:
             missing.append("a BPE continuing_subword_prefix / end_of_word_suffix")
         if model.ignore_merges:
             missing.append("BPE ignore_merges (words found whole in the vocabulary skip the merges)")
-        if model.fuse_unk and not model.byte_fallback:
-            missing.append("BPE fuse_unk without byte_fallback (sentencepiece's BPE gives one <unk> per "
-                           "unknown character)")
+        if not model.fuse_unk and not model.byte_fallback:
+            # Parity: SentencePieceProcessor::Encode merges a run of unknown pieces into one.
+            missing.append("BPE without fuse_unk (sentencepiece gives one <unk> for a run of unknown characters)")
         scores = [0.0] * len(texts)
     else:
         raise cannot_write(spec, TARGET, missing + [f"a {type(model).__name__} (a .model holds Unigram and "
@@ -100,7 +100,7 @@ def model_proto_parts_of_hf(spec: TokenizerSpec) -> ModelProtoParts:
     if model_type is ModelType.BPE and not missing:
         normal = {t for t, k in zip(texts, types) if k == TokenType.NORMAL}
         try:
-            derived = merge_scores(model.vocab.as_dict(), model.merges, normal)
+            derived = merge_scores(_vocab_dict(model), model.merges, normal)
         except ValueError as e:
             missing.append(f"a BPE merge order that no sentencepiece piece scores reproduce: {e}")
         else:
@@ -188,7 +188,7 @@ def _check_decoder(decoder, missing: list[str]) -> None:
 
 def _bpe_unk_id(model, pipeline, missing: list[str]) -> int | None:
     """The BPE model's unk token, or (byte fallback, no unk_token) an added "<unk>"."""
-    vocab = model.vocab.as_dict()
+    vocab = _vocab_dict(model)
     if model.unk_token is not None:
         if model.unk_token not in vocab:
             missing.append(f"unk_token {model.unk_token!r} is not in the vocabulary")
@@ -197,6 +197,11 @@ def _bpe_unk_id(model, pipeline, missing: list[str]) -> int | None:
     if model.byte_fallback:
         return next((t.id for t in pipeline.added_tokens if t.content == "<unk>"), None)
     return None
+
+
+def _vocab_dict(model) -> dict[str, int]:
+    """{text: id} of a BPE model (a dict, or the reader's TokenTable)."""
+    return model.vocab if isinstance(model.vocab, dict) else model.vocab.as_dict()
 
 
 def _template_bos_eos(post, added_tokens, missing: list[str]) -> tuple[int | None, int | None]:
