@@ -122,9 +122,15 @@ def test_convert_gguf_to_sentencepiece(fixtures, corpus_lines, gguf):
     scores = tok.spec.vocab.scores
     specials = special_texts(tok.spec.vocab)
     compared, mismatches, ties, unk_first_decodes = 0, [], 0, 0
+    # The LLaMA 2 GGUF holds llama2_tokenizer.model's vocabulary: how often do the two
+    # references already differ on the source? (measured, reported; the written file is what is asserted)
+    same_vocabulary = spm.SentencePieceProcessor(model_file=str(fixture_file(fixtures, "spm/llama2_tokenizer.model"))) \
+        if gguf.endswith("llama-spm.gguf") else None
+    source_differs = 0
     for corpus, lines in corpus_lines.items():
         texts = spliced(lines, specials, seed=len(corpus))
         plain = sp.encode(texts)
+        from_model = same_vocabulary.encode(texts) if same_vocabulary is not None else None
         framed = sp.encode(texts[:FRAMED_LINES], add_bos=add_bos, add_eos=add_eos)
         for i, (text, got) in enumerate(zip(texts, plain)):
             raw = text.encode("utf-8")
@@ -133,6 +139,8 @@ def test_convert_gguf_to_sentencepiece(fixtures, corpus_lines, gguf):
                 cases.append((framed[i], ref.tokenize(raw, True, False), True))
             want = cases[0][1]
             compared += len(cases)
+            if from_model is not None and from_model[i] != want:
+                source_differs += 1
             for g, w, add in cases:
                 if g == w:
                     continue
@@ -152,6 +160,9 @@ def test_convert_gguf_to_sentencepiece(fixtures, corpus_lines, gguf):
     report(f"convert {path.name} -> sentencepiece: {compared} lines, {len(mismatches) + ties + unk_first_decodes} "
            f"mismatches ({ties} equal-score Unigram ties, {unk_first_decodes} decodes of ids whose first token writes nothing: "
            f"the references' own disagreements, documented in the test; {len(mismatches)} others)")
+    if same_vocabulary is not None:
+        report(f"llama.cpp on {path.name} vs sentencepiece on llama2_tokenizer.model (the same vocabulary): "
+               f"{sum(len(lines) for lines in corpus_lines.values())} lines, {source_differs} differ")
     fail_on(mismatches)
 
 
@@ -183,9 +194,11 @@ def hf_source(fixtures, tmp_path, name):
 # explained (not characterised for lack of time; listed so that any change fails the test):
 # runs of spaces before a word (man_fr.txt), runs of combining marks and halfwidth kana
 # (tricky_strings.txt 74, 75, 82: where characters are unknown), "▁" typed in the text
-# and U+FFFD runs (tricky_strings.txt 110, 135).
+# and U+FFFD runs (tricky_strings.txt 110, 135), control characters and whitespace only
+# (tricky_strings.txt 42: tokenizers keeps one "▁", sentencepiece none).
 KNOWN_RESIDUALS: dict[str, set[tuple[str, int]]] = {
-    "rut5-large": {("tricky_strings.txt", 74), ("tricky_strings.txt", 75), ("tricky_strings.txt", 82),
+    "rut5-large": {("tricky_strings.txt", 42), ("tricky_strings.txt", 74), ("tricky_strings.txt", 75),
+                   ("tricky_strings.txt", 82),
                    ("tricky_strings.txt", 110), ("tricky_strings.txt", 135)},
     "t5-japanese": {("man_fr.txt", 3793), ("man_fr.txt", 3851), ("tricky_strings.txt", 74),
                     ("tricky_strings.txt", 75), ("tricky_strings.txt", 82)},
@@ -196,6 +209,15 @@ KNOWN_RESIDUALS: dict[str, set[tuple[str, int]]] = {
 
 def trailing_whitespace(text: str) -> bool:
     return text != text.rstrip()
+
+
+def agree_without_trailing_whitespace(sp, ref, text: str, add: bool, got: list[int], want: list[int]) -> bool:
+    """The two references agree (up to an equal-score reordering) once the text's trailing
+    whitespace is cut, on either side: the difference is only how each treats that whitespace."""
+    cut = text.rstrip()
+    framed = {"add_bos": add and sp.bos_id() in want[:1], "add_eos": add and sp.eos_id() in want[-1:]}
+    return sorted(got) == sorted(ref.encode(cut, add_special_tokens=add).ids) or \
+        sorted(sp.encode(cut, **framed)) == sorted(want)
 
 
 @pytest.mark.filterwarnings("ignore::DeprecationWarning")
@@ -210,8 +232,10 @@ def test_convert_hf_to_sentencepiece(fixtures, corpus_lines, tmp_path, name):
     Documented disagreement (the references differ on the source; the .model follows the
     sentencepiece model the json was converted from): transformers renders sentencepiece's
     remove_extra_whitespaces as Replace(" {2,}") (and Strip right in newer versions), which
-    keeps a trailing space as a "▁" token where sentencepiece strips it: such lines (ending in
-    whitespace) are counted as mismatches. And tokenizers matches the texts of its added
+    keeps a trailing space as a "▁" token where sentencepiece strips it, and Strip strips any
+    Unicode whitespace (a trailing \r) where sentencepiece strips spaces only: such lines
+    (ending in whitespace, where the references agree on the text without it) are counted as
+    mismatches. And tokenizers matches the texts of its added
     tokens in the input (a Unigram model holds them as pieces of its vocabulary, matched even
     with encode_special_tokens); the .model holds them as USER_DEFINED pieces, matched in
     every text, except the template's BOS/EOS, which must be CONTROL for add_bos/add_eos and
@@ -257,7 +281,7 @@ def test_convert_hf_to_sentencepiece(fixtures, corpus_lines, tmp_path, name):
                     continue
                 if any(piece in text for piece in reserved):
                     with_special += 1
-                elif trailing_whitespace(text):
+                elif trailing_whitespace(text) and agree_without_trailing_whitespace(sp, ref, text, add, got, want):
                     trailing += 1
                 elif scores is not None and sorted(got) == sorted(want):
                     ties += 1   # the same pieces in another order: an equal-score Unigram tie
