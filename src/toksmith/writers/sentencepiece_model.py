@@ -16,14 +16,13 @@ True
 from __future__ import annotations
 
 from toksmith.decoders.sentencepiece import DEFAULT_UNK_SURFACE
-from toksmith.formats.sentencepiece import DEFAULT_SPECIAL_PIECES, ModelType
-from toksmith.spec import Algorithm, FileFormat, TokenizerSpec
+from toksmith.spec import FileFormat, TokenizerSpec
 from toksmith.writers.common import cannot_write
-from toksmith.writers.spm_model_proto import ModelProtoParts, TrainerFields, encode_model_proto
+from toksmith.writers.spm_model_proto import ModelProtoParts, encode_model_proto
+from toksmith.writers.spm_trainer_fields import MODEL_TYPES, trainer_fields_of
 from toksmith.writers.spm_source_layout import pieces_without_score
 
 TARGET = "a sentencepiece .model"
-MODEL_TYPES = {Algorithm.UNIGRAM: ModelType.UNIGRAM, Algorithm.SPM_BPE: ModelType.BPE}
 
 
 def write_sentencepiece_model(spec: TokenizerSpec) -> bytes:
@@ -63,28 +62,3 @@ def in_memory_model_proto_parts(spec: TokenizerSpec) -> ModelProtoParts:
     return ModelProtoParts(pieces=vocab.pieces, scores=vocab.scores, types=vocab.types,
                            trainer=trainer_fields_of(spec, unk_surface=surface), normalizer=spec.normalizer,
                            denormalizer=decoder.denormalizer if decoder is not None else None)
-
-
-def trainer_fields_of(spec: TokenizerSpec, *, unk_surface: bytes | None = None) -> TrainerFields:
-    """TrainerSpec fields for `spec`'s vocabulary: model type, byte fallback, and the
-    special pieces by their ids (an absent role gets id -1, as sentencepiece writes it).
-
-    Parity: SentencePieceProcessor::Load finds unk/bos/eos/pad by the *_piece texts (default
-    <unk>, <s>, </s>, <pad>), not by the ids: a role the tokenizer lacks whose default text
-    is a piece of the vocabulary gets an empty *_piece, which names no piece.
-    """
-    vocab = spec.vocab
-    special = vocab.special
-    texts = set(vocab.pieces)
-
-    def piece_of(token_id: int | None, role: str) -> bytes | None:
-        if token_id is not None:
-            return vocab.pieces[token_id]
-        return b"" if DEFAULT_SPECIAL_PIECES[role] in texts else None
-
-    return TrainerFields(
-        model_type=MODEL_TYPES[spec.algorithm], vocab_size=len(vocab), byte_fallback=spec.byte_fallback,
-        unk_id=-1 if special.unk is None else special.unk, bos_id=-1 if special.bos is None else special.bos,
-        eos_id=-1 if special.eos is None else special.eos, pad_id=-1 if special.pad is None else special.pad,
-        unk_piece=piece_of(special.unk, "unk"), bos_piece=piece_of(special.bos, "bos"),
-        eos_piece=piece_of(special.eos, "eos"), pad_piece=piece_of(special.pad, "pad"), unk_surface=unk_surface)

@@ -32,6 +32,7 @@ from toksmith.spec import TokenizerSpec
 from toksmith.vocab import TokenType
 from toksmith.writers.common import cannot_write
 from toksmith.writers.spm_model_proto import ModelProtoParts
+from toksmith.writers.spm_trainer_fields import trainer_fields_of
 
 TARGET = "a sentencepiece .model"
 # Parity: llama_vocab::impl::token_to_piece writes nothing for an UNKNOWN token without `special`.
@@ -40,7 +41,6 @@ LLAMA_CPP_UNK_SURFACE = b""
 
 def model_proto_parts_of_gguf(spec: TokenizerSpec) -> ModelProtoParts:
     """The .model parts of a GGUF SPM/UGM tokenizer (raises UnsupportedConversionError)."""
-    from toksmith.writers.sentencepiece_model import trainer_fields_of
     vocab = spec.vocab
     missing = []
     if TokenType.UNDEFINED in vocab.types:
