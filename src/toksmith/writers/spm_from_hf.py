@@ -1,0 +1,236 @@
+"""A tokenizer.json of a SentencePiece-style pipeline as the parts of a sentencepiece .model.
+
+What maps (the shapes transformers' SpmConverter and its subclasses write):
+- normalizer: none; Precompiled; [Precompiled,] Strip(right) + Replace(" {2,}" -> "▁")
+  or [Precompiled,] Replace(" {2,}" -> " ") (transformers' renderings of sentencepiece's
+  remove_extra_whitespaces); Prepend("▁") + Replace(" " -> "▁") with no pre-tokenizer
+  (the "legacy" Llama form of add_dummy_prefix);
+- pre-tokenizer: Metaspace("▁"): prepend_scheme always/first -> add_dummy_prefix, never -> none;
+  split=true only when no piece holds "▁" past its first character (else sentencepiece
+  could form pieces across the words tokenizers keeps apart);
+- model: Unigram (scores as they are) or BPE (scores from the merge ranks,
+  writers/spm_bpe_scores.py), byte_fallback, the unknown token;
+- added tokens -> USER_DEFINED pieces, which sentencepiece matches in every text, as
+  tokenizers extracts added tokens (no lstrip/rstrip/single_word); but
+- post-processor: none or a template [BOS] $A [EOS] of special added tokens: those become
+  the bos/eos pieces, CONTROL (sentencepiece adds only CONTROL pieces, and never matches
+  them in text).
+Everything else raises UnsupportedConversionError listing every part a .model cannot hold.
+
+>>> import toksmith
+>>> parts = model_proto_parts_of_hf(toksmith.load("rut5-large/tokenizer.json").spec)   # doctest: +SKIP
+>>> parts.trainer.model_type, parts.normalizer.remove_extra_whitespaces                 # doctest: +SKIP
+(<ModelType.UNIGRAM: 1>, True)
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from toksmith.formats.sentencepiece import ModelType
+from toksmith.hf import components as hf
+from toksmith.normalizers.charsmap import CharsMapNormalizerSpec
+from toksmith.spec import TokenizerSpec
+from toksmith.vocab import TokenType
+from toksmith.writers.common import cannot_write
+from toksmith.writers.spm_bpe_scores import merge_scores
+from toksmith.writers.spm_model_proto import ModelProtoParts, TrainerFields
+
+TARGET = "a sentencepiece .model"
+SPACE_MARK = "\u2581"
+BYTE_PIECES = {f"<0x{value:02X}>" for value in range(256)}
+
+
+@dataclass(frozen=True)
+class WhitespaceRules:
+    """The normalizer_spec fields a tokenizer.json's normalizer and pre-tokenizer give."""
+
+    charsmap: bytes = b""
+    remove_extra_whitespaces: bool = False
+    add_dummy_prefix: bool = False
+    split_words: bool = False
+
+
+def model_proto_parts_of_hf(spec: TokenizerSpec) -> ModelProtoParts:
+    """The .model parts of a tokenizer.json spec (raises UnsupportedConversionError)."""
+    pipeline = spec.hf
+    missing: list[str] = []
+    rules = _whitespace_rules(pipeline, missing)
+    _check_decoder(pipeline.decoder, missing)
+    model = pipeline.model
+    texts = [piece.decode("utf-8", "surrogatepass") for piece in spec.vocab.pieces]
+    types = bytearray([TokenType.NORMAL]) * len(texts)
+    for token in pipeline.added_tokens:
+        if token.lstrip or token.rstrip or token.single_word:
+            missing.append(f"added token {token.content!r} with lstrip/rstrip/single_word")
+        types[token.id] = TokenType.USER_DEFINED
+    if isinstance(model, hf.UnigramModel):
+        model_type, unk_id, byte_fallback = ModelType.UNIGRAM, model.unk_id, model.byte_fallback
+        scores = list(model.vocab.score_list()) + [0.0] * (len(texts) - len(model.vocab))
+    elif isinstance(model, hf.BpeModel):
+        model_type, byte_fallback = ModelType.BPE, model.byte_fallback
+        unk_id = _bpe_unk_id(model, pipeline, missing)
+        if model.continuing_subword_prefix or model.end_of_word_suffix:
+            missing.append("a BPE continuing_subword_prefix / end_of_word_suffix")
+        if model.ignore_merges:
+            missing.append("BPE ignore_merges (words found whole in the vocabulary skip the merges)")
+        if not model.fuse_unk and not model.byte_fallback:
+            # Parity: SentencePieceProcessor::Encode merges a run of unknown pieces into one.
+            missing.append("BPE without fuse_unk (sentencepiece gives one <unk> for a run of unknown characters)")
+        scores = [0.0] * len(texts)
+    else:
+        raise cannot_write(spec, TARGET, missing + [f"a {type(model).__name__} (a .model holds Unigram and "
+                                                    f"BPE models only)"])
+    if unk_id is None:
+        missing.append("an unknown token (sentencepiece needs exactly one UNKNOWN piece)")
+    else:
+        types[unk_id] = TokenType.UNKNOWN
+    if byte_fallback:
+        for index, text in enumerate(texts):
+            if text in BYTE_PIECES:
+                types[index] = TokenType.BYTE
+    if rules.split_words:
+        inner = next((t for t, k in zip(texts, types) if k == TokenType.NORMAL and SPACE_MARK in t[1:]), None)
+        if inner is not None:
+            missing.append(f"Metaspace split=true with piece {inner!r} holding {SPACE_MARK!r} inside (sentencepiece "
+                           f"would form it across words)")
+    bos, eos = _template_bos_eos(pipeline.post_processor, pipeline.added_tokens, missing)
+    for framing in (bos, eos):
+        if framing is not None:
+            types[framing] = TokenType.CONTROL
+    if model_type is ModelType.BPE and not missing:
+        normal = {t for t, k in zip(texts, types) if k == TokenType.NORMAL}
+        try:
+            derived = merge_scores(_vocab_dict(model), model.merges, normal)
+        except ValueError as e:
+            missing.append(f"a BPE merge order that no sentencepiece piece scores reproduce: {e}")
+        else:
+            scores = [derived.get(text, 0.0) for text in texts]
+    if missing:
+        raise cannot_write(spec, TARGET, missing)
+    trainer = TrainerFields(
+        model_type=model_type, vocab_size=len(texts), byte_fallback=byte_fallback,
+        unk_id=unk_id, bos_id=-1 if bos is None else bos, eos_id=-1 if eos is None else eos, pad_id=-1,
+        unk_piece=spec.vocab.pieces[unk_id],
+        bos_piece=b"" if bos is None else spec.vocab.pieces[bos],
+        eos_piece=b"" if eos is None else spec.vocab.pieces[eos], pad_piece=b"",
+        unk_surface=_unk_surface(pipeline, unk_id, texts))
+    normalizer = CharsMapNormalizerSpec(
+        name="precompiled" if rules.charsmap else "identity", precompiled_charsmap=rules.charsmap,
+        add_dummy_prefix=rules.add_dummy_prefix, remove_extra_whitespaces=rules.remove_extra_whitespaces,
+        escape_whitespaces=True)
+    return ModelProtoParts(pieces=spec.vocab.pieces, scores=scores, types=bytes(types), trainer=trainer,
+                           normalizer=normalizer)
+
+
+def _flatten(normalizer) -> list:
+    if normalizer is None:
+        return []
+    if isinstance(normalizer, hf.NormalizerSequence):
+        return [part for inner in normalizer.normalizers for part in _flatten(inner)]
+    return [normalizer]
+
+
+def _is_replace(part, pattern_type, pattern_text: str, content: str) -> bool:
+    if not isinstance(part, hf.Replace) or part.content != content:
+        return False
+    pattern = part.pattern
+    return isinstance(pattern, pattern_type) and getattr(pattern, "text", getattr(pattern, "regex", None)) == pattern_text
+
+
+def _whitespace_rules(pipeline, missing: list[str]) -> WhitespaceRules:
+    """normalizer_spec fields of the normalizer + pre-tokenizer (appends to `missing`)."""
+    parts = _flatten(pipeline.normalizer)
+    charsmap = b""
+    if parts and isinstance(parts[0], hf.Precompiled):
+        charsmap = parts.pop(0).charsmap
+    remove_extra = False
+    legacy_prefix = False
+    if len(parts) == 2 and isinstance(parts[0], hf.Strip) and not parts[0].left and parts[0].right \
+            and _is_replace(parts[1], hf.RegexPattern, " {2,}", SPACE_MARK):
+        remove_extra, parts = True, []
+    elif len(parts) == 1 and _is_replace(parts[0], hf.RegexPattern, " {2,}", " "):
+        remove_extra, parts = True, []
+    elif len(parts) == 2 and not charsmap and isinstance(parts[0], hf.Prepend) and parts[0].prepend == SPACE_MARK \
+            and _is_replace(parts[1], hf.StringPattern, " ", SPACE_MARK):
+        legacy_prefix, parts = True, []
+    for part in parts:
+        missing.append(f"normalizer {type(part).__name__} ({part!r:.80})")
+    pre = pipeline.pre_tokenizer
+    if legacy_prefix:
+        if pre is not None:
+            missing.append(f"pre-tokenizer {type(pre).__name__} after a Prepend normalizer")
+        return WhitespaceRules(charsmap=charsmap, add_dummy_prefix=True)
+    if not isinstance(pre, hf.Metaspace):
+        missing.append(f"pre-tokenizer {type(pre).__name__ if pre is not None else 'none'} (a .model splits "
+                       f"words as Metaspace does)")
+        return WhitespaceRules(charsmap=charsmap, remove_extra_whitespaces=remove_extra)
+    if pre.replacement != SPACE_MARK:
+        missing.append(f"Metaspace replacement {pre.replacement!r} (sentencepiece writes {SPACE_MARK!r})")
+    if pre.prepend_scheme is hf.PrependScheme.ALWAYS and any(not t.special for t in pipeline.added_tokens):
+        missing.append("Metaspace prepend_scheme always with non-special added tokens (tokenizers prepends "
+                       "▁ after each of them; sentencepiece does not)")
+    return WhitespaceRules(charsmap=charsmap, remove_extra_whitespaces=remove_extra,
+                           add_dummy_prefix=pre.prepend_scheme is not hf.PrependScheme.NEVER, split_words=pre.split)
+
+
+def _check_decoder(decoder, missing: list[str]) -> None:
+    """sentencepiece's decode: ▁ -> space, byte pieces -> bytes, the first space dropped."""
+    if decoder is None or isinstance(decoder, hf.Metaspace):
+        return
+    parts = decoder.decoders if isinstance(decoder, hf.DecoderSequence) else (decoder,)
+    for part in parts:
+        if isinstance(part, (hf.ByteFallback, hf.Fuse, hf.StripDecoder, hf.Metaspace)):
+            continue
+        if _is_replace(part, hf.StringPattern, SPACE_MARK, " "):
+            continue
+        missing.append(f"decoder {type(part).__name__} ({part!r:.80})")
+
+
+def _bpe_unk_id(model, pipeline, missing: list[str]) -> int | None:
+    """The BPE model's unk token, or (byte fallback, no unk_token) an added "<unk>"."""
+    vocab = _vocab_dict(model)
+    if model.unk_token is not None:
+        if model.unk_token not in vocab:
+            missing.append(f"unk_token {model.unk_token!r} is not in the vocabulary")
+            return None
+        return vocab[model.unk_token]
+    if model.byte_fallback:
+        return next((t.id for t in pipeline.added_tokens if t.content == "<unk>"), None)
+    return None
+
+
+def _vocab_dict(model) -> dict[str, int]:
+    """{text: id} of a BPE model (a dict, or the reader's TokenTable)."""
+    return model.vocab if isinstance(model.vocab, dict) else model.vocab.as_dict()
+
+
+def _template_bos_eos(post, added_tokens, missing: list[str]) -> tuple[int | None, int | None]:
+    """BOS/EOS ids of a `[BOS] $A [EOS]` template (either optional), special added tokens."""
+    if post is None:
+        return None, None
+    if not isinstance(post, hf.TemplateProcessing):
+        missing.append(f"post-processor {type(post).__name__}")
+        return None, None
+    single = list(post.single)
+    sequences = [i for i, piece in enumerate(single) if isinstance(piece, hf.TemplateSequence)]
+    if len(sequences) != 1 or sequences[0] > 1 or len(single) - sequences[0] > 2:
+        missing.append("a post-processor template other than [BOS] $A [EOS]")
+        return None, None
+    found = []
+    for piece in (single[:sequences[0]], single[sequences[0] + 1:]):
+        if not piece:
+            found.append(None)
+            continue
+        ids = post.special_tokens.get(piece[0].name, ())
+        if len(ids) != 1 or not any(t.id == ids[0] and t.special for t in added_tokens):
+            missing.append(f"template token {piece[0].name!r} (sentencepiece adds one special piece)")
+            found.append(None)
+        else:
+            found.append(ids[0])
+    return found[0], found[1]
+
+
+def _unk_surface(pipeline, unk_id: int, texts: list[str]) -> bytes:
+    """How tokenizers' decode writes the unknown token (its text, skip_special_tokens=False);
+    sentencepiece writes trainer_spec.unk_surface."""
+    return texts[unk_id].encode("utf-8")
