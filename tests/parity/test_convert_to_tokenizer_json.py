@@ -112,7 +112,12 @@ def test_tokenizer_json_round_trip(fixtures, corpus_lines, tmp_path, relative):
     if relative != "hf/gpt2":
         assert same_json(path.read_bytes(), source), relative
     added = added_texts(source)
-    texts = [t for corpus, lines in corpus_lines.items() for t in spliced(lines, added, seed=len(corpus))]
+    # When the written JSON is tokenizers' own serialization of the source, tokenizers builds the
+    # same tokenizer from both: a sample of each corpus shows it; the GPT-2 folder (no JSON to
+    # compare with) is compared on every line.
+    per_corpus = None if relative == "hf/gpt2" else 300
+    texts = [t for corpus, lines in corpus_lines.items()
+             for t in spliced(lines[:per_corpus], added, seed=len(corpus))]
     compared, mismatches = id_mismatches(source, written, texts, added, relative)
     name = relative.rsplit("/", 2)[-2] + "/" + relative.rsplit("/", 1)[-1] if relative != "hf/gpt2" else "gpt2 folder"
     report(f"convert {name} -> tokenizer.json: {compared} lines, {len(mismatches)} mismatches")

@@ -372,3 +372,21 @@ def test_convert_refuses_an_unknown_suffix_and_a_missing_folder(tmp_path):
     assert_cli_error(cli("convert", demo, str(tmp_path / "missing" / "out.model")), "does not exist")
     assert_cli_error(cli("convert", str(tmp_path / "nothing.model"), str(tmp_path / "out.model")), "no such file")
     assert sorted(os.listdir(tmp_path)) == []
+
+
+def test_convert_writes_a_file_the_target_reference_reads(tmp_path, sp):
+    import tokenizers
+    out = tmp_path / "demo.json"
+    result = cli("convert", toksmith.embedded_model_path(), str(out))
+    assert result.returncode == 0, result.stderr
+    assert f"wrote {out}" in result.stderr.decode()
+    ref = tokenizers.Tokenizer.from_file(str(out))
+    for text in TEXTS:
+        assert ref.encode(text, add_special_tokens=False).ids == sp.encode(text), text
+
+
+def test_convert_refusal_names_what_is_missing_and_writes_nothing(tmp_path):
+    out = tmp_path / "demo.tiktoken"
+    assert_cli_error(cli("convert", toksmith.embedded_model_path(), str(out)), "cannot be written as",
+                     "unigram")
+    assert not out.exists()

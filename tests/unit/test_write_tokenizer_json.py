@@ -115,13 +115,14 @@ def test_save_by_suffix_and_format(tmp_path):
 
 
 def test_existing_file_kept_on_refusal(tmp_path):
-    tok = toksmith.load("cl100k_base")
+    from tests.unit.test_formats_errors import bert_kvs, gguf, write
+    tok = toksmith.load(write(tmp_path, "bert.gguf", gguf(bert_kvs())))   # llama.cpp WPM: not written yet
     target = tmp_path / "keep.json"
     target.write_text("old content")
-    with pytest.raises(UnsupportedConversionError, match="merges of a tiktoken rank vocabulary"):
+    with pytest.raises(UnsupportedConversionError, match="llama.cpp's WPM tokenizer"):
         tok.save(target)
     assert target.read_text() == "old content"
-    assert [p.name for p in tmp_path.iterdir()] == ["keep.json"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bert.gguf", "keep.json"]
 
 
 def test_unwritable_path(tmp_path):

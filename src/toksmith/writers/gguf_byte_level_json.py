@@ -20,6 +20,7 @@ from toksmith.writers.gguf_hf_common import add_bos_eos, added_token_problems, t
 from toksmith.writers.gguf_keys import (add_token_entries, header_entries, model_name, special_id_entries,
                                         string_entry)
 from toksmith.writers.gguf_pre_hashes import CHECK_TEXT, PRE_NAME_BY_HASH
+from toksmith.writers.split_equivalence import llama_cpp_splits_as_hf
 
 TARGET = "a vocab-only GGUF"
 
@@ -52,8 +53,6 @@ def byte_level_entries(spec: TokenizerSpec) -> list[Entry]:
             missing.append(f"the BPE model's {option} {getattr(model, option)!r}")
     if model.byte_fallback:
         missing.append("the BPE model's byte_fallback")
-    if not isinstance(hf.decoder, c.ByteLevel):
-        missing.append(f"the decoder {type(hf.decoder).__name__} (llama.cpp decodes byte-level text)")
     try:
         add_bos, add_eos, bos, eos = add_bos_eos(hf.post_processor)
     except ValueError as e:
@@ -66,7 +65,13 @@ def byte_level_entries(spec: TokenizerSpec) -> list[Entry]:
     if pre is None:
         missing.append(f"a pre-tokenizer llama.cpp knows: the check text's ids hash to {digest}, which "
                        f"llama.cpp's converter (get_vocab_base_pre) has no tokenizer.ggml.pre name for")
-    elif pre in PRE_NAMES and PRE_NAMES[pre].ignore_merges != model.ignore_merges:
+    elif not llama_cpp_splits_as_hf(pre, hf.pre_tokenizer):
+        missing.append(f"the pre-tokenizer {type(hf.pre_tokenizer).__name__}: the converter names it {pre!r}, "
+                       f"and llama.cpp's splitter of that name is not known to cut as it does")
+    if not _byte_level_decoder(hf.decoder, pre):
+        missing.append(f"the decoder {type(hf.decoder).__name__} (llama.cpp decodes byte-level text, then "
+                       f"tidies spaces where its pre-tokenizer says)")
+    if pre in PRE_NAMES and PRE_NAMES[pre].ignore_merges != model.ignore_merges:
         missing.append(f"ignore_merges={model.ignore_merges} (llama.cpp's {pre!r} pre-tokenizer has "
                        f"ignore_merges={PRE_NAMES[pre].ignore_merges})")
     if missing:
@@ -82,6 +87,19 @@ def byte_level_entries(spec: TokenizerSpec) -> list[Entry]:
                Entry("tokenizer.ggml.merges", GgufValue.strings(merges))]
             + special_id_entries(ids)
             + add_token_entries(add_bos, add_eos))
+
+
+def _byte_level_decoder(decoder, pre: str | None) -> bool:
+    """A ByteLevel decoder, or one followed by llama.cpp's clean_spaces replacements (as
+    hf_from_gguf writes a GGUF's) when llama.cpp's pre-tokenizer `pre` tidies spaces too."""
+    if isinstance(decoder, c.ByteLevel):
+        return True
+    from toksmith.writers.hf_from_gguf import CLEAN_SPACES_REPLACEMENTS
+    if not isinstance(decoder, c.DecoderSequence) or pre not in PRE_NAMES or not PRE_NAMES[pre].clean_spaces:
+        return False
+    first, *rest = decoder.decoders
+    cleanups = [c.Replace(c.StringPattern(a), b) for a, b in CLEAN_SPACES_REPLACEMENTS]
+    return isinstance(first, c.ByteLevel) and rest == cleanups
 
 
 def _unk_id(model: c.BpeModel) -> int | None:

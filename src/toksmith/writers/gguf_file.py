@@ -7,7 +7,8 @@ Each source format has its route, written the way llama.cpp's converter
 - a sentencepiece .model: "llama" (BPE) or "t5" (Unigram) (gguf_sentencepiece.py);
 - a tokenizer.json: "gpt2" (byte-level BPE), "bert" (WordPiece), "llama"/"t5"
   (SentencePiece-style pipelines) (gguf_tokenizer_json.py);
-- an RWKV vocabulary .txt: "rwkv" (gguf_rwkv.py).
+- an RWKV vocabulary .txt: "rwkv" (gguf_rwkv.py);
+- a tiktoken rank file: "gpt2", merges derived from the ranks (gguf_tiktoken.py).
 
 A source llama.cpp cannot reproduce raises UnsupportedConversionError listing what is missing.
 
@@ -44,8 +45,6 @@ def gguf_entries(spec: TokenizerSpec):
         from toksmith.writers.gguf_rwkv import rwkv_entries
         return rwkv_entries(spec)
     if spec.file_format is FileFormat.TIKTOKEN:
-        # TODO(merge): a rank file's merges come from toksmith.writers.byte_level_merges.merge_list_vocab
-        # (helper H-tik); wire it here, then write the "gpt2" keys as gguf_tokenizer_json does.
-        raise cannot_write(spec, TARGET, ["a merge list: this tiktoken rank file orders merges by token rank, "
-                                          "and deriving llama.cpp's merge list from ranks is not wired yet"])
+        from toksmith.writers.gguf_tiktoken import tiktoken_entries
+        return tiktoken_entries(spec)
     raise cannot_write(spec, TARGET, [f"a writer for {spec.file_format.value} sources"])

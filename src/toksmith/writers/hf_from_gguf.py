@@ -24,8 +24,9 @@ from toksmith.hf import components as c
 from toksmith.pretokenizers.llama_cpp import PRE_NAMES
 from toksmith.special_tokens import TokenAttr
 from toksmith.spec import Algorithm, TokenizerSpec
-from toksmith.vocab import MergeOrder, TokenType
+from toksmith.vocab import TokenType
 from toksmith.writers.common import cannot_write
+from toksmith.writers.split_equivalence import ONIGURUMA_VERIFIED_PRE_TYPES
 from toksmith.writers.hf_from_sentencepiece import SPACE_SYMBOL, bos_eos_template, bpe_merges, check_piece_types
 
 TARGET = "a tokenizer.json"
@@ -98,21 +99,10 @@ def _llama_spm(spec: TokenizerSpec) -> c.HfTokenizerSpec:
                              post_processor=bos_eos_template(spec, texts))
 
 
-def merge_list_of_token_ranks(spec: TokenizerSpec):
-    """The merge list of a byte-level vocabulary stored as tiktoken ranks.
-
-    TODO(merge): hook point for toksmith.writers.byte_level_merges.merge_list_vocab (written
-    by the tiktoken writer); until it is wired this refuses."""
-    raise cannot_write(spec, TARGET, ["merges of a tiktoken rank vocabulary (deriving them from the ranks "
-                                      "is not wired into the tokenizer.json writer yet)"])
-
-
 def hf_spec_from_byte_level(spec: TokenizerSpec) -> c.HfTokenizerSpec:
-    """A byte-level BPE vocabulary (GGUF "gpt2" family; tiktoken ranks once their merges are wired)."""
+    """A byte-level BPE vocabulary of GGUF's "gpt2" family (rank files: hf_from_tiktoken)."""
     bl = spec.byte_level
     vocab = bl.vocab
-    if vocab.merge_order is MergeOrder.TOKEN_RANK:
-        merge_list_of_token_ranks(spec)
     missing = []
     pre = PRE_NAMES.get(bl.pre or "default")
     if bl.gguf_model is None or bl.gguf_model.value != "gpt2":
@@ -120,6 +110,9 @@ def hf_spec_from_byte_level(spec: TokenizerSpec) -> c.HfTokenizerSpec:
                        "(only llama.cpp's gpt2 byte-level session is written)")
     if pre is None or not pre.byte_encode:
         missing.append(f"the pre-tokenizer {bl.pre!r}")
+    elif pre.pre_type not in ONIGURUMA_VERIFIED_PRE_TYPES:
+        missing.append(f"llama.cpp's pre-tokenizer {bl.pre!r}: its regexes in tokenizers' Oniguruma are not "
+                       f"verified to cut as llama.cpp's splitter does")
     elif bl.add_sep or pre.add_sep:
         missing.append("add_sep (llama.cpp's SEP rule)")
     if not vocab.byte_unicode or vocab.texts.count(None):

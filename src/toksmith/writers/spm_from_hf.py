@@ -1,17 +1,21 @@
 """A tokenizer.json of a SentencePiece-style pipeline as the parts of a sentencepiece .model.
 
-What maps (the shapes transformers' SpmConverter and its subclasses write):
-- normalizer: none; Precompiled; [Precompiled,] Strip(right) + Replace(" {2,}" -> "▁")
-  or [Precompiled,] Replace(" {2,}" -> " ") (transformers' renderings of sentencepiece's
-  remove_extra_whitespaces); Prepend("▁") + Replace(" " -> "▁") with no pre-tokenizer
-  (the "legacy" Llama form of add_dummy_prefix);
+What maps:
+- normalizer: exactly sentencepiece's Normalize as toksmith writes it
+  (hf_from_sentencepiece.whitespace_normalizers, no pre-tokenizer); or none / Precompiled
+  with Metaspace; or Prepend("▁") + Replace(" " -> "▁") with no pre-tokenizer (the "legacy"
+  Llama form of add_dummy_prefix). transformers' renderings of remove_extra_whitespaces
+  ([Precompiled,] Strip(right) + Replace(" {2,}" -> "▁"), or Replace(" {2,}" -> " ")) are
+  refused: they keep a space at the end of a text, or strip any Unicode whitespace there,
+  which sentencepiece's rule does not;
 - pre-tokenizer: Metaspace("▁"): prepend_scheme always/first -> add_dummy_prefix, never -> none;
   split=true only when no piece holds "▁" past its first character (else sentencepiece
   could form pieces across the words tokenizers keeps apart);
 - model: Unigram (scores as they are) or BPE (scores from the merge ranks,
   writers/spm_bpe_scores.py), byte_fallback, the unknown token;
 - added tokens -> USER_DEFINED pieces, which sentencepiece matches in every text, as
-  tokenizers extracts added tokens (no lstrip/rstrip/single_word); but
+  tokenizers extracts added tokens (no lstrip/rstrip/single_word); a special one the decoder
+  writes as nothing (Replace(text -> "")) -> a CONTROL piece; and
 - post-processor: none or a template [BOS] $A [EOS] of special added tokens: those become
   the bos/eos pieces, CONTROL (sentencepiece adds only CONTROL pieces, and never matches
   them in text).
@@ -32,6 +36,7 @@ from toksmith.normalizers.charsmap import CharsMapNormalizerSpec
 from toksmith.spec import TokenizerSpec
 from toksmith.vocab import TokenType
 from toksmith.writers.common import cannot_write
+from toksmith.writers.hf_from_sentencepiece import whitespace_normalizers
 from toksmith.writers.spm_bpe_scores import merge_scores
 from toksmith.writers.spm_model_proto import ModelProtoParts, TrainerFields
 
@@ -55,14 +60,17 @@ def model_proto_parts_of_hf(spec: TokenizerSpec) -> ModelProtoParts:
     pipeline = spec.hf
     missing: list[str] = []
     rules = _whitespace_rules(pipeline, missing)
-    _check_decoder(pipeline.decoder, missing)
+    surfaces = _check_decoder(pipeline, missing)
     model = pipeline.model
     texts = [piece.decode("utf-8", "surrogatepass") for piece in spec.vocab.pieces]
     types = bytearray([TokenType.NORMAL]) * len(texts)
     for token in pipeline.added_tokens:
         if token.lstrip or token.rstrip or token.single_word:
             missing.append(f"added token {token.content!r} with lstrip/rstrip/single_word")
-        types[token.id] = TokenType.USER_DEFINED
+        # A special token the decoder writes as nothing is a CONTROL piece (sentencepiece writes
+        # those as nothing and never matches them in text), as hf_from_sentencepiece writes them.
+        types[token.id] = TokenType.CONTROL if token.special and surfaces.get(token.content) == "" \
+            else TokenType.USER_DEFINED
     if isinstance(model, hf.UnigramModel):
         model_type, unk_id, byte_fallback = ModelType.UNIGRAM, model.unk_id, model.byte_fallback
         scores = list(model.vocab.score_list()) + [0.0] * (len(texts) - len(model.vocab))
@@ -97,6 +105,9 @@ def model_proto_parts_of_hf(spec: TokenizerSpec) -> ModelProtoParts:
     for framing in (bos, eos):
         if framing is not None:
             types[framing] = TokenType.CONTROL
+    bos = bos if bos is not None else _default_control(texts, types, "<s>")
+    eos = eos if eos is not None else _default_control(texts, types, "</s>")
+    pad = _default_control(texts, types, "<pad>")
     if model_type is ModelType.BPE and not missing:
         normal = {t for t, k in zip(texts, types) if k == TokenType.NORMAL}
         try:
@@ -109,11 +120,12 @@ def model_proto_parts_of_hf(spec: TokenizerSpec) -> ModelProtoParts:
         raise cannot_write(spec, TARGET, missing)
     trainer = TrainerFields(
         model_type=model_type, vocab_size=len(texts), byte_fallback=byte_fallback,
-        unk_id=unk_id, bos_id=-1 if bos is None else bos, eos_id=-1 if eos is None else eos, pad_id=-1,
-        unk_piece=spec.vocab.pieces[unk_id],
+        unk_id=unk_id, bos_id=-1 if bos is None else bos, eos_id=-1 if eos is None else eos,
+        pad_id=-1 if pad is None else pad, unk_piece=spec.vocab.pieces[unk_id],
         bos_piece=b"" if bos is None else spec.vocab.pieces[bos],
-        eos_piece=b"" if eos is None else spec.vocab.pieces[eos], pad_piece=b"",
-        unk_surface=_unk_surface(pipeline, unk_id, texts))
+        eos_piece=b"" if eos is None else spec.vocab.pieces[eos],
+        pad_piece=b"" if pad is None else spec.vocab.pieces[pad],
+        unk_surface=surfaces.get(texts[unk_id], texts[unk_id]).encode("utf-8"))
     normalizer = CharsMapNormalizerSpec(
         name="precompiled" if rules.charsmap else "identity", precompiled_charsmap=rules.charsmap,
         add_dummy_prefix=rules.add_dummy_prefix, remove_extra_whitespaces=rules.remove_extra_whitespaces,
@@ -139,17 +151,23 @@ def _is_replace(part, pattern_type, pattern_text: str, content: str) -> bool:
 
 def _whitespace_rules(pipeline, missing: list[str]) -> WhitespaceRules:
     """normalizer_spec fields of the normalizer + pre-tokenizer (appends to `missing`)."""
+    exact = _sentencepiece_rendering(pipeline)
+    if exact is not None:
+        return exact
     parts = _flatten(pipeline.normalizer)
     charsmap = b""
     if parts and isinstance(parts[0], hf.Precompiled):
         charsmap = parts.pop(0).charsmap
-    remove_extra = False
     legacy_prefix = False
-    if len(parts) == 2 and isinstance(parts[0], hf.Strip) and not parts[0].left and parts[0].right \
-            and _is_replace(parts[1], hf.RegexPattern, " {2,}", SPACE_MARK):
-        remove_extra, parts = True, []
-    elif len(parts) == 1 and _is_replace(parts[0], hf.RegexPattern, " {2,}", " "):
-        remove_extra, parts = True, []
+    if (len(parts) == 2 and isinstance(parts[0], hf.Strip) and not parts[0].left and parts[0].right
+            and _is_replace(parts[1], hf.RegexPattern, " {2,}", SPACE_MARK)) \
+            or (len(parts) == 1 and _is_replace(parts[0], hf.RegexPattern, " {2,}", " ")):
+        # transformers' SpmConverter renderings of remove_extra_whitespaces: not sentencepiece's rule.
+        missing.append("the normalizer Replace(' {2,}') with which transformers renders sentencepiece's "
+                       "remove_extra_whitespaces: tokenizers then keeps a space at the end of a text (and "
+                       "Strip drops any Unicode whitespace there) where sentencepiece's rule drops trailing "
+                       "spaces only, so a .model would tokenize text ending in whitespace otherwise")
+        parts = []
     elif len(parts) == 2 and not charsmap and isinstance(parts[0], hf.Prepend) and parts[0].prepend == SPACE_MARK \
             and _is_replace(parts[1], hf.StringPattern, " ", SPACE_MARK):
         legacy_prefix, parts = True, []
@@ -163,27 +181,62 @@ def _whitespace_rules(pipeline, missing: list[str]) -> WhitespaceRules:
     if not isinstance(pre, hf.Metaspace):
         missing.append(f"pre-tokenizer {type(pre).__name__ if pre is not None else 'none'} (a .model splits "
                        f"words as Metaspace does)")
-        return WhitespaceRules(charsmap=charsmap, remove_extra_whitespaces=remove_extra)
+        return WhitespaceRules(charsmap=charsmap)
     if pre.replacement != SPACE_MARK:
         missing.append(f"Metaspace replacement {pre.replacement!r} (sentencepiece writes {SPACE_MARK!r})")
     if pre.prepend_scheme is hf.PrependScheme.ALWAYS and any(not t.special for t in pipeline.added_tokens):
         missing.append("Metaspace prepend_scheme always with non-special added tokens (tokenizers prepends "
                        "▁ after each of them; sentencepiece does not)")
-    return WhitespaceRules(charsmap=charsmap, remove_extra_whitespaces=remove_extra,
-                           add_dummy_prefix=pre.prepend_scheme is not hf.PrependScheme.NEVER, split_words=pre.split)
+    return WhitespaceRules(charsmap=charsmap, add_dummy_prefix=pre.prepend_scheme is not hf.PrependScheme.NEVER,
+                           split_words=pre.split)
 
 
-def _check_decoder(decoder, missing: list[str]) -> None:
-    """sentencepiece's decode: ▁ -> space, byte pieces -> bytes, the first space dropped."""
+def _sentencepiece_rendering(pipeline) -> WhitespaceRules | None:
+    """The rules of a normalizer that is exactly sentencepiece's Normalize as toksmith writes it
+    (writers/hf_from_sentencepiece.whitespace_normalizers), with no pre-tokenizer; else None."""
+    if pipeline.pre_tokenizer is not None:
+        return None
+    parts = _flatten(pipeline.normalizer)
+    charsmap = parts[0].charsmap if parts and isinstance(parts[0], hf.Precompiled) else b""
+    for add_dummy_prefix in (False, True):
+        for remove_extra in (False, True):
+            if parts == whitespace_normalizers(charsmap, add_dummy_prefix, remove_extra, True):
+                return WhitespaceRules(charsmap=charsmap, remove_extra_whitespaces=remove_extra,
+                                       add_dummy_prefix=add_dummy_prefix)
+    return None
+
+
+def _check_decoder(pipeline, missing: list[str]) -> dict[str, str]:
+    """sentencepiece's decode: ▁ -> space, byte pieces -> bytes, the first space dropped, and
+    reserved pieces written as Replace(text -> surface) of a special added token (as
+    hf_from_sentencepiece.sentencepiece_decoder writes them). Returns those surfaces by text."""
+    decoder = pipeline.decoder
     if decoder is None or isinstance(decoder, hf.Metaspace):
-        return
+        return {}
+    special_texts = {t.content for t in pipeline.added_tokens if t.special}
+    surfaces: dict[str, str] = {}
     parts = decoder.decoders if isinstance(decoder, hf.DecoderSequence) else (decoder,)
     for part in parts:
         if isinstance(part, (hf.ByteFallback, hf.Fuse, hf.StripDecoder, hf.Metaspace)):
             continue
         if _is_replace(part, hf.StringPattern, SPACE_MARK, " "):
             continue
+        if isinstance(part, hf.Replace) and isinstance(part.pattern, hf.StringPattern) \
+                and part.pattern.text in special_texts:
+            surfaces[part.pattern.text] = part.content
+            continue
         missing.append(f"decoder {type(part).__name__} ({part!r:.80})")
+    return surfaces
+
+
+def _default_control(texts: list[str], types: bytearray, default_piece: str) -> int | None:
+    """The id of the CONTROL piece `default_piece`, or None.
+
+    Parity: sentencepiece TrainerSpec's defaults bos_piece "<s>", eos_piece "</s>", pad_piece
+    "<pad>": sentencepiece's model finds BOS/EOS/PAD as the CONTROL piece of that text, so a
+    json without a template keeps the BOS/EOS that add_bos/add_eos add."""
+    index = next((i for i, text in enumerate(texts) if text == default_piece), None)
+    return index if index is not None and types[index] == TokenType.CONTROL else None
 
 
 def _bpe_unk_id(model, pipeline, missing: list[str]) -> int | None:
@@ -228,9 +281,3 @@ def _template_bos_eos(post, added_tokens, missing: list[str]) -> tuple[int | Non
         else:
             found.append(ids[0])
     return found[0], found[1]
-
-
-def _unk_surface(pipeline, unk_id: int, texts: list[str]) -> bytes:
-    """How tokenizers' decode writes the unknown token (its text, skip_special_tokens=False);
-    sentencepiece writes trainer_spec.unk_surface."""
-    return texts[unk_id].encode("utf-8")

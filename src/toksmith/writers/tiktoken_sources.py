@@ -20,21 +20,12 @@ from dataclasses import dataclass, field
 from toksmith.hf import components as c
 from toksmith.hf.split_patterns import GPT2_REGEX, LLAMA3_REGEX, O200K_REGEX
 from toksmith.formats.tiktoken import PATTERN_REGEX
-from toksmith.pretokenizers.llama_cpp import PreType, pre_tokenizer_spec
+from toksmith.pretokenizers.llama_cpp import pre_tokenizer_spec
 from toksmith.special_tokens import TokenAttr
 from toksmith.spec import FileFormat, GgufBpeModel, SplitPattern, TokenizerSpec
 from toksmith.vocab import TokenType
 from toksmith.writers.byte_level_merges import from_byte_unicode, merge_list_rank_problems
-
-# llama.cpp pre types whose splitter cuts as a rank-file pattern does. GPT2: GPT-2's
-# regex, which r50k_base's pattern rewrites without changing a cut (tiktoken 0.5 added
-# `\s++$` and made the last `\s+` a `\s` for speed); LLAMA3: Meta's Llama 3 pattern,
-# case-insensitive contractions spelled out; GPT4O: o200k's, letter classes spelled as
-# lookaheads. (DBRX's regex is Llama 3's, not cl100k_base's: they cut " \n " at the
-# end of a text differently.)
-_GGUF_PATTERNS = {PreType.GPT2: SplitPattern.R50K, PreType.LLAMA3: SplitPattern.LLAMA3,
-                  PreType.GPT4O: SplitPattern.O200K}
-
+from toksmith.writers.split_equivalence import LLAMA_CPP_PATTERNS
 
 def oniguruma_spelling(regex: str) -> str:
     """A rank-file pattern as tokenizers' Oniguruma must be given it to cut as tiktoken
@@ -140,7 +131,7 @@ def _gguf_source(spec: TokenizerSpec) -> RankSource:
             ranks = None
     else:
         ranks = None
-    return RankSource(ranks=ranks, special_tokens=specials, pattern=_GGUF_PATTERNS.get(pre.pre_type),
+    return RankSource(ranks=ranks, special_tokens=specials, pattern=LLAMA_CPP_PATTERNS.get(pre.pre_type),
                       pre_tokenizer=f"llama.cpp pre {bl.pre!r}", missing=missing)
 
 
@@ -212,12 +203,12 @@ def _hf_source(spec: TokenizerSpec, hf: c.HfTokenizerSpec) -> RankSource:
         if problems:
             missing.append("merges that do not encode as ranks: " + problems[0])
             ranks = None
-    pattern, described = _hf_pattern(hf.pre_tokenizer)
+    pattern, described = hf_rank_pattern(hf.pre_tokenizer)
     return RankSource(ranks=ranks, special_tokens=specials, pattern=pattern, pre_tokenizer=described,
                       missing=missing)
 
 
-def _hf_pattern(pre) -> tuple[SplitPattern | None, str]:
+def hf_rank_pattern(pre) -> tuple[SplitPattern | None, str]:
     """The rank-file pattern a byte-level pre-tokenizer is (None: none), and its description."""
     if isinstance(pre, c.ByteLevel) and pre.use_regex and not pre.add_prefix_space:
         # Parity: tokenizers pre_tokenizers/byte_level.rs: ByteLevel's regex is GPT-2's

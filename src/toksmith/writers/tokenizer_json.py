@@ -11,8 +11,9 @@ from __future__ import annotations
 from toksmith.hf.components import HfTokenizerSpec
 from toksmith.spec import FileFormat, TokenizerSpec
 from toksmith.writers.common import cannot_write
-from toksmith.writers.hf_from_gguf import hf_spec_from_byte_level, hf_spec_from_gguf
+from toksmith.writers.hf_from_gguf import hf_spec_from_gguf
 from toksmith.writers.hf_from_sentencepiece import hf_spec_from_sentencepiece
+from toksmith.writers.hf_from_tiktoken import hf_spec_from_tiktoken
 from toksmith.writers.hf_serialize import hf_tokenizer_json
 
 TARGET = "a tokenizer.json"
@@ -28,7 +29,7 @@ def hf_spec_of(spec: TokenizerSpec) -> HfTokenizerSpec:
     if spec.file_format is FileFormat.GGUF:
         return hf_spec_from_gguf(spec)
     if spec.file_format is FileFormat.TIKTOKEN:
-        return hf_spec_from_byte_level(spec)
+        return hf_spec_from_tiktoken(spec)
     raise cannot_write(spec, TARGET, [f"a {spec.file_format.value} source (tokenizers has no model for it)"])
 
 
