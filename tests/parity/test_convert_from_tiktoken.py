@@ -43,8 +43,8 @@ from tests import llama_cpp_reference
 from tests.conftest import fixture_file, report
 from tests.gguf_copy import copy_gguf
 from tests.gguf_reference import read_metadata
-from tests.parity.test_byte_bpe_gguf import spliced
-from tests.parity.test_byte_level_merges import lines_with_special_text, tiktoken_vs_tokenizers
+from tests.parity.test_byte_level_merges import tiktoken_vs_tokenizers
+from tests.parity.test_convert_to_tiktoken import tiktoken_vs_llama_cpp
 from tests.parity.test_spm_bpe_gguf import fail_on
 from tests.tiktoken_reference import encoding
 from toksmith.errors import UnsupportedConversionError
@@ -103,25 +103,7 @@ def test_tiktoken_to_gguf(fixtures, corpus_lines, tmp_path, name):
     assert ref.n_tokens == enc.n_vocab
     unclean = llama_cpp_reference.load_vocab(copy_gguf(path, tmp_path / "no-clean-spaces.gguf",
                                                        {"tokenizer.ggml.pre": "gpt-4o"}))
-    specials = sorted(enc.special_tokens_set)
-    compared, clean_spaces_lines, mismatches = 0, 0, []
-    for corpus, lines in corpus_lines.items():
-        texts = spliced(lines, specials, seed=len(corpus) + 13)
-        want = enc.encode_batch(texts, allowed_special="all", num_threads=1)
-        for i, (text, ids) in enumerate(zip(texts, want)):
-            if ref.tokenize(text.encode("utf-8"), True, True) != ids:
-                mismatches.append(f"{corpus}:{i + 1} (True, True) {text[:60]!r}")
-                continue
-            decoded = enc.decode(ids)
-            if unclean.detokenize(ids, False, True).decode("utf-8", "replace") != decoded:
-                mismatches.append(f"{corpus}:{i + 1} decode {text[:60]!r}")
-            if ref.detokenize(ids, False, True).decode("utf-8", "replace") != decoded:
-                clean_spaces_lines += 1
-        for i in lines_with_special_text(texts, specials):
-            if ref.tokenize(texts[i].encode("utf-8"), False, False) != enc.encode_ordinary(texts[i]):
-                mismatches.append(f"{corpus}:{i + 1} (False, False) {texts[i][:60]!r}")
-            compared += 1
-        compared += len(texts)
+    compared, clean_spaces_lines, mismatches = tiktoken_vs_llama_cpp(enc, ref, unclean, corpus_lines, seed=13)
     report(f"convert {name}.tiktoken -> gguf: {compared} lines, {len(mismatches)} mismatches (decode compared "
            f"without llama.cpp's clean_spaces, which changes {clean_spaces_lines} lines)")
     fail_on(mismatches)

@@ -124,6 +124,37 @@ def test_byte_level_tokenizer_json_to_tiktoken(fixtures, corpus_lines, byte_leve
     fail_on(mismatches)
 
 
+def tiktoken_vs_llama_cpp(enc, ref, unclean, corpus_lines, seed: int) -> tuple[int, int, list[str]]:
+    """tiktoken `enc` against llama.cpp vocabularies `ref` and `unclean` (the same file with its
+    clean_spaces decode rule off) on every corpus line with special texts spliced in:
+    (compared, lines llama.cpp's clean_spaces changes, mismatches).
+
+    add_special: llama.cpp adds nothing for these files, tiktoken never does; (True, True) on
+    every line and (False, False) on the lines holding a special text give each flag both
+    values where it can matter. Decode of tiktoken's ids is compared with `unclean`'s."""
+    specials = sorted(enc.special_tokens_set)
+    compared, clean_spaces_lines, mismatches = 0, 0, []
+    for corpus, lines in corpus_lines.items():
+        texts = spliced(lines, specials, seed=len(corpus) + seed)
+        want = enc.encode_batch(texts, allowed_special="all", num_threads=1)
+        for i, (text, ids) in enumerate(zip(texts, want)):
+            got = ref.tokenize(text.encode("utf-8"), True, True)
+            if got != ids:
+                mismatches.append(f"{corpus}:{i + 1} (True, True) {text[:60]!r}: {first_difference(got, ids)}")
+                continue
+            decoded = enc.decode(ids)
+            if unclean.detokenize(ids, False, True).decode("utf-8", "replace") != decoded:
+                mismatches.append(f"{corpus}:{i + 1} decode {text[:60]!r}")
+            if ref.detokenize(ids, False, True).decode("utf-8", "replace") != decoded:
+                clean_spaces_lines += 1
+        for i in lines_with_special_text(texts, specials):
+            if ref.tokenize(texts[i].encode("utf-8"), False, False) != enc.encode_ordinary(texts[i]):
+                mismatches.append(f"{corpus}:{i + 1} (False, False) {texts[i][:60]!r}")
+            compared += 1
+        compared += len(texts)
+    return compared, clean_spaces_lines, mismatches
+
+
 def test_gpt2_gguf_to_tiktoken(fixtures, corpus_lines, tmp_path):
     """tiktoken on the rank file written from GPT-2's GGUF against llama.cpp on the GGUF.
 
@@ -141,30 +172,7 @@ def test_gpt2_gguf_to_tiktoken(fixtures, corpus_lines, tmp_path):
     ref = llama_cpp_reference.load_vocab(source)
     unclean = llama_cpp_reference.load_vocab(copy_gguf(source, tmp_path / "gpt2-no-clean-spaces.gguf",
                                                        {"tokenizer.ggml.pre": "gpt-4o"}))
-    specials = sorted(enc.special_tokens_set)
-    compared, clean_spaces_lines, mismatches = 0, 0, []
-    for corpus, lines in corpus_lines.items():
-        texts = spliced(lines, specials, seed=len(corpus) + 11)
-        # add_special: llama.cpp adds nothing for pre "gpt-2" (no add_bos key), tiktoken never
-        # does; (True, True) on every line and (False, False) on the lines holding a special
-        # text give each flag both values where it can matter.
-        want = enc.encode_batch(texts, allowed_special="all", num_threads=1)
-        for i, (text, ids) in enumerate(zip(texts, want)):
-            got = ref.tokenize(text.encode("utf-8"), True, True)
-            if got != ids:
-                mismatches.append(f"{corpus}:{i + 1} (True, True) {text[:60]!r}: {first_difference(got, ids)}")
-                continue
-            decoded = enc.decode(ids)
-            if unclean.detokenize(ids, False, True).decode("utf-8", "replace") != decoded:
-                mismatches.append(f"{corpus}:{i + 1} decode {text[:60]!r}")
-            if ref.detokenize(ids, False, True).decode("utf-8", "replace") != decoded:
-                clean_spaces_lines += 1
-        for i in lines_with_special_text(texts, specials):
-            got = ref.tokenize(texts[i].encode("utf-8"), False, False)
-            if got != enc.encode_ordinary(texts[i]):
-                mismatches.append(f"{corpus}:{i + 1} (False, False) {texts[i][:60]!r}")
-            compared += 1
-        compared += len(texts)
+    compared, clean_spaces_lines, mismatches = tiktoken_vs_llama_cpp(enc, ref, unclean, corpus_lines, seed=11)
     report(f"convert ggml-vocab-gpt-2.gguf -> tiktoken: {compared} lines, {len(mismatches)} mismatches "
            f"(decode compared without llama.cpp's clean_spaces, which changes {clean_spaces_lines} lines: "
            f"a disagreement of the references)")

@@ -15,8 +15,8 @@ import struct
 import sys
 from array import array
 from dataclasses import dataclass
-from enum import IntEnum
 
+from toksmith._core.wire import GGUFType
 from toksmith.errors import ModelFormatError
 
 # Parity: gguf-py constants.py GGUF_MAGIC / GGUF_VERSION (the header gguf-py writes).
@@ -24,22 +24,8 @@ GGUF_MAGIC = b"GGUF"
 GGUF_VERSION = 3
 
 
-class ValueType(IntEnum):
-    """GGUF metadata value types (gguf-py GGUFValueType, gguf.h gguf_type)."""
-
-    UINT8 = 0
-    INT8 = 1
-    UINT16 = 2
-    INT16 = 3
-    UINT32 = 4
-    INT32 = 5
-    FLOAT32 = 6
-    BOOL = 7
-    STRING = 8
-    ARRAY = 9
-    UINT64 = 10
-    INT64 = 11
-    FLOAT64 = 12
+# GGUF metadata value types (gguf-py GGUFValueType, gguf.h gguf_type): the reader's enum.
+ValueType = GGUFType
 
 
 # struct / array code of each fixed-size type. Parity: gguf_writer.py GGUFWriter._simple_value_packing
