@@ -140,17 +140,25 @@ def missing_single_bytes(texts: Sequence[bytes | None]) -> list[int]:
 
 
 def merge_list_vocab(vocab: ByteLevelVocab, source: str = "<ranks>") -> ByteLevelVocab:
-    """The merge-list vocabulary (texts through GPT-2's byte<->unicode map, merges "left
-    right" in rank order) that encodes as the rank vocabulary `vocab` does; see the
-    module docstring for why. Gaps stay gaps (None); special tokens are kept; a token
+    """`merge_list_vocab_counting_unreachable` without the count."""
+    return merge_list_vocab_counting_unreachable(vocab, source)[0]
+
+
+def merge_list_vocab_counting_unreachable(vocab: ByteLevelVocab,
+                                          source: str = "<ranks>") -> tuple[ByteLevelVocab, int]:
+    """(the merge-list vocabulary, how many rank tokens tiktoken never builds).
+
+    The merge-list vocabulary (texts through GPT-2's byte<->unicode map, merges "left
+    right" in rank order) encodes as the rank vocabulary `vocab` does; see the module
+    docstring for why. Gaps stay gaps (None); special tokens are kept; a token
     tiktoken never builds gets no merge (a piece that is that token still gives it:
     ignore_merges). Raises UnsupportedConversionError when a byte has no token.
 
     >>> v = ByteLevelVocab(texts=[bytes([b]) for b in range(256)] + [b" t"],
     ...                    merge_order=MergeOrder.TOKEN_RANK, ignore_merges=True)
-    >>> m = merge_list_vocab(v)
-    >>> m.texts[-1].decode(), m.merges
-    ('Ġt', [b'\\xc4\\xa0 t'])
+    >>> m, unreachable = merge_list_vocab_counting_unreachable(v)
+    >>> m.texts[-1].decode(), m.merges, unreachable
+    ('Ġt', [b'\\xc4\\xa0 t'], 0)
     """
     if vocab.merge_order is not MergeOrder.TOKEN_RANK or vocab.byte_unicode:
         raise ValueError(f"{source}: merge_list_vocab takes a rank vocabulary of raw bytes, "
@@ -165,10 +173,12 @@ def merge_list_vocab(vocab: ByteLevelVocab, source: str = "<ranks>") -> ByteLeve
     splits = canonical_splits(texts)
     mapped = [None if t is None else to_byte_unicode(t) for t in texts]
     merges = [f"{m[:k]} {m[k:]}".encode("utf-8") for m, k in zip(mapped, splits) if k > 0]
-    return ByteLevelVocab(texts=[None if m is None else m.encode("utf-8") for m in mapped],
-                          merge_order=MergeOrder.MERGE_LIST, merges=merges, byte_unicode=True,
-                          ignore_merges=vocab.ignore_merges or -1 in splits,
-                          special_tokens=dict(vocab.special_tokens), special=vocab.special)
+    unreachable = splits.count(-1)
+    merged = ByteLevelVocab(texts=[None if m is None else m.encode("utf-8") for m in mapped],
+                            merge_order=MergeOrder.MERGE_LIST, merges=merges, byte_unicode=True,
+                            ignore_merges=vocab.ignore_merges or unreachable > 0,
+                            special_tokens=dict(vocab.special_tokens), special=vocab.special)
+    return merged, unreachable
 
 
 def merge_list_rank_problems(raw_texts: Sequence[bytes | None], merges: Sequence[tuple[bytes, bytes]],

@@ -14,7 +14,7 @@ from __future__ import annotations
 from toksmith.pretokenizers.llama_cpp import PRE_NAMES
 from toksmith.vocab import TokenType
 from toksmith.spec import TokenizerSpec
-from toksmith.writers.byte_level_merges import merge_list_vocab
+from toksmith.writers.byte_level_merges import merge_list_vocab_counting_unreachable
 from toksmith.writers.common import cannot_write
 from toksmith.writers.gguf_binary import Entry, GgufValue, ValueType
 from toksmith.writers.gguf_byte_level_json import check_text_hash
@@ -41,10 +41,7 @@ def tiktoken_entries(spec: TokenizerSpec) -> list[Entry]:
         shown = byte_level.pattern.value if hasattr(byte_level.pattern, "value") else repr(byte_level.pattern)
         missing.append(f"the pre-tokenizer {shown}: the converter names it {pre!r}, whose llama.cpp "
                        f"splitter cuts some text otherwise")
-    merged = merge_list_vocab(byte_level.vocab, spec.source)
-    built = _merge_results(merged)
-    unreachable = sum(1 for i, text in enumerate(byte_level.vocab.texts)
-                      if text is not None and len(text) > 1 and i not in built)
+    merged, unreachable = merge_list_vocab_counting_unreachable(byte_level.vocab, spec.source)
     if pre is not None and unreachable and not PRE_NAMES[pre].ignore_merges:
         missing.append(f"{unreachable} tokens tiktoken only gives for a whole piece (llama.cpp's {pre!r} "
                        f"pre-tokenizer does not set ignore_merges)")
@@ -60,12 +57,6 @@ def tiktoken_entries(spec: TokenizerSpec) -> list[Entry]:
             + special_id_entries({"bos": end_of_text, "eos": end_of_text})
             # tiktoken adds nothing: say so, or llama.cpp's BPE defaults could add BOS.
             + add_token_entries(False, False))
-
-
-def _merge_results(merged) -> set[int]:
-    """Ids some merge of `merged` produces."""
-    ids = {text: i for i, text in enumerate(merged.texts) if text is not None}
-    return {ids[left + right] for left, right in (m.split(b" ", 1) for m in merged.merges)}
 
 
 def _tokens(merged) -> tuple[list[bytes], list[int]]:
