@@ -18,11 +18,26 @@ A source llama.cpp cannot reproduce raises UnsupportedConversionError listing wh
 """
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from toksmith.spec import FileFormat, TokenizerSpec
 from toksmith.writers.common import cannot_write
-from toksmith.writers.gguf_binary import encode_gguf
+from toksmith.writers.gguf_binary import Entry, encode_gguf
+from toksmith.writers.gguf_own import own_entries
+from toksmith.writers.gguf_rwkv import rwkv_entries
+from toksmith.writers.gguf_sentencepiece import sentencepiece_entries
+from toksmith.writers.gguf_tiktoken import tiktoken_entries
+from toksmith.writers.gguf_tokenizer_json import tokenizer_json_entries
 
 TARGET = "a vocab-only GGUF"
+# The route of each source format (see the module docstring).
+ENTRIES_BY_SOURCE: dict[FileFormat, Callable[[TokenizerSpec], list[Entry]]] = {
+    FileFormat.GGUF: own_entries,
+    FileFormat.SENTENCEPIECE: sentencepiece_entries,
+    FileFormat.HF_JSON: tokenizer_json_entries,
+    FileFormat.RWKV_VOCAB: rwkv_entries,
+    FileFormat.TIKTOKEN: tiktoken_entries,
+}
 
 
 def write_gguf(spec: TokenizerSpec) -> bytes:
@@ -30,21 +45,9 @@ def write_gguf(spec: TokenizerSpec) -> bytes:
     return encode_gguf(gguf_entries(spec))
 
 
-def gguf_entries(spec: TokenizerSpec):
-    """The key/values (writers.gguf_binary.Entry) of the GGUF that holds `spec`."""
-    if spec.file_format is FileFormat.GGUF:
-        from toksmith.writers.gguf_own import own_entries
-        return own_entries(spec)
-    if spec.file_format is FileFormat.SENTENCEPIECE:
-        from toksmith.writers.gguf_sentencepiece import sentencepiece_entries
-        return sentencepiece_entries(spec)
-    if spec.file_format is FileFormat.HF_JSON:
-        from toksmith.writers.gguf_tokenizer_json import tokenizer_json_entries
-        return tokenizer_json_entries(spec)
-    if spec.file_format is FileFormat.RWKV_VOCAB:
-        from toksmith.writers.gguf_rwkv import rwkv_entries
-        return rwkv_entries(spec)
-    if spec.file_format is FileFormat.TIKTOKEN:
-        from toksmith.writers.gguf_tiktoken import tiktoken_entries
-        return tiktoken_entries(spec)
-    raise cannot_write(spec, TARGET, [f"a writer for {spec.file_format.value} sources"])
+def gguf_entries(spec: TokenizerSpec) -> list[Entry]:
+    """The key/values of the GGUF that holds `spec`."""
+    route = ENTRIES_BY_SOURCE.get(spec.file_format)
+    if route is None:
+        raise cannot_write(spec, TARGET, [f"a writer for {spec.file_format.value} sources"])
+    return route(spec)

@@ -8,6 +8,8 @@ b'{"version":"1.0","tr'
 """
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from toksmith.hf.components import HfTokenizerSpec
 from toksmith.spec import FileFormat, TokenizerSpec
 from toksmith.writers.common import cannot_write
@@ -17,6 +19,12 @@ from toksmith.writers.hf_from_tiktoken import hf_spec_from_tiktoken
 from toksmith.writers.hf_serialize import hf_tokenizer_json
 
 TARGET = "a tokenizer.json"
+# How a source that is not a tokenizer.json becomes tokenizers components, per format.
+HF_SPEC_BY_SOURCE: dict[FileFormat, Callable[[TokenizerSpec], HfTokenizerSpec]] = {
+    FileFormat.SENTENCEPIECE: hf_spec_from_sentencepiece,
+    FileFormat.GGUF: hf_spec_from_gguf,
+    FileFormat.TIKTOKEN: hf_spec_from_tiktoken,
+}
 
 
 def hf_spec_of(spec: TokenizerSpec) -> HfTokenizerSpec:
@@ -24,13 +32,10 @@ def hf_spec_of(spec: TokenizerSpec) -> HfTokenizerSpec:
     (raises UnsupportedConversionError naming what tokenizers cannot express)."""
     if isinstance(spec.hf, HfTokenizerSpec):
         return spec.hf
-    if spec.file_format is FileFormat.SENTENCEPIECE:
-        return hf_spec_from_sentencepiece(spec)
-    if spec.file_format is FileFormat.GGUF:
-        return hf_spec_from_gguf(spec)
-    if spec.file_format is FileFormat.TIKTOKEN:
-        return hf_spec_from_tiktoken(spec)
-    raise cannot_write(spec, TARGET, [f"a {spec.file_format.value} source (tokenizers has no model for it)"])
+    route = HF_SPEC_BY_SOURCE.get(spec.file_format)
+    if route is None:
+        raise cannot_write(spec, TARGET, [f"a {spec.file_format.value} source (tokenizers has no model for it)"])
+    return route(spec)
 
 
 def write_tokenizer_json(spec: TokenizerSpec) -> bytes:
