@@ -10,6 +10,7 @@ Example::
 """
 from __future__ import annotations
 
+import functools
 import os
 
 import gguf
@@ -31,21 +32,30 @@ def copy_gguf_with_tokens(source: str | os.PathLike, target: str | os.PathLike, 
                                            "tokenizer.ggml.scores": [0.0] * len(tokens)})
 
 
-def _copy(source, target, changes: dict[str, object], appended: dict[str, list]) -> str:
-    reader = gguf.GGUFReader(os.fspath(source))
-    arch = changes.get("general.architecture") or reader.fields["general.architecture"].contents()
-    writer = gguf.GGUFWriter(os.fspath(target), arch)
-    done = set()
+@functools.lru_cache(maxsize=4)
+def _fields(source: str) -> tuple[str, tuple[tuple[str, object, gguf.GGUFValueType, gguf.GGUFValueType | None], ...]]:
+    """(architecture, (key, value, type, array item type) of every other key), read once per
+    source: GGUFReader's contents() of a 50,000-string array takes seconds."""
+    reader = gguf.GGUFReader(source)
+    fields = []
     for key, field in reader.fields.items():
         if key.startswith("GGUF.") or key == "general.architecture":
             continue
+        vtype = field.types[0]
+        sub_type = field.types[1] if vtype == gguf.GGUFValueType.ARRAY else None
+        fields.append((key, field.contents(), vtype, sub_type))
+    return reader.fields["general.architecture"].contents(), tuple(fields)
+
+
+def _copy(source, target, changes: dict[str, object], appended: dict[str, list]) -> str:
+    architecture, fields = _fields(os.path.realpath(source))
+    writer = gguf.GGUFWriter(os.fspath(target), changes.get("general.architecture") or architecture)
+    done = set()
+    for key, value, vtype, sub_type in fields:
         if key in changes:
             done.add(key)
             _add(writer, key, changes[key])
             continue
-        vtype = field.types[0]
-        sub_type = field.types[1] if vtype == gguf.GGUFValueType.ARRAY else None
-        value = field.contents()
         if key in appended:
             value = value + appended[key]
         writer.add_key_value(key, value, vtype, sub_type)

@@ -42,10 +42,24 @@ def pattern_of_llama_cpp_pre(name: str) -> SplitPattern | None:
     pre = PRE_NAMES.get(name)
     return None if pre is None else LLAMA_CPP_PATTERNS.get(pre.pre_type)
 
-# llama.cpp pre types whose regexes, run by tokenizers' Oniguruma as Split, cut every corpus
-# line as llama.cpp's own splitter does (measured by the GGUF -> tokenizer.json parity test).
-ONIGURUMA_VERIFIED_PRE_TYPES = frozenset({PreType.GPT2, PreType.LLAMA3, PreType.FALCON, PreType.QWEN2, PreType.MPT,
-                                          PreType.REFACT, PreType.STARCODER, PreType.DEEPSEEK_CODER})
+# llama.cpp pre types whose regexes, run by tokenizers' Oniguruma as Split steps, cut every
+# corpus line as llama.cpp's own splitter does: measured on every distinct corpus line with
+# the GPT-2 vocabulary under each pre name (tests/parity/test_convert_gguf_pre_names_to_tokenizer_json.py
+# keeps that comparison; the fixture GGUFs' types also in test_convert_gguf_to_tokenizer_json.py).
+# Not here, measured against llama.cpp: deepseek-llm (" \xa0\u3000 x": llama.cpp's \s differs),
+# youtu (69 lines) and tiny_aya (230 lines; lookahead digit groups), kimi-k2 (8,963 lines:
+# llama.cpp's own digit/Han handling), afmoe (a custom \p{AFMoE_digits} Oniguruma refuses).
+ONIGURUMA_VERIFIED_PRE_TYPES = frozenset({
+    PreType.BAILINGMOE, PreType.BLOOM, PreType.CHAMELEON, PreType.CHATGLM4, PreType.CODESHELL, PreType.COMMAND_R,
+    PreType.DBRX, PreType.DEEPSEEK3_LLM, PreType.DEEPSEEK_CODER, PreType.DEFAULT, PreType.EXAONE, PreType.EXAONE_MOE,
+    PreType.FALCON, PreType.GPT2, PreType.GPT3_FINNISH, PreType.GPT4O, PreType.GRANITE_DOCLING,
+    PreType.GRANITE_EMB_MULTI, PreType.GROK_2, PreType.HUNYUAN, PreType.HUNYUAN_DENSE, PreType.HY_V4, PreType.JAIS,
+    PreType.JAIS2, PreType.JOYAI_LLM, PreType.LAGUNA, PreType.LLAMA3, PreType.MELLUM2, PreType.MINERVA,
+    PreType.MINICPM5, PreType.MINIMAX_M2, PreType.MPT, PreType.OLMO, PreType.PORO, PreType.QWEN2, PreType.QWEN35,
+    PreType.REFACT, PreType.SEED_CODER, PreType.SMAUG, PreType.SMOLLM, PreType.SOLAR_OPEN, PreType.SPARK2_5,
+    PreType.STABLELM2, PreType.STARCODER, PreType.SUPERBPE, PreType.TEKKEN, PreType.TRILLION, PreType.UFAKZEKA,
+    PreType.VIKING,
+})
 
 
 def llama_cpp_splits_as_hf(pre_name: str, hf_pre_tokenizer: object) -> bool:
