@@ -17,7 +17,8 @@ What maps:
   piece: tokenizers then falls back to the unknown token), the unknown token;
 - added tokens -> USER_DEFINED pieces, which sentencepiece matches in every text, as
   tokenizers extracts added tokens (no lstrip/rstrip/single_word); a special one the decoder
-  writes as nothing (Replace(text -> "")) -> a CONTROL piece; and
+  writes as nothing (Replace(text -> "")), or any special one of a BPE model -> a CONTROL
+  piece (never matched in text: tokenizers with parse_special off); and
 - post-processor: none or a template [BOS] $A [EOS] of special added tokens: those become
   the bos/eos pieces, CONTROL (sentencepiece adds only CONTROL pieces, and never matches
   them in text).
@@ -71,8 +72,11 @@ def model_proto_parts_of_hf(spec: TokenizerSpec) -> ModelProtoParts:
             missing.append(f"added token {token.content!r} with lstrip/rstrip/single_word")
         # A special token the decoder writes as nothing is a CONTROL piece (sentencepiece writes
         # those as nothing and never matches them in text), as hf_from_sentencepiece writes them.
-        types[token.id] = TokenType.CONTROL if token.special and surfaces.get(token.content) == "" \
-            else TokenType.USER_DEFINED
+        # So is every special token of a BPE model: no merge forms its text (merge_scores, C0), so
+        # with parse_special off tokenizers reads its text as text, as sentencepiece reads a CONTROL
+        # piece's (transformers' Llama json keeps <s> and </s> so, its decoder writing their text).
+        control = token.special and (surfaces.get(token.content) == "" or isinstance(model, hf.BpeModel))
+        types[token.id] = TokenType.CONTROL if control else TokenType.USER_DEFINED
     if isinstance(model, hf.UnigramModel):
         model_type, unk_id, byte_fallback = ModelType.UNIGRAM, model.unk_id, model.byte_fallback
         scores = list(model.vocab.score_list()) + [0.0] * (len(texts) - len(model.vocab))
@@ -180,6 +184,11 @@ def _whitespace_rules(pipeline, missing: list[str]) -> WhitespaceRules:
     if legacy_prefix:
         if pre is not None:
             missing.append(f"pre-tokenizer {type(pre).__name__} after a Prepend normalizer")
+        if any(not t.special for t in pipeline.added_tokens):
+            # Parity: tokenizers AddedVocabulary::extract_and_normalize normalizes each text
+            # between added tokens on its own, so Prepend adds a "▁" after each of them.
+            missing.append("a Prepend normalizer with non-special added tokens (tokenizers prepends "
+                           f"{SPACE_MARK!r} to the text after each of them; sentencepiece does not)")
         return WhitespaceRules(charsmap=charsmap, add_dummy_prefix=True)
     if not isinstance(pre, hf.Metaspace):
         missing.append(f"pre-tokenizer {type(pre).__name__ if pre is not None else 'none'} (a .model splits "
