@@ -156,3 +156,28 @@ def test_merge_list_without_a_split_sentencepiece_merges_is_refused(fixtures, tm
     message = str(refused.value)
     assert "'▁the' = " in message and "[C1]" in message and "does not name" in message, message
     assert not target.exists()
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")
+def test_non_legacy_metaspace_json_is_refused(fixtures, corpus_lines, tmp_path):
+    """transformers' non-legacy Llama json (no normalizer, Metaspace prepend_scheme "first"):
+    tokenizers adds no "▁" before a text that already starts with one (a space), sentencepiece's
+    add_dummy_prefix always adds it, so no .model tokenizes as the json does: refused. Measured:
+    the corpus lines on which the refusal matters (tokenizers gives them no extra "▁")."""
+    from tests.parity.converted_spm import convert
+    path = tmp_path / "nonlegacy.json"
+    convert(str(fixture_file(fixtures, "spm/llama2_tokenizer.model")), "LlamaConverter", legacy=False).save(str(path))
+    target = tmp_path / "out.model"
+    with pytest.raises(toksmith.UnsupportedConversionError) as refused:
+        toksmith.load(path).save(target)
+    assert "Metaspace prepend_scheme first" in str(refused.value), str(refused.value)
+    assert not target.exists()
+    ref = tokenizers.Tokenizer.from_file(str(path))
+    lines = [line for corpus in corpus_lines.values() for line in corpus if line.startswith((" ", SPACE_SYMBOL))]
+    assert ref.normalizer is None
+    no_extra = sum(1 for line in lines
+                   if ref.pre_tokenizer.pre_tokenize_str(line)[0][0] == line.replace(" ", SPACE_SYMBOL))
+    assert no_extra == len(lines)
+    report(f"convert transformers' non-legacy json of llama2_tokenizer.model -> sentencepiece: refused (Metaspace "
+           f"prepend_scheme first; {len(lines)} corpus lines start with a space or '▁', where tokenizers adds no "
+           f"'▁' and a .model's add_dummy_prefix would)")
