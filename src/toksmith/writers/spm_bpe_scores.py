@@ -70,6 +70,7 @@ def merge_scores(vocab: dict[str, int], merges: Iterable[tuple[str, str]], norma
     for piece in normal:
         for cut in range(1, len(piece)):
             left, right = piece[:cut], piece[cut:]
+            # Parity: bpe_model.cc SampleEncode merges any adjacent pair whose text is a piece.
             if symbol(left) and symbol(right) and (left, right) not in rank_of:
                 problem("C1", f"{piece!r} = {left!r} + {right!r}, which sentencepiece would merge and "
                               f"the merge list does not name")
@@ -99,6 +100,7 @@ def live_pair_rank(piece: str, rank_of: dict[tuple[str, str], int]) -> int | Non
         best = None
         for position in range(len(symbols) - 1):
             rank = rank_of.get((symbols[position], symbols[position + 1]))
+            # Parity: tokenizers word.rs Merge::cmp: lowest rank, then lowest position.
             if rank is not None and (best is None or rank < best[0]):
                 best = (rank, position)
         if best is None:
