@@ -117,10 +117,13 @@ class FileFields:
     sentencepiece_fields: every ModelProto field but the pieces, as (field number,
     wire type, raw value) in file order: 2 trainer_spec, 3 normalizer_spec,
     4 self_test_data, 5 denormalizer_spec, and fields this version does not know.
+    sentencepiece_unscored: ids of the pieces written without a score field (older
+    trainers wrote the meta pieces so), kept so to give the file back byte for byte.
     gguf_metadata: every GGUF metadata key in file order -> (GGUFType, value).
     """
 
     sentencepiece_fields: tuple[tuple[int, int, object], ...] = ()
+    sentencepiece_unscored: frozenset[int] = frozenset()
     gguf_metadata: dict[str, tuple[int, object]] = field(default_factory=dict)
 
 

@@ -104,14 +104,17 @@ def parse_model_proto(const uint8_t[::1] data not None):
     """Split a sentencepiece ModelProto into its pieces and its other fields.
 
     Returns (pieces: list[bytes], scores: list[float], types: bytes,
-    other_fields: list[(field, wire type, value)]). A piece without a type is
-    NORMAL (1), as the .proto default says.
+    other_fields: list[(field, wire type, value)], unscored: list[int]). A piece
+    without a type is NORMAL (1), as the .proto default says; a piece without a
+    score scores 0.0 and its id is in `unscored` (older trainers wrote the meta
+    pieces so; a writer keeps them so to give the file back byte for byte).
     """
     cdef const uint8_t* p = &data[0] if data.shape[0] else NULL
     cdef Py_ssize_t n = data.shape[0], pos = 0, start, end, sub, length
     cdef uint64_t key, sub_key, type_value
     cdef float score
-    cdef list pieces = [], scores = [], others = []
+    cdef list pieces = [], scores = [], others = [], unscored = []
+    cdef bint scored
     cdef bytearray types = bytearray()
     cdef object piece
     while pos < n:
@@ -122,6 +125,7 @@ def parse_model_proto(const uint8_t[::1] data not None):
             end = pos + length
             piece = None
             score = 0.0
+            scored = False
             type_value = 1
             while pos < end:
                 sub = pos
@@ -134,6 +138,7 @@ def parse_model_proto(const uint8_t[::1] data not None):
                     if end - pos < 4:
                         raise WireFormatError("truncated piece score", sub, pos + 4)
                     memcpy(&score, p + pos, 4)
+                    scored = True
                     pos += 4
                 elif sub_key == (3 << 3 | WIRE_VARINT):
                     type_value = _varint(p, end, &pos)
@@ -145,6 +150,8 @@ def parse_model_proto(const uint8_t[::1] data not None):
                 raise WireFormatError(f"piece {len(pieces)} has no text", start)
             if type_value > 255:
                 raise WireFormatError(f"piece {len(pieces)} has type {type_value}", start)
+            if not scored:
+                unscored.append(len(pieces))
             pieces.append(piece)
             scores.append(score)
             types.append(<uint8_t>type_value)
@@ -152,7 +159,7 @@ def parse_model_proto(const uint8_t[::1] data not None):
             if key >> 3 == 0:
                 raise WireFormatError("field number 0", start)
             others.append((<long>(key >> 3), <int>(key & 7), _field_value(p, n, &pos, key & 7)))
-    return pieces, scores, bytes(types), others
+    return pieces, scores, bytes(types), others, unscored
 
 
 # ---------------------------------------------------------------- GGUF

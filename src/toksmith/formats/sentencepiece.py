@@ -65,7 +65,7 @@ def read_sentencepiece(path: str | os.PathLike) -> TokenizerSpec:
 def parse_sentencepiece(data: bytes, source: str = "<bytes>") -> TokenizerSpec:
     """Parse serialized ModelProto bytes (see `read_sentencepiece`)."""
     try:
-        pieces, scores, types, others = parse_model_proto(data)
+        pieces, scores, types, others, unscored = parse_model_proto(data)
     except WireFormatError as e:
         if e.needed is not None and e.needed > len(data):
             # A field that runs past the end of the file: a download cut short.
@@ -125,7 +125,7 @@ def parse_sentencepiece(data: bytes, source: str = "<bytes>") -> TokenizerSpec:
         source=source, file_format=FileFormat.SENTENCEPIECE, algorithm=ALGORITHMS[model_type],
         rules=ReferenceRules.SENTENCEPIECE, vocab=vocab, normalizer=norm_spec, decoder=decoder,
         byte_fallback=byte_fallback, source_data=bytes(data),
-        file_fields=FileFields(sentencepiece_fields=tuple(others)),
+        file_fields=FileFields(sentencepiece_fields=tuple(others), sentencepiece_unscored=frozenset(unscored)),
         # sentencepiece's encode adds neither BOS nor EOS unless asked per call.
         add_bos=False, add_eos=False,
     )

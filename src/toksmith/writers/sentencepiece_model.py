@@ -20,7 +20,6 @@ from toksmith.spec import FileFormat, TokenizerSpec
 from toksmith.writers.common import cannot_write
 from toksmith.writers.spm_model_proto import ModelProtoParts, encode_model_proto
 from toksmith.writers.spm_trainer_fields import MODEL_TYPES, trainer_fields_of
-from toksmith.writers.spm_source_layout import pieces_without_score
 
 TARGET = "a sentencepiece .model"
 
@@ -44,9 +43,9 @@ def write_sentencepiece_model(spec: TokenizerSpec) -> bytes:
 def own_model_proto_parts(spec: TokenizerSpec) -> ModelProtoParts:
     """A .model's tokenizer written back: vocabulary from the spec, other fields as read."""
     vocab = spec.vocab
-    omitted = pieces_without_score(spec.source_data) if spec.source_data is not None else frozenset()
+    fields = spec.file_fields
     return ModelProtoParts(pieces=vocab.pieces, scores=vocab.scores, types=vocab.types,
-                           raw_fields=spec.file_fields.sentencepiece_fields, scores_omitted=omitted)
+                           raw_fields=fields.sentencepiece_fields, scores_omitted=fields.sentencepiece_unscored)
 
 
 def in_memory_model_proto_parts(spec: TokenizerSpec) -> ModelProtoParts:

@@ -1,31 +1,34 @@
 """Piece scores that make sentencepiece's BPE merge as a Hugging Face BPE merge list does.
 
-HF BPE (tokenizers models/bpe/word.rs merge_all) repeatedly merges the adjacent pair of
-lowest merge rank, leftmost first, and only pairs listed in `merges`. sentencepiece's BPE
-(bpe_model.cc Model::Encode) repeatedly merges the adjacent pair whose concatenation is a
-piece of highest score, leftmost first, whether or not anyone listed the pair. The scores
-here are -(1 + block), where a block is a run of consecutive merges forming the same
-piece; a piece no merge forms scores 0 (its score is never compared).
+HF BPE (tokenizers models/bpe/word.rs merge_all) starts from the characters and repeatedly
+merges the adjacent listed pair of lowest merge rank, leftmost first among equal ranks (one
+rank is one pair). sentencepiece's BPE (bpe_model.cc Model::SampleEncode) starts from the
+characters and repeatedly merges the adjacent pair whose concatenation is a piece of highest
+score, leftmost first among equal scores, whether or not anyone listed the pair.
 
-Why the result is the same (the check refuses every file where a step does not hold):
+Live pairs. Run tokenizers' merging on the text of a piece t alone: if it ends in the one
+symbol t, its last merge is the live pair of t. Lemma: in any text, whenever tokenizers holds
+two adjacent symbols [x][y] with x + y = t, (x, y) is the live pair of t. Proof: no symbol
+crosses either end of the span x + y now, so none ever did (symbols only grow); each merge
+inside the span was, when made, the best candidate of the whole text, so the best inside the
+span, ranked by (rank, position) as the run on t alone ranks them. The merges inside the span
+are therefore the first steps of the run on t alone, which holds two symbols only once.
 
-1. Same candidates. sentencepiece's symbols start as single characters and grow only by
-   merges, so every symbol is a character or a merge result (the set S). (C1) for every
-   NORMAL piece t and every split t = a + b with a, b in S, (a, b) is in the merge list:
-   so every pair sentencepiece could merge is a pair HF may merge; conversely every merge
-   forms a NORMAL piece (C0), which sentencepiece may form. A character that is no piece
-   takes part in no merge on either side (HF merges name pieces only), and becomes byte
-   pieces or <unk> on both sides.
-2. Same choice at every step. (C2) the merges forming one piece are consecutive, so between
-   candidates of different blocks ranks and scores choose alike, and candidates of one
-   block forming by the same pair are taken leftmost first on both sides. The two can
-   differ only when the best block b holds two different pairs at once (HF: lower rank
-   first; sentencepiece: leftmost first). (C4) refuses two different pairs of a block that
-   can overlap ([x][y][z] with x + y = y + z = t), so those candidates share no symbol.
-   (C3) a piece formed by two or more different merges is a half only of merges ranked
-   after its own: so merging one of them creates only candidates of later blocks and
-   removes no other candidate of block b. Both sides then merge every candidate of block b
-   before anything else, reaching the same symbols; before and after, they agree step by step.
+The scores: a piece with a live pair scores -(1 + rank of its live pair); any other piece 0
+(it never has a candidate, by the lemma and C1). Conditions, each checked:
+- (C0) every merge forms a NORMAL piece; no pair is listed twice (tokenizers keeps one rank);
+- (C1) every split t = a + b of a NORMAL piece t into symbols sentencepiece can hold (a, b
+  characters or merge results) is a listed merge. (An unlisted split makes the two differ:
+  sentencepiece merges it, tokenizers cannot.)
+
+Why they then make the same segmentation, step by step (induction on equal symbols): by C0
+and C1 the candidates are the same adjacent pairs on both sides (a user-defined piece is
+never formed: both cut its text out before merging). By the lemma each candidate is the live
+pair of its result, so tokenizers' lowest rank is the highest score: both pick the same
+piece, and of that piece one pair, the leftmost occurrence on both sides. So the order of a
+piece's other splits in the list never matters (no two different pairs of one piece are
+candidates at once), nor whether a piece's merges are consecutive (Llama 2's runs of "▁",
+interleaved by both converters, score by their live pairs (▁*k, ▁)).
 
 >>> scores = merge_scores({"a": 0, "b": 1, "ab": 2, "abb": 3}, [("a", "b"), ("ab", "b")], {"a", "b", "ab", "abb"})
 >>> scores["ab"], scores["abb"]
@@ -39,11 +42,8 @@ from collections.abc import Iterable
 def merge_scores(vocab: dict[str, int], merges: Iterable[tuple[str, str]], normal: set[str],
                  limit: int = 5) -> dict[str, float]:
     """{piece text: score} for the merge results (see the module docstring); raises
-    ValueError listing (up to `limit` of each kind) the steps that fail. `normal`: the
-    texts that will be NORMAL pieces."""
-    block_of: dict[str, int] = {}
-    pairs_of_block: list[list[tuple[str, str]]] = []
-    merge_set: set[tuple[str, str]] = set()
+    ValueError naming (up to `limit` of each kind) the merges that fail a condition.
+    `normal`: the texts that will be NORMAL pieces."""
     problems: dict[str, list[str]] = {}
 
     def problem(kind: str, text: str) -> None:
@@ -51,52 +51,60 @@ def merge_scores(vocab: dict[str, int], merges: Iterable[tuple[str, str]], norma
         if len(found) < limit:
             found.append(text)
 
-    previous = None
+    rank_of: dict[tuple[str, str], int] = {}
+    results: set[str] = set()
     for rank, (left, right) in enumerate(merges):
         result = left + right
-        merge_set.add((left, right))
         if result not in normal:
             problem("C0", f"merge {rank} ({left!r}, {right!r}) forms {result!r}, which is "
                           f"{'not in the vocabulary' if result not in vocab else 'an added or special token'}")
-            continue
-        if result != previous:
-            if result in block_of:
-                problem("C2", f"the merges forming {result!r} are not consecutive (again at rank {rank})")
-                continue
-            block_of[result] = len(pairs_of_block)
-            pairs_of_block.append([])
-            previous = result
-        pairs_of_block[block_of[result]].append((left, right))
+        elif (left, right) in rank_of:
+            problem("C0", f"merge {rank} ({left!r}, {right!r}) is listed twice (also at rank {rank_of[left, right]})")
+        else:
+            rank_of[left, right] = rank
+            results.add(result)
 
-    # The earliest block whose result has each piece as a half.
-    first_use: dict[str, int] = {}
-    for block, pairs in enumerate(pairs_of_block):
-        for left, right in pairs:
-            first_use.setdefault(left, block)
-            first_use.setdefault(right, block)
-    for block, pairs in enumerate(pairs_of_block):
-        if len(pairs) > 1:
-            result = pairs[0][0] + pairs[0][1]
-            if first_use.get(result, len(pairs_of_block)) < block:
-                problem("C3", f"{result!r}, formed by {len(pairs)} different merges, is a half of a merge "
-                              f"ranked before them")
-            in_block = set(pairs)
-            result = pairs[0][0] + pairs[0][1]
-            for left, right in pairs:
-                if result.startswith(right) and (right, result[len(right):]) in in_block \
-                        and (right, result[len(right):]) != (left, right):
-                    problem("C4", f"merges ({left!r}, {right!r}) and ({right!r}, {result[len(right):]!r}) form "
-                                  f"{result!r} and can overlap")
-
-    def in_s(text: str) -> bool:
-        return len(text) == 1 or text in block_of
+    def symbol(text: str) -> bool:
+        return len(text) == 1 or text in results
 
     for piece in normal:
         for cut in range(1, len(piece)):
             left, right = piece[:cut], piece[cut:]
-            if in_s(left) and in_s(right) and (left, right) not in merge_set:
+            # Parity: bpe_model.cc SampleEncode merges any adjacent pair whose text is a piece.
+            if symbol(left) and symbol(right) and (left, right) not in rank_of:
                 problem("C1", f"{piece!r} = {left!r} + {right!r}, which sentencepiece would merge and "
                               f"the merge list does not name")
     if problems:
         raise ValueError("; ".join(f"{text} [{kind}]" for kind, texts in sorted(problems.items()) for text in texts))
-    return {piece: -float(block + 1) for piece, block in block_of.items()}
+    scores = {}
+    for piece in results:
+        live = live_pair_rank(piece, rank_of)
+        if live is not None:
+            scores[piece] = -float(live + 1)
+    return scores
+
+
+def live_pair_rank(piece: str, rank_of: dict[tuple[str, str], int]) -> int | None:
+    """The rank of the last merge when tokenizers' BPE merges the text `piece` alone, if that
+    ends in one symbol; else None.
+
+    Parity: tokenizers models/bpe/word.rs Word::merge_all: the listed pair of lowest rank
+    first, the leftmost first among equal ranks.
+
+    >>> live_pair_rank("abc", {("a", "b"): 0, ("b", "c"): 1, ("a", "bc"): 2, ("ab", "c"): 3})
+    3
+    """
+    symbols = list(piece)
+    last = None
+    while len(symbols) > 1:
+        best = None
+        for position in range(len(symbols) - 1):
+            rank = rank_of.get((symbols[position], symbols[position + 1]))
+            # Parity: tokenizers word.rs Merge::cmp: lowest rank, then lowest position.
+            if rank is not None and (best is None or rank < best[0]):
+                best = (rank, position)
+        if best is None:
+            return None
+        last, position = best
+        symbols[position:position + 2] = [symbols[position] + symbols[position + 1]]
+    return last

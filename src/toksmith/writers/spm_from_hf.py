@@ -8,14 +8,17 @@ What maps:
   ([Precompiled,] Strip(right) + Replace(" {2,}" -> "▁"), or Replace(" {2,}" -> " ")) are
   refused: they keep a space at the end of a text, or strip any Unicode whitespace there,
   which sentencepiece's rule does not;
-- pre-tokenizer: Metaspace("▁"): prepend_scheme always/first -> add_dummy_prefix, never -> none;
+- pre-tokenizer: Metaspace("▁") with prepend_scheme never (always/first add no "▁" before a
+  text starting with one, which add_dummy_prefix cannot express: refused);
   split=true only when no piece holds "▁" past its first character (else sentencepiece
   could form pieces across the words tokenizers keeps apart);
 - model: Unigram (scores as they are) or BPE (scores from the merge ranks,
-  writers/spm_bpe_scores.py), byte_fallback, the unknown token;
+  writers/spm_bpe_scores.py), byte_fallback (dropped when the vocabulary holds no byte
+  piece: tokenizers then falls back to the unknown token), the unknown token;
 - added tokens -> USER_DEFINED pieces, which sentencepiece matches in every text, as
   tokenizers extracts added tokens (no lstrip/rstrip/single_word); a special one the decoder
-  writes as nothing (Replace(text -> "")) -> a CONTROL piece; and
+  writes as nothing (Replace(text -> "")), or any special one of a BPE model -> a CONTROL
+  piece (never matched in text: tokenizers with parse_special off); and
 - post-processor: none or a template [BOS] $A [EOS] of special added tokens: those become
   the bos/eos pieces, CONTROL (sentencepiece adds only CONTROL pieces, and never matches
   them in text).
@@ -69,8 +72,11 @@ def model_proto_parts_of_hf(spec: TokenizerSpec) -> ModelProtoParts:
             missing.append(f"added token {token.content!r} with lstrip/rstrip/single_word")
         # A special token the decoder writes as nothing is a CONTROL piece (sentencepiece writes
         # those as nothing and never matches them in text), as hf_from_sentencepiece writes them.
-        types[token.id] = TokenType.CONTROL if token.special and surfaces.get(token.content) == "" \
-            else TokenType.USER_DEFINED
+        # So is every special token of a BPE model: no merge forms its text (merge_scores, C0), so
+        # with parse_special off tokenizers reads its text as text, as sentencepiece reads a CONTROL
+        # piece's (transformers' Llama json keeps <s> and </s> so, its decoder writing their text).
+        control = token.special and (surfaces.get(token.content) == "" or isinstance(model, hf.BpeModel))
+        types[token.id] = TokenType.CONTROL if control else TokenType.USER_DEFINED
     if isinstance(model, hf.UnigramModel):
         model_type, unk_id, byte_fallback = ModelType.UNIGRAM, model.unk_id, model.byte_fallback
         scores = list(model.vocab.score_list()) + [0.0] * (len(texts) - len(model.vocab))
@@ -92,6 +98,7 @@ def model_proto_parts_of_hf(spec: TokenizerSpec) -> ModelProtoParts:
         missing.append("an unknown token (sentencepiece needs exactly one UNKNOWN piece)")
     else:
         types[unk_id] = TokenType.UNKNOWN
+    byte_fallback = _byte_fallback(byte_fallback, texts, missing)
     if byte_fallback:
         for index, text in enumerate(texts):
             if text in BYTE_PIECES:
@@ -177,6 +184,11 @@ def _whitespace_rules(pipeline, missing: list[str]) -> WhitespaceRules:
     if legacy_prefix:
         if pre is not None:
             missing.append(f"pre-tokenizer {type(pre).__name__} after a Prepend normalizer")
+        if any(not t.special for t in pipeline.added_tokens):
+            # Parity: tokenizers AddedVocabulary::extract_and_normalize normalizes each text
+            # between added tokens on its own, so Prepend adds a "▁" after each of them.
+            missing.append("a Prepend normalizer with non-special added tokens (tokenizers prepends "
+                           f"{SPACE_MARK!r} to the text after each of them; sentencepiece does not)")
         return WhitespaceRules(charsmap=charsmap, add_dummy_prefix=True)
     if not isinstance(pre, hf.Metaspace):
         missing.append(f"pre-tokenizer {type(pre).__name__ if pre is not None else 'none'} (a .model splits "
@@ -184,6 +196,13 @@ def _whitespace_rules(pipeline, missing: list[str]) -> WhitespaceRules:
         return WhitespaceRules(charsmap=charsmap)
     if pre.replacement != SPACE_MARK:
         missing.append(f"Metaspace replacement {pre.replacement!r} (sentencepiece writes {SPACE_MARK!r})")
+    if pre.prepend_scheme is not hf.PrependScheme.NEVER:
+        # Parity: tokenizers pre_tokenizers/metaspace.rs: always/first prepend "▁" only where the
+        # text does not start with one; sentencepiece's add_dummy_prefix prepends to every text.
+        missing.append(f"Metaspace prepend_scheme {pre.prepend_scheme.name.lower()} (tokenizers adds no "
+                       f"{SPACE_MARK!r} before a text that starts with a space or {SPACE_MARK!r}, sentencepiece's "
+                       f"add_dummy_prefix always does: transformers' non-legacy form; its legacy form "
+                       f"Prepend + Replace converts)")
     if pre.prepend_scheme is hf.PrependScheme.ALWAYS and any(not t.special for t in pipeline.added_tokens):
         missing.append("Metaspace prepend_scheme always with non-special added tokens (tokenizers prepends "
                        "▁ after each of them; sentencepiece does not)")
@@ -227,6 +246,23 @@ def _check_decoder(pipeline, missing: list[str]) -> dict[str, str]:
             continue
         missing.append(f"decoder {type(part).__name__} ({part!r:.80})")
     return surfaces
+
+
+def _byte_fallback(byte_fallback: bool, texts: list[str], missing: list[str]) -> bool:
+    """The .model's byte_fallback: a json's byte_fallback without any byte piece falls back to
+    the unknown token in tokenizers (as sentencepiece without byte_fallback); some but not all
+    of the 256 byte pieces cannot be written (sentencepiece refuses to load such a model).
+
+    Parity: tokenizers models/bpe/model.rs merge_word and unigram: byte pieces are used for a
+    character only when all of its bytes are in the vocabulary, else the unknown token."""
+    if not byte_fallback:
+        return False
+    count = len(BYTE_PIECES.intersection(texts))
+    if count == 0:
+        return False
+    if count < len(BYTE_PIECES):
+        missing.append(f"byte_fallback with {count} of the 256 byte pieces (sentencepiece needs all of them)")
+    return True
 
 
 def _default_control(texts: list[str], types: bytearray, default_piece: str) -> int | None:
