@@ -1,0 +1,719 @@
+"""The merge loop of Hugging Face's BpeTrainer, in C structures.
+
+`BpeMergeTrainer(words, offsets, counts, initial, ...)` takes the distinct pre-tokens
+(UTF-8, concatenated; `offsets[i]:offsets[i+1]` is word i) with their counts, and the
+tokens that come first in the vocabulary (special tokens, then the kept alphabet, in
+id order). It splits every word into its characters (those of the alphabet), counts
+the pairs and learns merges until the vocabulary reaches `vocab_size`:
+
+>>> t = BpeMergeTrainer(b"abab", array("q", [0, 2, 4]), array("Q", [3, 1]),
+...                     [b"a", b"b"], 3, 0, 0, None, None)          # doctest: +SKIP
+>>> t.run(1 << 30); t.vocab(), t.merges()                          # doctest: +SKIP
+([b'a', b'b', b'ab'], [(0, 1)])
+
+Parity: tokenizers 0.23.3 models/bpe/trainer.rs `BpeTrainer::do_train`, detail by detail:
+- pairs are ranked by count, ties by the smaller (left id, right id);
+- the queue is lazy: a popped entry whose count is stale is pushed back with the pair's
+  current count; each entry carries the words it was pushed for, and a merge touches
+  only those words (a pair that reappears in new words gets a new entry, so the same
+  merge can be learnt twice; the later one's rank is the one kept);
+- a merge never lowers the merged pair's own count (Word::merge reports only the
+  neighbouring pairs), counts are i32 (`as u64` sign-extends a negative one);
+- a new neighbour pair is counted only while its length in characters stays below
+  `max_token_length` (models/bpe/word.rs `Word::merge`).
+No Python object is touched between two calls of `run`.
+"""
+from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
+from libc.stdlib cimport calloc, free, malloc, realloc
+from libc.string cimport memcmp, memcpy, memset
+
+cdef uint64_t EMPTY_KEY = 0xFFFFFFFFFFFFFFFFULL
+
+
+# ------------------------------------------------------------------ pair -> value map
+
+cdef struct PairSlot:
+    uint64_t key
+    int32_t value
+    uint32_t stamp
+
+
+cdef struct PairMap:
+    PairSlot* slots
+    Py_ssize_t mask
+    Py_ssize_t used
+    uint32_t stamp       # slots of another stamp are free (clearing = stamp + 1)
+
+
+cdef inline uint64_t _mix(uint64_t x) noexcept nogil:
+    x ^= x >> 33
+    x *= 0xff51afd7ed558ccdULL
+    x ^= x >> 33
+    x *= 0xc4ceb9fe1a85ec53ULL
+    x ^= x >> 33
+    return x
+
+
+cdef int pairmap_init(PairMap* m, Py_ssize_t cap) noexcept nogil:
+    cdef Py_ssize_t n = 64
+    while n < cap * 2:
+        n *= 2
+    m.slots = <PairSlot*>calloc(n, sizeof(PairSlot))
+    if m.slots == NULL:
+        return -1
+    m.mask = n - 1
+    m.used = 0
+    m.stamp = 1
+    return 0
+
+
+cdef int pairmap_grow(PairMap* m) noexcept nogil:
+    cdef PairSlot* old = m.slots
+    cdef Py_ssize_t old_n = m.mask + 1, i, j
+    cdef Py_ssize_t n = old_n * 2
+    m.slots = <PairSlot*>calloc(n, sizeof(PairSlot))
+    if m.slots == NULL:
+        m.slots = old
+        return -1
+    m.mask = n - 1
+    for i in range(old_n):
+        if old[i].stamp == m.stamp:
+            j = <Py_ssize_t>(_mix(old[i].key) & <uint64_t>m.mask)
+            while m.slots[j].stamp == m.stamp:
+                j = (j + 1) & m.mask
+            m.slots[j] = old[i]
+    free(old)
+    return 0
+
+
+cdef PairSlot* pairmap_entry(PairMap* m, uint64_t key, bint* created) noexcept nogil:
+    """The slot of `key`, made (value 0) when absent; NULL when out of memory."""
+    cdef Py_ssize_t j
+    if (m.used + 1) * 2 > m.mask + 1:
+        if pairmap_grow(m) < 0:
+            return NULL
+    j = <Py_ssize_t>(_mix(key) & <uint64_t>m.mask)
+    while m.slots[j].stamp == m.stamp:
+        if m.slots[j].key == key:
+            created[0] = False
+            return &m.slots[j]
+        j = (j + 1) & m.mask
+    m.slots[j].stamp = m.stamp
+    m.slots[j].key = key
+    m.slots[j].value = 0
+    m.used += 1
+    created[0] = True
+    return &m.slots[j]
+
+
+cdef inline int32_t pairmap_get(const PairMap* m, uint64_t key) noexcept nogil:
+    cdef Py_ssize_t j = <Py_ssize_t>(_mix(key) & <uint64_t>m.mask)
+    while m.slots[j].stamp == m.stamp:
+        if m.slots[j].key == key:
+            return m.slots[j].value
+        j = (j + 1) & m.mask
+    return 0
+
+
+cdef inline void pairmap_clear(PairMap* m) noexcept nogil:
+    m.stamp += 1
+    m.used = 0
+    if m.stamp == 0:     # wrapped: every slot must read as free again
+        memset(m.slots, 0, (m.mask + 1) * sizeof(PairSlot))
+        m.stamp = 1
+
+
+cdef inline uint64_t pair_key(uint32_t a, uint32_t b) noexcept nogil:
+    return (<uint64_t>a << 32) | b
+
+
+# ------------------------------------------------------------------ word-position lists
+
+cdef struct PosList:
+    int32_t* data
+    int32_t size
+    int32_t cap
+
+
+cdef inline int poslist_push(PosList* p, int32_t w) noexcept nogil:
+    cdef int32_t cap
+    cdef int32_t* d
+    if p.size > 0 and p.data[p.size - 1] == w:
+        return 0           # a word's changes come together: this is its only duplicate
+    if p.size == p.cap:
+        cap = 4 if p.cap == 0 else p.cap * 2
+        d = <int32_t*>realloc(p.data, cap * sizeof(int32_t))
+        if d == NULL:
+            return -1
+        p.data = d
+        p.cap = cap
+    p.data[p.size] = w
+    p.size += 1
+    return 0
+
+
+# ------------------------------------------------------------------ the queue
+
+cdef struct Entry:
+    uint64_t count
+    uint32_t a
+    uint32_t b
+    PosList pos
+
+
+cdef inline bint _before(const Entry* x, const Entry* y) noexcept nogil:
+    """x pops before y. Parity: trainer.rs `impl Ord for Merge` (max-heap: count, then
+    the smaller pair)."""
+    if x.count != y.count:
+        return x.count > y.count
+    if x.a != y.a:
+        return x.a < y.a
+    return x.b < y.b
+
+
+cdef struct Heap:
+    Entry* data
+    Py_ssize_t size
+    Py_ssize_t cap
+
+
+cdef int heap_push(Heap* h, Entry e) noexcept nogil:
+    cdef Py_ssize_t i, parent, cap
+    cdef Entry* d
+    if h.size == h.cap:
+        cap = 1024 if h.cap == 0 else h.cap * 2
+        d = <Entry*>realloc(h.data, cap * sizeof(Entry))
+        if d == NULL:
+            return -1
+        h.data = d
+        h.cap = cap
+    i = h.size
+    h.size += 1
+    while i > 0:
+        parent = (i - 1) >> 1
+        if not _before(&e, &h.data[parent]):
+            break
+        h.data[i] = h.data[parent]
+        i = parent
+    h.data[i] = e
+    return 0
+
+
+cdef Entry heap_pop(Heap* h) noexcept nogil:
+    cdef Entry top = h.data[0]
+    cdef Entry last
+    cdef Py_ssize_t i = 0, child, n
+    h.size -= 1
+    n = h.size
+    if n > 0:
+        last = h.data[n]
+        while True:
+            child = 2 * i + 1
+            if child >= n:
+                break
+            if child + 1 < n and _before(&h.data[child + 1], &h.data[child]):
+                child += 1
+            if not _before(&h.data[child], &last):
+                break
+            h.data[i] = h.data[child]
+            i = child
+        h.data[i] = last
+    return top
+
+
+# ------------------------------------------------------------------ token strings
+
+cdef struct Strings:
+    char* data           # every token's UTF-8, back to back
+    Py_ssize_t size
+    Py_ssize_t cap
+    int64_t* starts      # token i is data[starts[i]:starts[i+1]]
+    Py_ssize_t n
+    Py_ssize_t n_cap
+    int32_t* table       # open addressing: token id + 1, 0 = free
+    Py_ssize_t mask
+
+
+cdef inline uint64_t _hash_bytes(const char* s, Py_ssize_t n) noexcept nogil:
+    cdef uint64_t h = 0xcbf29ce484222325ULL
+    cdef Py_ssize_t i
+    for i in range(n):
+        h = (h ^ <unsigned char>s[i]) * 0x100000001b3ULL
+    return _mix(h)
+
+
+cdef int32_t strings_find(const Strings* t, const char* s, Py_ssize_t n) noexcept nogil:
+    """The id of token s[:n], or -1."""
+    if t.table == NULL:
+        return -1
+    cdef Py_ssize_t j = <Py_ssize_t>(_hash_bytes(s, n) & <uint64_t>t.mask)
+    cdef int32_t id
+    while t.table[j] != 0:
+        id = t.table[j] - 1
+        if t.starts[id + 1] - t.starts[id] == n and memcmp(t.data + t.starts[id], s, n) == 0:
+            return id
+        j = (j + 1) & t.mask
+    return -1
+
+
+cdef int strings_rehash(Strings* t, Py_ssize_t slots) noexcept nogil:
+    cdef int32_t* table = <int32_t*>calloc(slots, sizeof(int32_t))
+    cdef Py_ssize_t i, j
+    if table == NULL:
+        return -1
+    free(t.table)
+    t.table = table
+    t.mask = slots - 1
+    for i in range(t.n):
+        j = <Py_ssize_t>(_hash_bytes(t.data + t.starts[i], t.starts[i + 1] - t.starts[i]) & <uint64_t>t.mask)
+        while t.table[j] != 0:
+            j = (j + 1) & t.mask
+        t.table[j] = <int32_t>(i + 1)
+    return 0
+
+
+cdef int32_t strings_add(Strings* t, const char* s, Py_ssize_t n) noexcept nogil:
+    """Append token s[:n] (not present yet); its id, or -1 when out of memory."""
+    cdef Py_ssize_t cap
+    cdef char* d
+    cdef int64_t* st
+    if t.size + n > t.cap:
+        cap = t.cap * 2 if t.cap else 4096
+        while cap < t.size + n:
+            cap *= 2
+        d = <char*>realloc(t.data, cap)
+        if d == NULL:
+            return -1
+        t.data = d
+        t.cap = cap
+    if t.n + 2 > t.n_cap:
+        cap = t.n_cap * 2 if t.n_cap else 1024
+        st = <int64_t*>realloc(t.starts, cap * sizeof(int64_t))
+        if st == NULL:
+            return -1
+        t.starts = st
+        t.n_cap = cap
+    if t.n == 0:
+        t.starts[0] = 0
+    memcpy(t.data + t.size, s, n)
+    t.size += n
+    t.n += 1
+    t.starts[t.n] = t.size
+    if (t.n + 1) * 2 > t.mask + 1:
+        if strings_rehash(t, (t.mask + 1) * 2 if t.table != NULL else 1024) < 0:
+            return -1
+        return <int32_t>(t.n - 1)
+    cdef Py_ssize_t j = <Py_ssize_t>(_hash_bytes(s, n) & <uint64_t>t.mask)
+    while t.table[j] != 0:
+        j = (j + 1) & t.mask
+    t.table[j] = <int32_t>t.n
+    return <int32_t>(t.n - 1)
+
+
+cdef int32_t strings_intern(Strings* t, const char* s, Py_ssize_t n) noexcept nogil:
+    cdef int32_t id = strings_find(t, s, n) if t.table != NULL else -1
+    if id >= 0:
+        return id
+    return strings_add(t, s, n)
+
+
+cdef inline Py_ssize_t _utf8_len(unsigned char c) noexcept nogil:
+    if c < 0x80:
+        return 1
+    if c < 0xE0:
+        return 2
+    if c < 0xF0:
+        return 3
+    return 4
+
+
+# ------------------------------------------------------------------ the trainer
+
+class TrainerMemoryError(MemoryError):
+    pass
+
+
+cdef class BpeMergeTrainer:
+    """See the module docstring. `run(max_merges)` learns up to that many merges (for a
+    progress bar) and returns True when training is over."""
+    cdef Strings strings
+    cdef int32_t* sym            # every word's symbols (ids), word w at sym[start[w]:start[w]+size[w]]
+    cdef int32_t* sym_len        # length in characters of each symbol
+    cdef int64_t* start
+    cdef int32_t* size
+    cdef uint64_t* counts
+    cdef Py_ssize_t n_words
+    cdef PairMap pair_counts
+    cdef PairMap pending         # pair -> index in pending_lists (this step's new positions)
+    cdef PosList* pending_lists
+    cdef uint64_t* pending_keys
+    cdef Py_ssize_t n_pending
+    cdef Py_ssize_t pending_cap
+    cdef Heap queue
+    cdef int32_t* merge_pairs    # (a, b, new id) per merge learnt, in order
+    cdef Py_ssize_t n_merges
+    cdef Py_ssize_t merges_cap
+    cdef Py_ssize_t vocab_size
+    cdef uint64_t min_frequency
+    cdef Py_ssize_t max_length
+    cdef bytes prefix
+    cdef bint finished
+
+    def __init__(self, const unsigned char[::1] words, const int64_t[::1] offsets, const uint64_t[::1] counts,
+                 list initial, Py_ssize_t vocab_size, uint64_t min_frequency, Py_ssize_t max_token_length,
+                 bytes prefix, bytes suffix):
+        cdef bytes token
+        cdef Py_ssize_t n_words = offsets.shape[0] - 1
+        cdef Py_ssize_t total = offsets[n_words] if n_words >= 0 else 0
+        self.vocab_size = vocab_size
+        self.min_frequency = min_frequency
+        self.max_length = max_token_length if max_token_length > 0 else (<Py_ssize_t>1 << 62)
+        self.prefix = prefix
+        if n_words < 0:
+            n_words = 0
+        self.n_words = n_words
+        for token in initial:
+            if strings_intern(&self.strings, token, len(token)) < 0:
+                raise MemoryError()
+        self.sym = <int32_t*>malloc((total + 1) * sizeof(int32_t))
+        self.sym_len = <int32_t*>malloc((total + 1) * sizeof(int32_t))
+        self.start = <int64_t*>malloc((n_words + 1) * sizeof(int64_t))
+        self.size = <int32_t*>malloc((n_words + 1) * sizeof(int32_t))
+        self.counts = <uint64_t*>malloc((n_words + 1) * sizeof(uint64_t))
+        if (self.sym == NULL or self.sym_len == NULL or self.start == NULL or self.size == NULL
+                or self.counts == NULL):
+            raise MemoryError()
+        if n_words:
+            memcpy(self.counts, &counts[0], n_words * sizeof(uint64_t))
+        cdef const char* pre = <const char*>prefix if prefix is not None else NULL
+        cdef const char* suf = <const char*>suffix if suffix is not None else NULL
+        cdef Py_ssize_t npre = len(prefix) if prefix is not None else 0
+        cdef Py_ssize_t nsuf = len(suffix) if suffix is not None else 0
+        cdef int rc
+        with nogil:
+            rc = self._split_words(&words[0] if total else NULL, &offsets[0], pre, npre, suf, nsuf)
+            if rc == 0:
+                rc = self._count_pairs()
+        if rc < 0:
+            raise MemoryError()
+
+    def __dealloc__(self):
+        cdef Py_ssize_t i
+        free(self.strings.data)
+        free(self.strings.starts)
+        free(self.strings.table)
+        free(self.sym)
+        free(self.sym_len)
+        free(self.start)
+        free(self.size)
+        free(self.counts)
+        free(self.pair_counts.slots)
+        free(self.pending.slots)
+        for i in range(self.n_pending):
+            free(self.pending_lists[i].data)
+        free(self.pending_lists)
+        free(self.pending_keys)
+        for i in range(self.queue.size):
+            free(self.queue.data[i].pos.data)
+        free(self.queue.data)
+        free(self.merge_pairs)
+
+    cdef int _split_words(self, const unsigned char* words, const int64_t* offsets, const char* pre,
+                          Py_ssize_t npre, const char* suf, Py_ssize_t nsuf) noexcept nogil:
+        """Parity: trainer.rs `tokenize_words`: each character of the alphabet becomes a
+        symbol, with the prefix unless it is the word's first character and the suffix
+        when it is its last (first/last among all its characters, kept or not)."""
+        cdef Py_ssize_t w, i, k, n, clen, end
+        cdef int64_t out = 0
+        cdef int32_t id
+        cdef char buf[256]
+        cdef char* s
+        cdef bint first, last
+        for w in range(self.n_words):
+            self.start[w] = out
+            i = offsets[w]
+            end = offsets[w + 1]
+            first = True
+            while i < end:
+                clen = _utf8_len(words[i])
+                if i + clen > end:
+                    clen = end - i
+                last = i + clen >= end
+                if strings_find(&self.strings, <const char*>words + i, clen) >= 0:
+                    n = 0
+                    if not first and npre:
+                        n += npre
+                    n += clen
+                    if last and nsuf:
+                        n += nsuf
+                    if n <= 256:
+                        s = &buf[0]
+                    else:
+                        s = <char*>malloc(n)
+                    if s == NULL:
+                        return -1
+                    k = 0
+                    if not first and npre:
+                        memcpy(s, pre, npre)
+                        k = npre
+                    memcpy(s + k, words + i, clen)
+                    k += clen
+                    if last and nsuf:
+                        memcpy(s + k, suf, nsuf)
+                    id = strings_intern(&self.strings, s, n)
+                    if s != &buf[0]:
+                        free(s)
+                    if id < 0:
+                        return -1
+                    self.sym[out] = id
+                    self.sym_len[out] = 1
+                    out += 1
+                first = False
+                i += clen
+            self.size[w] = <int32_t>(out - self.start[w])
+        return 0
+
+    cdef int _note_pending(self, uint64_t key, int32_t w) noexcept nogil:
+        """Parity: `where_to_update.entry(pair).or_default().insert(iw)`."""
+        cdef bint created
+        cdef PairSlot* slot = pairmap_entry(&self.pending, key, &created)
+        cdef Py_ssize_t cap
+        cdef PosList* pl
+        cdef uint64_t* pk
+        if slot == NULL:
+            return -1
+        if created:
+            if self.n_pending == self.pending_cap:
+                cap = self.pending_cap * 2 if self.pending_cap else 1024
+                pl = <PosList*>realloc(self.pending_lists, cap * sizeof(PosList))
+                if pl == NULL:
+                    return -1
+                self.pending_lists = pl
+                pk = <uint64_t*>realloc(self.pending_keys, cap * sizeof(uint64_t))
+                if pk == NULL:
+                    return -1
+                self.pending_keys = pk
+                self.pending_cap = cap
+            slot.value = <int32_t>self.n_pending
+            self.pending_lists[self.n_pending].data = NULL
+            self.pending_lists[self.n_pending].size = 0
+            self.pending_lists[self.n_pending].cap = 0
+            self.pending_keys[self.n_pending] = key
+            self.n_pending += 1
+        return poslist_push(&self.pending_lists[slot.value], w)
+
+    cdef int _add_count(self, uint64_t key, int32_t delta) noexcept nogil:
+        cdef bint created
+        cdef PairSlot* slot = pairmap_entry(&self.pair_counts, key, &created)
+        if slot == NULL:
+            return -1
+        # i32 arithmetic, wrapping as Rust's release build does
+        slot.value = <int32_t>(<uint32_t>slot.value + <uint32_t>delta)
+        return 0
+
+    cdef int _flush_pending(self) noexcept nogil:
+        """Push an entry for every pair that gained positions. Parity: the
+        `where_to_update.drain()` after counting and after each merge."""
+        cdef Py_ssize_t i
+        cdef int32_t count
+        cdef Entry e
+        for i in range(self.n_pending):
+            count = pairmap_get(&self.pair_counts, self.pending_keys[i])
+            if count > 0:
+                e.count = <uint64_t>count
+                e.a = <uint32_t>(self.pending_keys[i] >> 32)
+                e.b = <uint32_t>(self.pending_keys[i] & 0xFFFFFFFFULL)
+                e.pos = self.pending_lists[i]
+                if heap_push(&self.queue, e) < 0:
+                    return -1
+            else:
+                free(self.pending_lists[i].data)
+        self.n_pending = 0
+        pairmap_clear(&self.pending)
+        return 0
+
+    cdef int _count_pairs(self) noexcept nogil:
+        """Parity: trainer.rs `count_pairs` (every adjacent pair, no length limit)."""
+        cdef Py_ssize_t w, k
+        cdef int64_t s
+        cdef uint64_t key
+        if pairmap_init(&self.pair_counts, 1 << 16) < 0 or pairmap_init(&self.pending, 1 << 16) < 0:
+            return -1
+        for w in range(self.n_words):
+            s = self.start[w]
+            for k in range(self.size[w] - 1):
+                key = pair_key(self.sym[s + k], self.sym[s + k + 1])
+                if self._add_count(key, <int32_t>self.counts[w]) < 0:
+                    return -1
+                if self._note_pending(key, <int32_t>w) < 0:
+                    return -1
+        return self._flush_pending()
+
+    cdef int _merge_word(self, int32_t w, int32_t c1, int32_t c2, int32_t rep) noexcept nogil:
+        """Parity: models/bpe/word.rs `Word::merge`, its changes applied at once."""
+        cdef int32_t* sy = self.sym + self.start[w]
+        cdef int32_t* ln = self.sym_len + self.start[w]
+        cdef int32_t n = self.size[w], r = 0, o = 0, new_len
+        cdef int32_t count = <int32_t>self.counts[w]
+        cdef int32_t minus = <int32_t>(0 - <uint32_t>count)
+        while r < n:
+            if sy[r] == c1 and r + 1 < n and sy[r + 1] == c2:
+                new_len = ln[r] + ln[r + 1]
+                if o > 0:
+                    if self._add_count(pair_key(sy[o - 1], c1), minus) < 0:
+                        return -1
+                    if ln[o - 1] + new_len < self.max_length:
+                        if self._add_count(pair_key(sy[o - 1], rep), count) < 0:
+                            return -1
+                        if self._note_pending(pair_key(sy[o - 1], rep), w) < 0:
+                            return -1
+                sy[o] = rep
+                ln[o] = new_len
+                r += 2
+                if r < n:
+                    if self._add_count(pair_key(c2, sy[r]), minus) < 0:
+                        return -1
+                    if ln[r] + new_len < self.max_length:
+                        if self._add_count(pair_key(rep, sy[r]), count) < 0:
+                            return -1
+                        if self._note_pending(pair_key(rep, sy[r]), w) < 0:
+                            return -1
+                o += 1
+            else:
+                sy[o] = sy[r]
+                ln[o] = ln[r]
+                o += 1
+                r += 1
+        self.size[w] = o
+        return 0
+
+    cdef int _new_token(self, uint32_t a, uint32_t b, const char* pre, Py_ssize_t npre) noexcept nogil:
+        """The id of token a + b (b without the continuing-subword prefix), added when new."""
+        cdef const char* sa = self.strings.data + self.strings.starts[a]
+        cdef Py_ssize_t na = self.strings.starts[a + 1] - self.strings.starts[a]
+        cdef int64_t ob = self.strings.starts[b]
+        cdef Py_ssize_t nb = self.strings.starts[b + 1] - ob
+        cdef char* s
+        cdef int32_t id
+        if npre and nb >= npre and memcmp(self.strings.data + ob, pre, npre) == 0:
+            ob += npre
+            nb -= npre
+        s = <char*>malloc(na + nb + 1)
+        if s == NULL:
+            return -1
+        memcpy(s, sa, na)
+        memcpy(s + na, self.strings.data + ob, nb)   # strings.data may move in intern: copied first
+        id = strings_intern(&self.strings, s, na + nb)
+        free(s)
+        return id
+
+    cdef int _step(self, const char* pre, Py_ssize_t npre) noexcept nogil:
+        """One turn of the loop: 1 = over, 0 = go on, -1 = out of memory."""
+        cdef Entry top
+        cdef int32_t current, new_id, k
+        cdef Py_ssize_t cap
+        cdef int32_t* d
+        if self.strings.n >= self.vocab_size or self.queue.size == 0:
+            return 1
+        top = heap_pop(&self.queue)
+        current = pairmap_get(&self.pair_counts, pair_key(top.a, top.b))
+        if top.count != <uint64_t><int64_t>current:
+            top.count = <uint64_t><int64_t>current      # Rust's `i32 as u64`
+            if heap_push(&self.queue, top) < 0:
+                return -1
+            return 0
+        if top.count < 1 or self.min_frequency > top.count:
+            free(top.pos.data)
+            return 1
+        new_id = self._new_token(top.a, top.b, pre, npre)
+        if new_id < 0:
+            free(top.pos.data)
+            return -1
+        if self.n_merges == self.merges_cap:
+            cap = self.merges_cap * 2 if self.merges_cap else 4096
+            d = <int32_t*>realloc(self.merge_pairs, 3 * cap * sizeof(int32_t))
+            if d == NULL:
+                free(top.pos.data)
+                return -1
+            self.merge_pairs = d
+            self.merges_cap = cap
+        self.merge_pairs[3 * self.n_merges] = <int32_t>top.a
+        self.merge_pairs[3 * self.n_merges + 1] = <int32_t>top.b
+        self.merge_pairs[3 * self.n_merges + 2] = new_id
+        self.n_merges += 1
+        for k in range(top.pos.size):
+            if self._merge_word(top.pos.data[k], <int32_t>top.a, <int32_t>top.b, new_id) < 0:
+                free(top.pos.data)
+                return -1
+        free(top.pos.data)
+        return -1 if self._flush_pending() < 0 else 0
+
+    def run(self, Py_ssize_t max_merges):
+        """Learn up to `max_merges` more merges; True when training is over."""
+        cdef int rc = 0
+        cdef Py_ssize_t goal = self.n_merges + max_merges
+        cdef const char* pre = <const char*>self.prefix if self.prefix is not None else NULL
+        cdef Py_ssize_t npre = len(self.prefix) if self.prefix is not None else 0
+        if self.finished:
+            return True
+        with nogil:
+            while self.n_merges < goal:
+                rc = self._step(pre, npre)
+                if rc != 0:
+                    break
+        if rc < 0:
+            raise MemoryError("out of memory while learning merges")
+        if rc == 1:
+            self.finished = True
+        return self.finished
+
+    @property
+    def n_tokens(self):
+        return self.strings.n
+
+    def vocab(self):
+        """Every token's UTF-8 text, by id."""
+        cdef Py_ssize_t i
+        return [self.strings.data[self.strings.starts[i]:self.strings.starts[i + 1]]
+                for i in range(self.strings.n)]
+
+    def merges(self):
+        """The merges in the order tokenizers ranks them: a merge learnt twice keeps its
+        later place (trainer.rs collects them into a map, the last rank wins)."""
+        cdef Py_ssize_t i
+        seen = {}
+        for i in range(self.n_merges):
+            seen[(self.merge_pairs[3 * i], self.merge_pairs[3 * i + 1])] = i
+        return [pair for pair, _ in sorted(seen.items(), key=lambda item: item[1])]
+
+
+def char_counts(const unsigned char[::1] words, const int64_t[::1] offsets, const uint64_t[::1] counts):
+    """{code point: how often it occurs}, each word counted `counts[i]` times.
+    Parity: trainer.rs `compute_alphabet` (the alphabet of the words seen)."""
+    cdef Py_ssize_t n_words = offsets.shape[0] - 1, w, i, end, clen
+    cdef uint64_t* totals = <uint64_t*>calloc(0x110000, sizeof(uint64_t))
+    cdef uint32_t cp
+    cdef const unsigned char* s = &words[0] if words.shape[0] else NULL
+    if totals == NULL:
+        raise MemoryError()
+    try:
+        with nogil:
+            for w in range(n_words):
+                i = offsets[w]
+                end = offsets[w + 1]
+                while i < end:
+                    clen = _utf8_len(s[i])
+                    if clen == 1:
+                        cp = s[i]
+                    elif clen == 2:
+                        cp = ((s[i] & 0x1F) << 6) | (s[i + 1] & 0x3F)
+                    elif clen == 3:
+                        cp = ((s[i] & 0x0F) << 12) | ((s[i + 1] & 0x3F) << 6) | (s[i + 2] & 0x3F)
+                    else:
+                        cp = (((s[i] & 0x07) << 18) | ((s[i + 1] & 0x3F) << 12) | ((s[i + 2] & 0x3F) << 6)
+                              | (s[i + 3] & 0x3F))
+                    totals[cp] += counts[w]
+                    i += clen
+        return {<int>c: totals[c] for c in range(0x110000) if totals[c]}
+    finally:
+        free(totals)
