@@ -119,9 +119,9 @@ def _threads(num_threads: int | None) -> int:
 
 
 def _like(like: object):
-    """(the tokenizer.json as a dict, its parsed `HfTokenizerSpec`)."""
-    from toksmith.formats import spec_from_bytes
-    from toksmith.spec import FileFormat
+    """(the tokenizer.json as a dict, its parsed `HfTokenizerSpec`). Its components are
+    read as loading does; its model may be empty (a pipeline made to be trained)."""
+    from toksmith.hf.reader import read_hf_json
     if isinstance(like, (str, os.PathLike)):
         source = os.fspath(like)
         with open(source, "rb") as f:
@@ -134,8 +134,7 @@ def _like(like: object):
                         f"tokenizer.json, not {type(like).__name__}")
     if data[:2] == b"\x1f\x8b":
         data = gzip.decompress(data)
-    spec = spec_from_bytes(data, FileFormat.HF_JSON, source)
-    return json.loads(data), spec.hf
+    return json.loads(data), read_hf_json(data, source)
 
 
 def _count(hf, files_or_texts: object, threads: int, show_progress: bool):

@@ -26,7 +26,8 @@ from toksmith.spec import FileFormat
 
 def trained_json(like_json: dict, vocab: list[bytes], merges: list[tuple[int, int]], options) -> dict:
     """The tokenizer.json (as a dict) of the trained model."""
-    out = json.loads(json.dumps(like_json))
+    out = dict(like_json)
+    out["model"] = dict(like_json["model"])
     texts = [t.decode("utf-8", "surrogatepass") for t in vocab]
     model = out["model"]
     model["vocab"] = {text: i for i, text in enumerate(texts)}
