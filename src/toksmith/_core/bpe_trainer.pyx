@@ -36,13 +36,15 @@ cdef struct PairSlot:
     uint64_t key
     int32_t value
     uint32_t stamp
+    int32_t pending          # index in the trainer's pending lists, valid when pending_step matches
+    uint32_t pending_step
 
 
 cdef struct PairMap:
     PairSlot* slots
     Py_ssize_t mask
     Py_ssize_t used
-    uint32_t stamp       # slots of another stamp are free (clearing = stamp + 1)
+    uint32_t stamp       # the stamp of used slots (0: free)
 
 
 cdef inline uint64_t _mix(uint64_t x) noexcept nogil:
@@ -101,6 +103,7 @@ cdef PairSlot* pairmap_entry(PairMap* m, uint64_t key, bint* created) noexcept n
     m.slots[j].stamp = m.stamp
     m.slots[j].key = key
     m.slots[j].value = 0
+    m.slots[j].pending_step = 0
     m.used += 1
     created[0] = True
     return &m.slots[j]
@@ -113,14 +116,6 @@ cdef inline int32_t pairmap_get(const PairMap* m, uint64_t key) noexcept nogil:
             return m.slots[j].value
         j = (j + 1) & m.mask
     return 0
-
-
-cdef inline void pairmap_clear(PairMap* m) noexcept nogil:
-    m.stamp += 1
-    m.used = 0
-    if m.stamp == 0:     # wrapped: every slot must read as free again
-        memset(m.slots, 0, (m.mask + 1) * sizeof(PairSlot))
-        m.stamp = 1
 
 
 cdef inline uint64_t pair_key(uint32_t a, uint32_t b) noexcept nogil:
@@ -344,7 +339,7 @@ cdef class BpeMergeTrainer:
     cdef uint64_t* counts
     cdef Py_ssize_t n_words
     cdef PairMap pair_counts
-    cdef PairMap pending         # pair -> index in pending_lists (this step's new positions)
+    cdef uint32_t step           # numbers the turns (PairSlot.pending_step), from 1
     cdef PosList* pending_lists
     cdef uint64_t* pending_keys
     cdef Py_ssize_t n_pending
@@ -408,7 +403,6 @@ cdef class BpeMergeTrainer:
         free(self.size)
         free(self.counts)
         free(self.pair_counts.slots)
-        free(self.pending.slots)
         for i in range(self.n_pending):
             free(self.pending_lists[i].data)
         free(self.pending_lists)
@@ -473,16 +467,13 @@ cdef class BpeMergeTrainer:
             self.size[w] = <int32_t>(out - self.start[w])
         return 0
 
-    cdef int _note_pending(self, uint64_t key, int32_t w) noexcept nogil:
-        """Parity: `where_to_update.entry(pair).or_default().insert(iw)`."""
-        cdef bint created
-        cdef PairSlot* slot = pairmap_entry(&self.pending, key, &created)
+    cdef int _note_pending(self, PairSlot* slot, int32_t w) noexcept nogil:
+        """Parity: `where_to_update.entry(pair).or_default().insert(iw)` (slot: the pair's)."""
         cdef Py_ssize_t cap
         cdef PosList* pl
         cdef uint64_t* pk
-        if slot == NULL:
-            return -1
-        if created:
+        if slot.pending_step != self.step:
+            slot.pending_step = self.step
             if self.n_pending == self.pending_cap:
                 cap = self.pending_cap * 2 if self.pending_cap else 1024
                 pl = <PosList*>realloc(self.pending_lists, cap * sizeof(PosList))
@@ -494,22 +485,29 @@ cdef class BpeMergeTrainer:
                     return -1
                 self.pending_keys = pk
                 self.pending_cap = cap
-            slot.value = <int32_t>self.n_pending
+            slot.pending = <int32_t>self.n_pending
             self.pending_lists[self.n_pending].data = NULL
             self.pending_lists[self.n_pending].size = 0
             self.pending_lists[self.n_pending].cap = 0
-            self.pending_keys[self.n_pending] = key
+            self.pending_keys[self.n_pending] = slot.key
             self.n_pending += 1
-        return poslist_push(&self.pending_lists[slot.value], w)
+        return poslist_push(&self.pending_lists[slot.pending], w)
 
-    cdef int _add_count(self, uint64_t key, int32_t delta) noexcept nogil:
+    cdef inline PairSlot* _add_count(self, uint64_t key, int32_t delta) noexcept nogil:
+        """The pair's slot after counts[pair] += delta; NULL when out of memory."""
         cdef bint created
         cdef PairSlot* slot = pairmap_entry(&self.pair_counts, key, &created)
+        if slot != NULL:
+            # i32 arithmetic, wrapping as Rust's release build does
+            slot.value = <int32_t>(<uint32_t>slot.value + <uint32_t>delta)
+        return slot
+
+    cdef inline int _add_new_pair(self, uint64_t key, int32_t count, int32_t w) noexcept nogil:
+        """A pair the merge made in word w: counted, and w noted for its queue entry."""
+        cdef PairSlot* slot = self._add_count(key, count)
         if slot == NULL:
             return -1
-        # i32 arithmetic, wrapping as Rust's release build does
-        slot.value = <int32_t>(<uint32_t>slot.value + <uint32_t>delta)
-        return 0
+        return self._note_pending(slot, w)
 
     cdef int _flush_pending(self) noexcept nogil:
         """Push an entry for every pair that gained positions. Parity: the
@@ -529,7 +527,7 @@ cdef class BpeMergeTrainer:
             else:
                 free(self.pending_lists[i].data)
         self.n_pending = 0
-        pairmap_clear(&self.pending)
+        self.step += 1
         return 0
 
     cdef int _count_pairs(self) noexcept nogil:
@@ -537,15 +535,14 @@ cdef class BpeMergeTrainer:
         cdef Py_ssize_t w, k
         cdef int64_t s
         cdef uint64_t key
-        if pairmap_init(&self.pair_counts, 1 << 16) < 0 or pairmap_init(&self.pending, 1 << 16) < 0:
+        if pairmap_init(&self.pair_counts, 1 << 16) < 0:
             return -1
+        self.step = 1
         for w in range(self.n_words):
             s = self.start[w]
             for k in range(self.size[w] - 1):
                 key = pair_key(self.sym[s + k], self.sym[s + k + 1])
-                if self._add_count(key, <int32_t>self.counts[w]) < 0:
-                    return -1
-                if self._note_pending(key, <int32_t>w) < 0:
+                if self._add_new_pair(key, <int32_t>self.counts[w], <int32_t>w) < 0:
                     return -1
         return self._flush_pending()
 
@@ -560,23 +557,19 @@ cdef class BpeMergeTrainer:
             if sy[r] == c1 and r + 1 < n and sy[r + 1] == c2:
                 new_len = ln[r] + ln[r + 1]
                 if o > 0:
-                    if self._add_count(pair_key(sy[o - 1], c1), minus) < 0:
+                    if self._add_count(pair_key(sy[o - 1], c1), minus) == NULL:
                         return -1
                     if ln[o - 1] + new_len < self.max_length:
-                        if self._add_count(pair_key(sy[o - 1], rep), count) < 0:
-                            return -1
-                        if self._note_pending(pair_key(sy[o - 1], rep), w) < 0:
+                        if self._add_new_pair(pair_key(sy[o - 1], rep), count, w) < 0:
                             return -1
                 sy[o] = rep
                 ln[o] = new_len
                 r += 2
                 if r < n:
-                    if self._add_count(pair_key(c2, sy[r]), minus) < 0:
+                    if self._add_count(pair_key(c2, sy[r]), minus) == NULL:
                         return -1
                     if ln[r] + new_len < self.max_length:
-                        if self._add_count(pair_key(rep, sy[r]), count) < 0:
-                            return -1
-                        if self._note_pending(pair_key(rep, sy[r]), w) < 0:
+                        if self._add_new_pair(pair_key(rep, sy[r]), count, w) < 0:
                             return -1
                 o += 1
             else:
