@@ -121,7 +121,7 @@ def _threads(num_threads: int | None) -> int:
 def _like(like: object):
     """(the tokenizer.json as a dict, its parsed `HfTokenizerSpec`). Its components are
     read as loading does; its model may be empty (a pipeline made to be trained)."""
-    from toksmith.hf.reader import read_hf_json
+    from toksmith.hf.reader import read_hf_json, scan_tokenizer_json
     if isinstance(like, (str, os.PathLike)):
         source = os.fspath(like)
         with open(source, "rb") as f:
@@ -134,7 +134,11 @@ def _like(like: object):
                         f"tokenizer.json, not {type(like).__name__}")
     if data[:2] == b"\x1f\x8b":
         data = gzip.decompress(data)
-    return json.loads(data), read_hf_json(data, source)
+    hf = read_hf_json(data, source)
+    # Only the sections the output keeps as they are: the model's vocab and merges (the
+    # bulk of the file, replaced by training) are left to the native scanner.
+    scanned = scan_tokenizer_json(data)
+    return json.loads(scanned[0] if scanned is not None else data), hf
 
 
 def _count(hf, files_or_texts: object, threads: int, show_progress: bool):
