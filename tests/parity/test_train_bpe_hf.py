@@ -124,6 +124,7 @@ SMALL = [
     ("llama3", {"max_token_length": 4, "initial_alphabet": ["€uro", "ß", "\U0001F999"]}),
     ("metaspace", {"special_tokens": ["<unk>"], "limit_alphabet": 200}),
     ("whitespace", {"initial_alphabet": ["Ω"], "max_token_length": 6, "min_frequency": 5}),
+    ("gpt2", {"max_token_length": 0}),
 ]
 
 
@@ -138,7 +139,7 @@ def _tie_free_limit(fixtures, pipeline, files, wanted: int) -> int:
     return limit
 
 
-@pytest.mark.parametrize("name,options", SMALL, ids=[n for n, _ in SMALL])
+@pytest.mark.parametrize("name,options", SMALL, ids=[f"{n}-{i}" for i, (n, _) in enumerate(SMALL)])
 def test_vocab_1000_with_options(fixtures, pipelines, tmp_path, name, options):
     files = _files(fixtures, SMALL_CORPORA)
     options = dict(options)

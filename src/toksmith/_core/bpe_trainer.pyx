@@ -68,7 +68,7 @@ cdef class BpeMergeTrainer:
         cdef Py_ssize_t total = offsets[n_words] if n_words >= 0 else 0
         self.vocab_size = vocab_size
         self.min_frequency = min_frequency
-        self.max_length = max_token_length if max_token_length > 0 else (<Py_ssize_t>1 << 62)
+        self.max_length = max_token_length if max_token_length >= 0 else (<Py_ssize_t>1 << 62)  # -1: none
         self.prefix = prefix
         if n_words < 0:
             n_words = 0

@@ -48,7 +48,8 @@ def learn_merges(words, initial: list[bytes], options, show_progress: bool) -> t
     def encoded(text):
         return text.encode("utf-8") if text is not None else None
     trainer = BpeMergeTrainer(words.blob, words.offsets, words.counts, initial, options.vocab_size,
-                              options.min_frequency, options.max_token_length or 0,
+                              options.min_frequency,
+                              -1 if options.max_token_length is None else options.max_token_length,
                               encoded(options.continuing_subword_prefix), encoded(options.end_of_word_suffix))
     if show_progress:
         from tqdm import tqdm
