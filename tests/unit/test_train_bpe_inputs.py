@@ -91,3 +91,15 @@ def test_trained_tokenizer_round_trips(like, tmp_path):
     again = toksmith.load(str(out))
     assert again.encode("lowest newest") == tok.encode("lowest newest")
     assert tok.decode(tok.encode("lowest")) == "lowest"
+
+
+def test_lone_surrogate_text_is_refused(like):
+    with pytest.raises(CorpusError, match="text 1 of the corpus: character 2: a lone surrogate"):
+        toksmith.train_bpe(iter(["ok", "ab\ud800c"]), 10, like=like)
+
+
+def test_show_progress_bars(like, capsys):
+    tok = toksmith.train_bpe(iter(["low lower lowest"] * 3), 20, like=like, show_progress=True)
+    err = capsys.readouterr().err
+    assert "Counting words" in err and "Learning merges" in err
+    assert 7 < tok.vocab_size <= 20

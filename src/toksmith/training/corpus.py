@@ -127,10 +127,9 @@ def _text_batches(texts: Iterable[object]) -> Iterator[CorpusBatch]:
     for i, text in enumerate(texts):
         if not isinstance(text, str):
             raise TypeError(f"text {i} of the corpus is a {type(text).__name__}, not a str")
-        data = text.encode("utf-8", "surrogatepass")
         try:
-            data.decode("utf-8")
-        except UnicodeDecodeError as e:
+            data = text.encode("utf-8")
+        except UnicodeEncodeError as e:
             raise CorpusError(f"text {i} of the corpus: character {e.start}: a lone surrogate "
                               f"(not representable in UTF-8)") from None
         group.append(data)
