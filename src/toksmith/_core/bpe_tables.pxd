@@ -10,18 +10,16 @@ from libc.string cimport memcmp, memcpy
 # ------------------------------------------------------------------ pair -> value map
 
 cdef struct PairSlot:
-    uint64_t key
+    uint64_t key1            # the pair's key + 1 (0: a free slot)
     int32_t value
-    uint32_t stamp
-    int32_t pending          # index in the trainer's pending lists, valid when pending_step matches
-    uint32_t pending_step
+    int32_t pending          # the pair's index in the trainer's pending lists (valid when
+                             # that index is in use this turn and holds this pair)
 
 
 cdef struct PairMap:
     PairSlot* slots
     Py_ssize_t mask
     Py_ssize_t used
-    uint32_t stamp       # the stamp of used slots (0: free)
 
 
 cdef inline uint64_t _mix(uint64_t x) noexcept nogil:
@@ -42,7 +40,6 @@ cdef inline int pairmap_init(PairMap* m, Py_ssize_t cap) noexcept nogil:
         return -1
     m.mask = n - 1
     m.used = 0
-    m.stamp = 1
     return 0
 
 
@@ -56,9 +53,9 @@ cdef inline int pairmap_grow(PairMap* m) noexcept nogil:
         return -1
     m.mask = n - 1
     for i in range(old_n):
-        if old[i].stamp == m.stamp:
-            j = <Py_ssize_t>(_mix(old[i].key) & <uint64_t>m.mask)
-            while m.slots[j].stamp == m.stamp:
+        if old[i].key1 != 0:
+            j = <Py_ssize_t>(_mix(old[i].key1) & <uint64_t>m.mask)
+            while m.slots[j].key1 != 0:
                 j = (j + 1) & m.mask
             m.slots[j] = old[i]
     free(old)
@@ -66,30 +63,31 @@ cdef inline int pairmap_grow(PairMap* m) noexcept nogil:
 
 
 cdef inline PairSlot* pairmap_entry(PairMap* m, uint64_t key, bint* created) noexcept nogil:
-    """The slot of `key`, made (value 0) when absent; NULL when out of memory."""
+    """The slot of `key`, made (value 0, pending -1) when absent; NULL when out of memory."""
     cdef Py_ssize_t j
+    cdef uint64_t key1 = key + 1
     if (m.used + 1) * 2 > m.mask + 1:
         if pairmap_grow(m) < 0:
             return NULL
-    j = <Py_ssize_t>(_mix(key) & <uint64_t>m.mask)
-    while m.slots[j].stamp == m.stamp:
-        if m.slots[j].key == key:
+    j = <Py_ssize_t>(_mix(key1) & <uint64_t>m.mask)
+    while m.slots[j].key1 != 0:
+        if m.slots[j].key1 == key1:
             created[0] = False
             return &m.slots[j]
         j = (j + 1) & m.mask
-    m.slots[j].stamp = m.stamp
-    m.slots[j].key = key
+    m.slots[j].key1 = key1
     m.slots[j].value = 0
-    m.slots[j].pending_step = 0
+    m.slots[j].pending = -1
     m.used += 1
     created[0] = True
     return &m.slots[j]
 
 
 cdef inline int32_t pairmap_get(const PairMap* m, uint64_t key) noexcept nogil:
-    cdef Py_ssize_t j = <Py_ssize_t>(_mix(key) & <uint64_t>m.mask)
-    while m.slots[j].stamp == m.stamp:
-        if m.slots[j].key == key:
+    cdef uint64_t key1 = key + 1
+    cdef Py_ssize_t j = <Py_ssize_t>(_mix(key1) & <uint64_t>m.mask)
+    while m.slots[j].key1 != 0:
+        if m.slots[j].key1 == key1:
             return m.slots[j].value
         j = (j + 1) & m.mask
     return 0

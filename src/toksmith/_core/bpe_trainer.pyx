@@ -45,7 +45,6 @@ cdef class BpeMergeTrainer:
     cdef uint64_t* counts
     cdef Py_ssize_t n_words
     cdef PairMap pair_counts
-    cdef uint32_t step           # numbers the turns (PairSlot.pending_step), from 1
     cdef PosList* pending_lists
     cdef uint64_t* pending_keys
     cdef Py_ssize_t n_pending
@@ -178,8 +177,7 @@ cdef class BpeMergeTrainer:
         cdef Py_ssize_t cap
         cdef PosList* pl
         cdef uint64_t* pk
-        if slot.pending_step != self.step:
-            slot.pending_step = self.step
+        if not (0 <= slot.pending < self.n_pending and self.pending_keys[slot.pending] == slot.key1 - 1):
             if self.n_pending == self.pending_cap:
                 cap = self.pending_cap * 2 if self.pending_cap else 1024
                 pl = <PosList*>realloc(self.pending_lists, cap * sizeof(PosList))
@@ -195,7 +193,7 @@ cdef class BpeMergeTrainer:
             self.pending_lists[self.n_pending].data = NULL
             self.pending_lists[self.n_pending].size = 0
             self.pending_lists[self.n_pending].cap = 0
-            self.pending_keys[self.n_pending] = slot.key
+            self.pending_keys[self.n_pending] = slot.key1 - 1
             self.n_pending += 1
         return poslist_push(&self.pending_lists[slot.pending], w)
 
@@ -233,7 +231,6 @@ cdef class BpeMergeTrainer:
             else:
                 free(self.pending_lists[i].data)
         self.n_pending = 0
-        self.step += 1
         return 0
 
     cdef int _count_pairs(self) noexcept nogil:
@@ -243,7 +240,6 @@ cdef class BpeMergeTrainer:
         cdef uint64_t key
         if pairmap_init(&self.pair_counts, 1 << 16) < 0:
             return -1
-        self.step = 1
         for w in range(self.n_words):
             s = self.start[w]
             for k in range(self.size[w] - 1):
