@@ -398,6 +398,8 @@ def char_counts(const unsigned char[::1] words, const int64_t[::1] offsets, cons
                 end = offsets[w + 1]
                 while i < end:
                     clen = _utf8_len(s[i])
+                    if i + clen > end:      # never past the word (words are valid UTF-8)
+                        break
                     if clen == 1:
                         cp = s[i]
                     elif clen == 2:
