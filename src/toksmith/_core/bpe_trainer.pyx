@@ -27,12 +27,74 @@ from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc, realloc
 from libc.string cimport memcmp, memcpy, memset
 
+from toksmith._core.threadpool cimport parallel_for
 from toksmith._core.bpe_tables cimport (Entry, Heap, PairMap, PairSlot, PosList, Strings, _utf8_len,
                                         heap_pop, heap_push, pair_key, pairmap_entry, pairmap_get,
                                         pairmap_init, poslist_push, strings_find, strings_intern)
 
 
 # ------------------------------------------------------------------ the trainer
+
+# A merge that touches at least this many words runs on the thread pool: the words are
+# merged in parallel (each word belongs to one chunk), their pair changes recorded per
+# chunk, then applied on this thread in word order, exactly as one thread would.
+cdef Py_ssize_t PARALLEL_MIN_WORDS = 4096
+cdef Py_ssize_t CHUNKS_PER_THREAD = 4
+
+
+cdef struct Change:
+    uint64_t key
+    int32_t delta
+    int32_t w            # >= 0: a pair the merge made in word w; -1: a count change only
+
+
+cdef struct ChangeBuf:
+    Change* data
+    Py_ssize_t size
+    Py_ssize_t cap
+    bint failed          # out of memory
+
+
+cdef inline void changes_push(ChangeBuf* b, uint64_t key, int32_t delta, int32_t w) noexcept nogil:
+    cdef Py_ssize_t cap
+    cdef Change* d
+    if b.size == b.cap:
+        cap = b.cap * 2 if b.cap else 4096
+        d = <Change*>realloc(b.data, cap * sizeof(Change))
+        if d == NULL:
+            b.failed = True
+            return
+        b.data = d
+        b.cap = cap
+    b.data[b.size].key = key
+    b.data[b.size].delta = delta
+    b.data[b.size].w = w
+    b.size += 1
+
+
+cdef struct MergeJob:
+    void* trainer
+    const int32_t* pos
+    Py_ssize_t n_pos
+    Py_ssize_t n_chunks
+    ChangeBuf* bufs      # one per chunk
+    int32_t c1
+    int32_t c2
+    int32_t rep
+
+
+cdef void _merge_chunks(void* ctx, Py_ssize_t start, Py_ssize_t end) noexcept nogil:
+    cdef MergeJob* job = <MergeJob*>ctx
+    cdef Py_ssize_t chunk, k, lo, hi
+    for chunk in range(start, end):
+        lo = job.n_pos * chunk // job.n_chunks
+        hi = job.n_pos * (chunk + 1) // job.n_chunks
+        job.bufs[chunk].size = 0
+        job.bufs[chunk].failed = False
+        for k in range(lo, hi):
+            (<BpeMergeTrainer>job.trainer)._merge_word_recorded(job.pos[k], job.c1, job.c2, job.rep,
+                                                                 &job.bufs[chunk])
+
 
 cdef class BpeMergeTrainer:
     """See the module docstring. `run(max_merges)` learns up to that many merges (for a
@@ -58,10 +120,12 @@ cdef class BpeMergeTrainer:
     cdef Py_ssize_t max_length
     cdef bytes prefix
     cdef bint finished
+    cdef int threads
+    cdef ChangeBuf* bufs         # threads * CHUNKS_PER_THREAD change buffers (parallel merges)
 
     def __init__(self, const unsigned char[::1] words, const int64_t[::1] offsets, const uint64_t[::1] counts,
                  list initial, Py_ssize_t vocab_size, uint64_t min_frequency, Py_ssize_t max_token_length,
-                 bytes prefix, bytes suffix):
+                 bytes prefix, bytes suffix, int threads=1):
         cdef bytes token
         cdef Py_ssize_t n_words = offsets.shape[0] - 1
         cdef Py_ssize_t total = offsets[n_words] if n_words >= 0 else 0
@@ -69,6 +133,10 @@ cdef class BpeMergeTrainer:
         self.min_frequency = min_frequency
         self.max_length = max_token_length if max_token_length >= 0 else (<Py_ssize_t>1 << 62)  # -1: none
         self.prefix = prefix
+        self.threads = max(1, threads)
+        self.bufs = <ChangeBuf*>calloc(self.threads * CHUNKS_PER_THREAD, sizeof(ChangeBuf))
+        if self.bufs == NULL:
+            raise MemoryError()
         if n_words < 0:
             n_words = 0
         self.n_words = n_words
@@ -116,6 +184,10 @@ cdef class BpeMergeTrainer:
             free(self.queue.data[i].pos.data)
         free(self.queue.data)
         free(self.merge_pairs)
+        if self.bufs != NULL:
+            for i in range(self.threads * CHUNKS_PER_THREAD):
+                free(self.bufs[i].data)
+            free(self.bufs)
 
     cdef int _split_words(self, const unsigned char* words, const int64_t* offsets, const char* pre,
                           Py_ssize_t npre, const char* suf, Py_ssize_t nsuf) noexcept nogil:
@@ -282,6 +354,63 @@ cdef class BpeMergeTrainer:
         self.size[w] = o
         return 0
 
+    cdef void _merge_word_recorded(self, int32_t w, int32_t c1, int32_t c2, int32_t rep,
+                                   ChangeBuf* out) noexcept nogil:
+        """`_merge_word` for a worker thread: the word merged, its changes recorded in
+        `out` (in the order `_merge_word` applies them) instead of applied."""
+        cdef int32_t* sy = self.sym + self.start[w]
+        cdef int32_t* ln = self.sym_len + self.start[w]
+        cdef int32_t n = self.size[w], r = 0, o = 0, new_len
+        cdef int32_t count = <int32_t>self.counts[w]
+        cdef int32_t minus = <int32_t>(0 - <uint32_t>count)
+        while r < n:
+            if sy[r] == c1 and r + 1 < n and sy[r + 1] == c2:
+                new_len = ln[r] + ln[r + 1]
+                if o > 0:
+                    changes_push(out, pair_key(sy[o - 1], c1), minus, -1)
+                    if ln[o - 1] + new_len < self.max_length:
+                        changes_push(out, pair_key(sy[o - 1], rep), count, w)
+                sy[o] = rep
+                ln[o] = new_len
+                r += 2
+                if r < n:
+                    changes_push(out, pair_key(c2, sy[r]), minus, -1)
+                    if ln[r] + new_len < self.max_length:
+                        changes_push(out, pair_key(rep, sy[r]), count, w)
+                o += 1
+            else:
+                sy[o] = sy[r]
+                ln[o] = ln[r]
+                o += 1
+                r += 1
+        self.size[w] = o
+
+    cdef int _merge_parallel(self, const PosList* pos, int32_t c1, int32_t c2, int32_t rep) noexcept nogil:
+        """Merge the words of `pos` on the thread pool, then apply their changes in order."""
+        cdef MergeJob job
+        cdef Py_ssize_t chunk, k
+        cdef Change* ch
+        job.trainer = <void*>self
+        job.pos = pos.data
+        job.n_pos = pos.size
+        job.n_chunks = self.threads * CHUNKS_PER_THREAD
+        job.bufs = self.bufs
+        job.c1 = c1
+        job.c2 = c2
+        job.rep = rep
+        parallel_for(job.n_chunks, 1, self.threads, _merge_chunks, &job)
+        for chunk in range(job.n_chunks):
+            if self.bufs[chunk].failed:
+                return -1
+            for k in range(self.bufs[chunk].size):
+                ch = &self.bufs[chunk].data[k]
+                if ch.w < 0:
+                    if self._add_count(ch.key, ch.delta) == NULL:
+                        return -1
+                elif self._add_new_pair(ch.key, ch.delta, ch.w) < 0:
+                    return -1
+        return 0
+
     cdef int _new_token(self, uint32_t a, uint32_t b, const char* pre, Py_ssize_t npre) noexcept nogil:
         """The id of token a + b (b without the continuing-subword prefix), added when new."""
         cdef const char* sa = self.strings.data + self.strings.starts[a]
@@ -336,10 +465,15 @@ cdef class BpeMergeTrainer:
         self.merge_pairs[3 * self.n_merges + 1] = <int32_t>top.b
         self.merge_pairs[3 * self.n_merges + 2] = new_id
         self.n_merges += 1
-        for k in range(top.pos.size):
-            if self._merge_word(top.pos.data[k], <int32_t>top.a, <int32_t>top.b, new_id) < 0:
+        if self.threads > 1 and top.pos.size >= PARALLEL_MIN_WORDS:
+            if self._merge_parallel(&top.pos, <int32_t>top.a, <int32_t>top.b, new_id) < 0:
                 free(top.pos.data)
                 return -1
+        else:
+            for k in range(top.pos.size):
+                if self._merge_word(top.pos.data[k], <int32_t>top.a, <int32_t>top.b, new_id) < 0:
+                    free(top.pos.data)
+                    return -1
         free(top.pos.data)
         return -1 if self._flush_pending() < 0 else 0
 

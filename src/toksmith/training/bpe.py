@@ -76,7 +76,7 @@ def train_bpe(files_or_texts: object, vocab_size: int, *, like: object, min_freq
     if options.vocab_size < len(initial):
         raise ValueError(f"vocab_size {options.vocab_size} is smaller than the special tokens and the "
                          f"alphabet of the corpus ({len(initial)} tokens)")
-    vocab, merges = learn_merges(words, initial, options, show_progress)
+    vocab, merges = learn_merges(words, initial, options, show_progress, threads)
     from toksmith.training.tokenizer_json import trained_tokenizer
     return trained_tokenizer(like_json, hf.source, vocab, merges, options)
 

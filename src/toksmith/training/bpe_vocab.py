@@ -43,14 +43,16 @@ def initial_tokens(words, options) -> list[bytes]:
     return tokens
 
 
-def learn_merges(words, initial: list[bytes], options, show_progress: bool) -> tuple[list[bytes], list[tuple[int, int]]]:
-    """(every token's UTF-8 by id, the merges as id pairs in rank order)."""
+def learn_merges(words, initial: list[bytes], options, show_progress: bool,
+                 threads: int = 1) -> tuple[list[bytes], list[tuple[int, int]]]:
+    """(every token's UTF-8 by id, the merges as id pairs in rank order); `threads` merge
+    the words of large merges in parallel (the result is the same)."""
     def encoded(text):
         return text.encode("utf-8") if text is not None else None
     trainer = BpeMergeTrainer(words.blob, words.offsets, words.counts, initial, options.vocab_size,
                               options.min_frequency,
                               -1 if options.max_token_length is None else options.max_token_length,
-                              encoded(options.continuing_subword_prefix), encoded(options.end_of_word_suffix))
+                              encoded(options.continuing_subword_prefix), encoded(options.end_of_word_suffix), threads)
     if show_progress:
         from tqdm import tqdm
         with tqdm(total=max(0, options.vocab_size - trainer.n_tokens), desc="Learning merges") as bar:
