@@ -31,7 +31,7 @@ import toksmith
 from tests.conftest import CORPUS_FILES, fixture_file, multilingual_sample, report
 from tests.parity.bpe_training_pipelines import write_pipeline
 from tests.parity.test_byte_bpe_gguf import spliced
-from toksmith._core.bpe_trainer import char_counts
+from toksmith._core.word_count import char_counts
 from toksmith.training.bpe import BpeTrainerOptions
 from toksmith.training.bpe_vocab import learn_merges
 from toksmith.training.corpus import corpus_batches

@@ -1,6 +1,7 @@
 # The containers of the BPE trainer's merge loop (_core/bpe_trainer.pyx), all C:
 # a pair -> (count, pending positions) map, word-position lists, the max-heap of
-# candidate merges (tokenizers' `Merge` order), and the interned token strings.
+# candidate merges (tokenizers' `Merge` order), the interned token strings, and the
+# buffers of pair changes a merge records.
 # Every function is nogil; those that allocate return -1 / NULL when memory runs out.
 from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc, realloc
@@ -295,3 +296,35 @@ cdef inline Py_ssize_t _utf8_len(unsigned char c) noexcept nogil:
     if c < 0xF0:
         return 3
     return 4
+
+
+# ------------------------------------------------------------------ recorded pair changes
+
+cdef struct Change:
+    uint64_t key
+    int32_t delta
+    int32_t w            # >= 0: a pair the merge made in word w; -1: a count change only
+
+
+cdef struct ChangeBuf:
+    Change* data
+    Py_ssize_t size
+    Py_ssize_t cap
+    bint failed          # out of memory
+
+
+cdef inline void changes_push(ChangeBuf* b, uint64_t key, int32_t delta, int32_t w) noexcept nogil:
+    cdef Py_ssize_t cap
+    cdef Change* d
+    if b.size == b.cap:
+        cap = b.cap * 2 if b.cap else 4096
+        d = <Change*>realloc(b.data, cap * sizeof(Change))
+        if d == NULL:
+            b.failed = True
+            return
+        b.data = d
+        b.cap = cap
+    b.data[b.size].key = key
+    b.data[b.size].delta = delta
+    b.data[b.size].w = w
+    b.size += 1

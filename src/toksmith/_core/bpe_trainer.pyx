@@ -28,7 +28,7 @@ from libc.stdlib cimport calloc, free, malloc, realloc
 from libc.string cimport memcmp, memcpy, memset
 
 from toksmith._core.threadpool cimport parallel_for
-from toksmith._core.bpe_tables cimport (Entry, Heap, PairMap, PairSlot, PosList, Strings, _utf8_len,
+from toksmith._core.bpe_tables cimport (Change, ChangeBuf, changes_push, Entry, Heap, PairMap, PairSlot, PosList, Strings, _utf8_len,
                                         heap_pop, heap_push, pair_key, pairmap_entry, pairmap_get,
                                         pairmap_init, poslist_push, strings_find, strings_intern)
 
@@ -40,36 +40,6 @@ from toksmith._core.bpe_tables cimport (Entry, Heap, PairMap, PairSlot, PosList,
 # chunk, then applied on this thread in word order, exactly as one thread would.
 cdef Py_ssize_t PARALLEL_MIN_WORDS = 4096
 cdef Py_ssize_t CHUNKS_PER_THREAD = 4
-
-
-cdef struct Change:
-    uint64_t key
-    int32_t delta
-    int32_t w            # >= 0: a pair the merge made in word w; -1: a count change only
-
-
-cdef struct ChangeBuf:
-    Change* data
-    Py_ssize_t size
-    Py_ssize_t cap
-    bint failed          # out of memory
-
-
-cdef inline void changes_push(ChangeBuf* b, uint64_t key, int32_t delta, int32_t w) noexcept nogil:
-    cdef Py_ssize_t cap
-    cdef Change* d
-    if b.size == b.cap:
-        cap = b.cap * 2 if b.cap else 4096
-        d = <Change*>realloc(b.data, cap * sizeof(Change))
-        if d == NULL:
-            b.failed = True
-            return
-        b.data = d
-        b.cap = cap
-    b.data[b.size].key = key
-    b.data[b.size].delta = delta
-    b.data[b.size].w = w
-    b.size += 1
 
 
 cdef struct MergeJob:
@@ -320,44 +290,10 @@ cdef class BpeMergeTrainer:
                     return -1
         return self._flush_pending()
 
-    cdef int _merge_word(self, int32_t w, int32_t c1, int32_t c2, int32_t rep) noexcept nogil:
-        """Parity: models/bpe/word.rs `Word::merge`, its changes applied at once."""
-        cdef int32_t* sy = self.sym + self.start[w]
-        cdef int32_t* ln = self.sym_len + self.start[w]
-        cdef int32_t n = self.size[w], r = 0, o = 0, new_len
-        cdef int32_t count = <int32_t>self.counts[w]
-        cdef int32_t minus = <int32_t>(0 - <uint32_t>count)
-        while r < n:
-            if sy[r] == c1 and r + 1 < n and sy[r + 1] == c2:
-                new_len = ln[r] + ln[r + 1]
-                if o > 0:
-                    if self._add_count(pair_key(sy[o - 1], c1), minus) == NULL:
-                        return -1
-                    if ln[o - 1] + new_len < self.max_length:
-                        if self._add_new_pair(pair_key(sy[o - 1], rep), count, w) < 0:
-                            return -1
-                sy[o] = rep
-                ln[o] = new_len
-                r += 2
-                if r < n:
-                    if self._add_count(pair_key(c2, sy[r]), minus) == NULL:
-                        return -1
-                    if ln[r] + new_len < self.max_length:
-                        if self._add_new_pair(pair_key(rep, sy[r]), count, w) < 0:
-                            return -1
-                o += 1
-            else:
-                sy[o] = sy[r]
-                ln[o] = ln[r]
-                o += 1
-                r += 1
-        self.size[w] = o
-        return 0
-
     cdef void _merge_word_recorded(self, int32_t w, int32_t c1, int32_t c2, int32_t rep,
                                    ChangeBuf* out) noexcept nogil:
-        """`_merge_word` for a worker thread: the word merged, its changes recorded in
-        `out` (in the order `_merge_word` applies them) instead of applied."""
+        """Parity: models/bpe/word.rs `Word::merge`: word w merged in place, its pair
+        changes appended to `out` in Word::merge's order (applied by `_merge_words`)."""
         cdef int32_t* sy = self.sym + self.start[w]
         cdef int32_t* ln = self.sym_len + self.start[w]
         cdef int32_t n = self.size[w], r = 0, o = 0, new_len
@@ -385,20 +321,25 @@ cdef class BpeMergeTrainer:
                 r += 1
         self.size[w] = o
 
-    cdef int _merge_parallel(self, const PosList* pos, int32_t c1, int32_t c2, int32_t rep) noexcept nogil:
-        """Merge the words of `pos` on the thread pool, then apply their changes in order."""
+    cdef int _merge_words(self, const PosList* pos, int32_t c1, int32_t c2, int32_t rep) noexcept nogil:
+        """Merge the words of `pos` (on the thread pool when they are many), then apply
+        their changes in word order."""
         cdef MergeJob job
         cdef Py_ssize_t chunk, k
         cdef Change* ch
         job.trainer = <void*>self
         job.pos = pos.data
         job.n_pos = pos.size
-        job.n_chunks = self.threads * CHUNKS_PER_THREAD
         job.bufs = self.bufs
         job.c1 = c1
         job.c2 = c2
         job.rep = rep
-        parallel_for(job.n_chunks, 1, self.threads, _merge_chunks, &job)
+        if self.threads > 1 and pos.size >= PARALLEL_MIN_WORDS:
+            job.n_chunks = self.threads * CHUNKS_PER_THREAD
+            parallel_for(job.n_chunks, 1, self.threads, _merge_chunks, &job)
+        else:
+            job.n_chunks = 1
+            _merge_chunks(&job, 0, 1)
         for chunk in range(job.n_chunks):
             if self.bufs[chunk].failed:
                 return -1
@@ -465,15 +406,9 @@ cdef class BpeMergeTrainer:
         self.merge_pairs[3 * self.n_merges + 1] = <int32_t>top.b
         self.merge_pairs[3 * self.n_merges + 2] = new_id
         self.n_merges += 1
-        if self.threads > 1 and top.pos.size >= PARALLEL_MIN_WORDS:
-            if self._merge_parallel(&top.pos, <int32_t>top.a, <int32_t>top.b, new_id) < 0:
-                free(top.pos.data)
-                return -1
-        else:
-            for k in range(top.pos.size):
-                if self._merge_word(top.pos.data[k], <int32_t>top.a, <int32_t>top.b, new_id) < 0:
-                    free(top.pos.data)
-                    return -1
+        if self._merge_words(&top.pos, <int32_t>top.a, <int32_t>top.b, new_id) < 0:
+            free(top.pos.data)
+            return -1
         free(top.pos.data)
         return -1 if self._flush_pending() < 0 else 0
 
@@ -514,37 +449,3 @@ cdef class BpeMergeTrainer:
         for i in range(self.n_merges):
             seen[(self.merge_pairs[3 * i], self.merge_pairs[3 * i + 1])] = i
         return [pair for pair, _ in sorted(seen.items(), key=lambda item: item[1])]
-
-
-def char_counts(const unsigned char[::1] words, const int64_t[::1] offsets, const uint64_t[::1] counts):
-    """{code point: how often it occurs}, each word counted `counts[i]` times.
-    Parity: trainer.rs `compute_alphabet` (the alphabet of the words seen)."""
-    cdef Py_ssize_t n_words = offsets.shape[0] - 1, w, i, end, clen
-    cdef uint64_t* totals = <uint64_t*>calloc(0x110000, sizeof(uint64_t))
-    cdef uint32_t cp
-    cdef const unsigned char* s = &words[0] if words.shape[0] else NULL
-    if totals == NULL:
-        raise MemoryError()
-    try:
-        with nogil:
-            for w in range(n_words):
-                i = offsets[w]
-                end = offsets[w + 1]
-                while i < end:
-                    clen = _utf8_len(s[i])
-                    if i + clen > end:      # never past the word (words are valid UTF-8)
-                        break
-                    if clen == 1:
-                        cp = s[i]
-                    elif clen == 2:
-                        cp = ((s[i] & 0x1F) << 6) | (s[i + 1] & 0x3F)
-                    elif clen == 3:
-                        cp = ((s[i] & 0x0F) << 12) | ((s[i + 1] & 0x3F) << 6) | (s[i + 2] & 0x3F)
-                    else:
-                        cp = (((s[i] & 0x07) << 18) | ((s[i + 1] & 0x3F) << 12) | ((s[i + 2] & 0x3F) << 6)
-                              | (s[i + 3] & 0x3F))
-                    totals[cp] += counts[w]
-                    i += clen
-        return {<int>c: totals[c] for c in range(0x110000) if totals[c]}
-    finally:
-        free(totals)

@@ -22,7 +22,7 @@ table when `byte_map` is given (the byte-level splitters leave bytes raw).
 """
 from array import array
 
-from libc.stdint cimport int32_t, int64_t, uint64_t
+from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc, realloc
 from libc.string cimport memchr, memcmp, memcpy, memset
 
@@ -31,6 +31,7 @@ from toksmith._core.normalizer cimport NORMALIZED_LATE_START, TEXT_UNCHANGED, No
 from toksmith._core.pretokenizer cimport PRETOK_REWRITTEN, PreTokenizer, PreTokenizerWork, pretok_work_free
 from toksmith._core.specials cimport SpecialSplitter, SplitWork, split_work_free
 from toksmith._core.threadpool cimport parallel_for
+from toksmith._core.bpe_tables cimport _utf8_len
 from toksmith._core.word_table cimport WordTable, table_add, table_free
 
 # ------------------------------------------------------------------ one thread's pass
@@ -325,3 +326,40 @@ cdef void _count_range(void* ctx, Py_ssize_t start, Py_ssize_t end) noexcept nog
     idbuf_free(&sc.segments_raw)
     split_work_free(&sc.split_norm)
     idbuf_free(&sc.segments_norm)
+
+
+def char_counts(const unsigned char[::1] words, const int64_t[::1] offsets, const uint64_t[::1] counts):
+    """{code point: how often it occurs} in the words of `words()`, each word counted
+    `counts[i]` times. Parity: trainer.rs `compute_alphabet` (the alphabet of the words).
+
+    >>> char_counts(b"abca", array("q", [0, 3, 4]), array("Q", [2, 1]))   # doctest: +SKIP
+    {97: 3, 98: 2, 99: 2}"""
+    cdef Py_ssize_t n_words = offsets.shape[0] - 1, w, i, end, clen
+    cdef uint64_t* totals = <uint64_t*>calloc(0x110000, sizeof(uint64_t))
+    cdef uint32_t cp
+    cdef const unsigned char* s = &words[0] if words.shape[0] else NULL
+    if totals == NULL:
+        raise MemoryError()
+    try:
+        with nogil:
+            for w in range(n_words):
+                i = offsets[w]
+                end = offsets[w + 1]
+                while i < end:
+                    clen = _utf8_len(s[i])
+                    if i + clen > end:      # never past the word (words are valid UTF-8)
+                        break
+                    if clen == 1:
+                        cp = s[i]
+                    elif clen == 2:
+                        cp = ((s[i] & 0x1F) << 6) | (s[i + 1] & 0x3F)
+                    elif clen == 3:
+                        cp = ((s[i] & 0x0F) << 12) | ((s[i + 1] & 0x3F) << 6) | (s[i + 2] & 0x3F)
+                    else:
+                        cp = (((s[i] & 0x07) << 18) | ((s[i + 1] & 0x3F) << 12) | ((s[i + 2] & 0x3F) << 6)
+                              | (s[i + 3] & 0x3F))
+                    totals[cp] += counts[w]
+                    i += clen
+        return {<int>c: totals[c] for c in range(0x110000) if totals[c]}
+    finally:
+        free(totals)

@@ -5,7 +5,8 @@
 """
 from __future__ import annotations
 
-from toksmith._core.bpe_trainer import BpeMergeTrainer, char_counts
+from toksmith._core.bpe_trainer import BpeMergeTrainer
+from toksmith._core.word_count import char_counts
 
 ALPHABET_FORCED = 1 << 64   # tokenizers counts a character of initial_alphabet as usize::MAX
 
