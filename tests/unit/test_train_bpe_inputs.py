@@ -103,3 +103,15 @@ def test_show_progress_bars(like, capsys):
     err = capsys.readouterr().err
     assert "Counting words" in err and "Learning merges" in err
     assert 7 < tok.vocab_size <= 20
+
+
+def test_blocks_keep_lines_whole(tmp_path, monkeypatch):
+    """Files are cut into blocks at line ends only, also for lines longer than a block."""
+    from toksmith.training import corpus
+    monkeypatch.setattr(corpus, "BLOCK_BYTES", 16)
+    path = tmp_path / "lines.txt"
+    text = "short\n" + "x" * 50 + "\r\n" + "é" * 20 + "\nlast line without end"
+    path.write_text(text, encoding="utf-8", newline="")
+    blocks = [b for batch in corpus.corpus_batches(str(path)) for b in batch.blocks]
+    assert b"".join(blocks) == text.encode("utf-8")
+    assert len(blocks) == 4 and all(b.endswith(b"\n") for b in blocks[:-1])

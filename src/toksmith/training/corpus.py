@@ -86,26 +86,28 @@ def _file_batches(paths: list[str]) -> Iterator[CorpusBatch]:
 
 
 def _file_blocks(path: str) -> Iterator[bytes]:
-    """Blocks of whole lines of `path`, each checked to be UTF-8."""
+    """Blocks of whole lines of `path`, each checked to be UTF-8 (a line longer than a
+    block is gathered in parts, never copied over and over)."""
     offset = 0
-    rest = b""
+    parts: list[bytes] = []
     with open(path, "rb") as f:
         while True:
             chunk = f.read(BLOCK_BYTES)
             if not chunk:
                 break
-            data = rest + chunk
-            cut = data.rfind(b"\n") + 1
+            cut = chunk.rfind(b"\n") + 1
             if cut == 0:
-                rest = data
+                parts.append(chunk)
                 continue
-            block, rest = data[:cut], data[cut:]
+            block = b"".join(parts + [chunk[:cut]]) if parts else chunk[:cut]
+            parts = [chunk[cut:]] if cut < len(chunk) else []
             _check_utf8(path, block, offset)
             offset += len(block)
             yield block
-    if rest:
-        _check_utf8(path, rest, offset)
-        yield rest
+    if parts:
+        block = b"".join(parts)
+        _check_utf8(path, block, offset)
+        yield block
 
 
 def _check_utf8(path: str, block: bytes, offset: int) -> None:
