@@ -11,7 +11,8 @@ CORE_MODULES = ["trie", "normalizer", "unigram", "spm_bpe", "specials", "detoken
                 "hf_added_tokens", "stage_sequences", "hf_decoders", "hf_bpe",
                 "hf_normalizers", "hf_pretokenizers", "graphemes", "hf_precompiled",
                 "pretok_metaspace", "hf_unigram", "hf_replace", "unicode_normalizers", "bert_pretokenizers",
-                "wordpiece", "linear_regex", "hf_regex_stages", "hf_json_sections", "llama_wpm", "rwkv", "plamo2"]
+                "wordpiece", "linear_regex", "hf_regex_stages", "hf_json_sections", "llama_wpm", "rwkv", "plamo2",
+                "bpe_trainer", "word_count"]
 
 # Batches run on the core's own pthread pool (_core/threadpool.pyx), not OpenMP:
 # OpenMP's pool hangs a forked child.

@@ -1,0 +1,119 @@
+"""BPE training side by side: toksmith.train_bpe, HF tokenizers' BpeTrainer, sentencepiece.
+
+Same input in one run: the fixture corpora concatenated into one file, vocabulary 32,000,
+2 threads. Every trainer runs in a process of its own (a fresh interpreter), which reports
+its wall time, user CPU time and peak RSS (ru_maxrss, the interpreter and imports
+included). toksmith and HF train on the same tokenizer.json pipeline (GPT-2's ByteLevel
+and Llama 3's Split + ByteLevel, made by tokenizers); sentencepiece runs its own BPE
+trainer (model_type=bpe) on the same file.
+
+    TOKSMITH_FIXTURES=../shared/fixtures python benchmarks/bench_train.py [--vocab 32000] [--threads 2]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+CORPORA = ("botchan.txt", "code_python_stdlib.py.txt", "man_de.txt", "man_en.txt", "man_es.txt",
+           "man_fr.txt", "man_ja.txt", "man_ru.txt", "man_zh_CN.txt", "markup_html.txt",
+           "markup_json.txt", "markup_svg.txt", "wagahaiwa_nekodearu.txt", "tricky_strings.txt")
+
+# Each child: train, then print {"wall": s, "user": s, "rss_mb": MB, "vocab": n}.
+CHILD = r'''
+import json, resource, sys, time
+kind, corpus, like, vocab, threads, out = sys.argv[1:7]
+vocab, threads = int(vocab), int(threads)
+t0 = time.perf_counter()
+if kind == "toksmith":
+    import toksmith
+    tok = toksmith.train_bpe([corpus], vocab, like=like, num_threads=threads, show_progress=False)
+    tok.save(out)
+    n = tok.vocab_size
+elif kind == "hf":
+    import os
+    os.environ["RAYON_NUM_THREADS"] = str(threads)
+    from tokenizers import Tokenizer
+    from tokenizers.trainers import BpeTrainer
+    tok = Tokenizer.from_file(like)
+    tok.train([corpus], BpeTrainer(vocab_size=vocab, show_progress=False))
+    tok.save(out)
+    n = tok.get_vocab_size()
+else:
+    import sentencepiece as spm
+    spm.SentencePieceTrainer.train(input=corpus, model_prefix=out, vocab_size=vocab, model_type="bpe",
+                                   num_threads=threads, character_coverage=1.0, minloglevel=2,
+                                   max_sentence_length=1 << 20, hard_vocab_limit=False)
+    n = spm.SentencePieceProcessor(model_file=out + ".model").get_piece_size()
+wall = time.perf_counter() - t0
+ru = resource.getrusage(resource.RUSAGE_SELF)
+print(json.dumps({"wall": wall, "user": ru.ru_utime, "rss_mb": ru.ru_maxrss / 1024, "vocab": n}))
+'''
+
+
+def run(kind: str, corpus: Path, like: Path | None, vocab: int, threads: int, out: Path) -> dict:
+    env = dict(os.environ, RAYON_NUM_THREADS=str(threads), PYTHONPATH=str(ROOT / "src"))
+    proc = subprocess.run([sys.executable, "-c", CHILD, kind, str(corpus), str(like or ""), str(vocab),
+                           str(threads), str(out)], capture_output=True, text=True, env=env)
+    if proc.returncode != 0:
+        return {"error": proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else f"rc {proc.returncode}"}
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--vocab", type=int, default=32000)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--pipelines", default="gpt2,llama3")
+    args = parser.parse_args()
+    fixtures = Path(os.environ.get("TOKSMITH_FIXTURES", ROOT.parent / "shared" / "fixtures"))
+    from tests.parity.bpe_training_pipelines import write_pipeline
+    with tempfile.TemporaryDirectory() as tmp_name:
+        tmp = Path(tmp_name)
+        corpus = tmp / "corpus.txt"
+        with open(corpus, "wb") as f:
+            for name in CORPORA:
+                f.write((fixtures / "corpus" / name).read_bytes())
+        size_mb = corpus.stat().st_size / 1e6
+        print(f"input: {len(CORPORA)} corpora concatenated, {size_mb:.1f} MB; vocab {args.vocab}; "
+              f"{args.threads} threads; each trainer in its own process")
+        print(f"{'trainer':34} {'wall s':>8} {'user s':>8} {'peak MB':>8} {'vocab':>7}")
+        rows = []
+        for pipeline in args.pipelines.split(","):
+            like = write_pipeline(pipeline, fixtures, tmp)
+            for kind in ("toksmith", "hf"):
+                rows.append((f"{kind} ({pipeline})", run(kind, corpus, like, args.vocab, args.threads,
+                                                          tmp / f"{kind}-{pipeline}.json")))
+                _print(*rows[-1])
+        rows.append(("sentencepiece bpe", run("spm", corpus, None, args.vocab, args.threads, tmp / "spm")))
+        _print(*rows[-1])
+        results = dict(rows)
+        spm = results["sentencepiece bpe"]
+        for pipeline in args.pipelines.split(","):
+            ours, hf = results[f"toksmith ({pipeline})"], results[f"hf ({pipeline})"]
+            if "error" in ours or "error" in hf:
+                continue
+            line = (f"{pipeline}: toksmith {hf['wall'] / ours['wall']:.1f}x faster than HF (user CPU "
+                    f"{hf['user'] / ours['user']:.1f}x), peak RSS {ours['rss_mb']:.0f} vs {hf['rss_mb']:.0f} MB")
+            if "error" not in spm:
+                line += (f"; vs sentencepiece {spm['wall'] / ours['wall']:.2f}x (user CPU "
+                         f"{spm['user'] / ours['user']:.2f}x), peak RSS {spm['rss_mb']:.0f} MB")
+            print(line)
+
+
+def _print(name: str, r: dict) -> None:
+    if "error" in r:
+        print(f"{name:34} unavailable: {r['error']}")
+    else:
+        print(f"{name:34} {r['wall']:8.2f} {r['user']:8.2f} {r['rss_mb']:8.0f} {r['vocab']:7d}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,330 @@
+# The containers of the BPE trainer's merge loop (_core/bpe_trainer.pyx), all C:
+# a pair -> (count, pending positions) map, word-position lists, the max-heap of
+# candidate merges (tokenizers' `Merge` order), the interned token strings, and the
+# buffers of pair changes a merge records.
+# Every function is nogil; those that allocate return -1 / NULL when memory runs out.
+from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
+from libc.stdlib cimport calloc, free, malloc, realloc
+from libc.string cimport memcmp, memcpy
+
+
+# ------------------------------------------------------------------ pair -> value map
+
+cdef struct PairSlot:
+    uint64_t key1            # the pair's key + 1 (0: a free slot)
+    int32_t value
+    int32_t pending          # the pair's index in the trainer's pending lists (valid when
+                             # that index is in use this turn and holds this pair)
+
+
+cdef struct PairMap:
+    PairSlot* slots
+    Py_ssize_t mask
+    Py_ssize_t used
+
+
+cdef inline uint64_t _mix(uint64_t x) noexcept nogil:
+    x ^= x >> 33
+    x *= 0xff51afd7ed558ccdULL
+    x ^= x >> 33
+    x *= 0xc4ceb9fe1a85ec53ULL
+    x ^= x >> 33
+    return x
+
+
+cdef inline int pairmap_init(PairMap* m, Py_ssize_t cap) noexcept nogil:
+    cdef Py_ssize_t n = 64
+    while n < cap * 2:
+        n *= 2
+    m.slots = <PairSlot*>calloc(n, sizeof(PairSlot))
+    if m.slots == NULL:
+        return -1
+    m.mask = n - 1
+    m.used = 0
+    return 0
+
+
+cdef inline int pairmap_grow(PairMap* m) noexcept nogil:
+    cdef PairSlot* old = m.slots
+    cdef Py_ssize_t old_n = m.mask + 1, i, j
+    cdef Py_ssize_t n = old_n * 2
+    m.slots = <PairSlot*>calloc(n, sizeof(PairSlot))
+    if m.slots == NULL:
+        m.slots = old
+        return -1
+    m.mask = n - 1
+    for i in range(old_n):
+        if old[i].key1 != 0:
+            j = <Py_ssize_t>(_mix(old[i].key1) & <uint64_t>m.mask)
+            while m.slots[j].key1 != 0:
+                j = (j + 1) & m.mask
+            m.slots[j] = old[i]
+    free(old)
+    return 0
+
+
+cdef inline PairSlot* pairmap_entry(PairMap* m, uint64_t key, bint* created) noexcept nogil:
+    """The slot of `key`, made (value 0, pending -1) when absent; NULL when out of memory."""
+    cdef Py_ssize_t j
+    cdef uint64_t key1 = key + 1
+    if (m.used + 1) * 2 > m.mask + 1:
+        if pairmap_grow(m) < 0:
+            return NULL
+    j = <Py_ssize_t>(_mix(key1) & <uint64_t>m.mask)
+    while m.slots[j].key1 != 0:
+        if m.slots[j].key1 == key1:
+            created[0] = False
+            return &m.slots[j]
+        j = (j + 1) & m.mask
+    m.slots[j].key1 = key1
+    m.slots[j].value = 0
+    m.slots[j].pending = -1
+    m.used += 1
+    created[0] = True
+    return &m.slots[j]
+
+
+cdef inline int32_t pairmap_get(const PairMap* m, uint64_t key) noexcept nogil:
+    cdef uint64_t key1 = key + 1
+    cdef Py_ssize_t j = <Py_ssize_t>(_mix(key1) & <uint64_t>m.mask)
+    while m.slots[j].key1 != 0:
+        if m.slots[j].key1 == key1:
+            return m.slots[j].value
+        j = (j + 1) & m.mask
+    return 0
+
+
+cdef inline uint64_t pair_key(uint32_t a, uint32_t b) noexcept nogil:
+    return (<uint64_t>a << 32) | b
+
+
+# ------------------------------------------------------------------ word-position lists
+
+cdef struct PosList:
+    int32_t* data
+    int32_t size
+    int32_t cap
+
+
+cdef inline int poslist_push(PosList* p, int32_t w) noexcept nogil:
+    cdef int32_t cap
+    cdef int32_t* d
+    if p.size > 0 and p.data[p.size - 1] == w:
+        return 0           # a word's changes come together: this is its only duplicate
+    if p.size == p.cap:
+        cap = 4 if p.cap == 0 else p.cap * 2
+        d = <int32_t*>realloc(p.data, cap * sizeof(int32_t))
+        if d == NULL:
+            return -1
+        p.data = d
+        p.cap = cap
+    p.data[p.size] = w
+    p.size += 1
+    return 0
+
+
+# ------------------------------------------------------------------ the queue
+
+cdef struct Entry:
+    uint64_t count
+    uint32_t a
+    uint32_t b
+    PosList pos
+
+
+cdef inline bint _before(const Entry* x, const Entry* y) noexcept nogil:
+    """x pops before y. Parity: trainer.rs `impl Ord for Merge` (max-heap: count, then
+    the smaller pair)."""
+    if x.count != y.count:
+        return x.count > y.count
+    if x.a != y.a:
+        return x.a < y.a
+    return x.b < y.b
+
+
+cdef struct Heap:
+    Entry* data
+    Py_ssize_t size
+    Py_ssize_t cap
+
+
+cdef inline int heap_push(Heap* h, Entry e) noexcept nogil:
+    cdef Py_ssize_t i, parent, cap
+    cdef Entry* d
+    if h.size == h.cap:
+        cap = 1024 if h.cap == 0 else h.cap * 2
+        d = <Entry*>realloc(h.data, cap * sizeof(Entry))
+        if d == NULL:
+            return -1
+        h.data = d
+        h.cap = cap
+    i = h.size
+    h.size += 1
+    while i > 0:
+        parent = (i - 1) >> 1
+        if not _before(&e, &h.data[parent]):
+            break
+        h.data[i] = h.data[parent]
+        i = parent
+    h.data[i] = e
+    return 0
+
+
+cdef inline Entry heap_pop(Heap* h) noexcept nogil:
+    cdef Entry top = h.data[0]
+    cdef Entry last
+    cdef Py_ssize_t i = 0, child, n
+    h.size -= 1
+    n = h.size
+    if n > 0:
+        last = h.data[n]
+        while True:
+            child = 2 * i + 1
+            if child >= n:
+                break
+            if child + 1 < n and _before(&h.data[child + 1], &h.data[child]):
+                child += 1
+            if not _before(&h.data[child], &last):
+                break
+            h.data[i] = h.data[child]
+            i = child
+        h.data[i] = last
+    return top
+
+
+# ------------------------------------------------------------------ token strings
+
+cdef struct Strings:
+    char* data           # every token's UTF-8, back to back
+    Py_ssize_t size
+    Py_ssize_t cap
+    int64_t* starts      # token i is data[starts[i]:starts[i+1]]
+    Py_ssize_t n
+    Py_ssize_t n_cap
+    int32_t* table       # open addressing: token id + 1, 0 = free
+    Py_ssize_t mask
+
+
+cdef inline uint64_t _hash_bytes(const char* s, Py_ssize_t n) noexcept nogil:
+    cdef uint64_t h = 0xcbf29ce484222325ULL
+    cdef Py_ssize_t i
+    for i in range(n):
+        h = (h ^ <unsigned char>s[i]) * 0x100000001b3ULL
+    return _mix(h)
+
+
+cdef inline int32_t strings_find(const Strings* t, const char* s, Py_ssize_t n) noexcept nogil:
+    """The id of token s[:n], or -1."""
+    if t.table == NULL:
+        return -1
+    cdef Py_ssize_t j = <Py_ssize_t>(_hash_bytes(s, n) & <uint64_t>t.mask)
+    cdef int32_t id
+    while t.table[j] != 0:
+        id = t.table[j] - 1
+        if t.starts[id + 1] - t.starts[id] == n and memcmp(t.data + t.starts[id], s, n) == 0:
+            return id
+        j = (j + 1) & t.mask
+    return -1
+
+
+cdef inline int strings_rehash(Strings* t, Py_ssize_t slots) noexcept nogil:
+    cdef int32_t* table = <int32_t*>calloc(slots, sizeof(int32_t))
+    cdef Py_ssize_t i, j
+    if table == NULL:
+        return -1
+    free(t.table)
+    t.table = table
+    t.mask = slots - 1
+    for i in range(t.n):
+        j = <Py_ssize_t>(_hash_bytes(t.data + t.starts[i], t.starts[i + 1] - t.starts[i]) & <uint64_t>t.mask)
+        while t.table[j] != 0:
+            j = (j + 1) & t.mask
+        t.table[j] = <int32_t>(i + 1)
+    return 0
+
+
+cdef inline int32_t strings_add(Strings* t, const char* s, Py_ssize_t n) noexcept nogil:
+    """Append token s[:n] (not present yet); its id, or -1 when out of memory."""
+    cdef Py_ssize_t cap
+    cdef char* d
+    cdef int64_t* st
+    if t.size + n > t.cap:
+        cap = t.cap * 2 if t.cap else 4096
+        while cap < t.size + n:
+            cap *= 2
+        d = <char*>realloc(t.data, cap)
+        if d == NULL:
+            return -1
+        t.data = d
+        t.cap = cap
+    if t.n + 2 > t.n_cap:
+        cap = t.n_cap * 2 if t.n_cap else 1024
+        st = <int64_t*>realloc(t.starts, cap * sizeof(int64_t))
+        if st == NULL:
+            return -1
+        t.starts = st
+        t.n_cap = cap
+    if t.n == 0:
+        t.starts[0] = 0
+    memcpy(t.data + t.size, s, n)
+    t.size += n
+    t.n += 1
+    t.starts[t.n] = t.size
+    if (t.n + 1) * 2 > t.mask + 1:
+        if strings_rehash(t, (t.mask + 1) * 2 if t.table != NULL else 1024) < 0:
+            return -1
+        return <int32_t>(t.n - 1)
+    cdef Py_ssize_t j = <Py_ssize_t>(_hash_bytes(s, n) & <uint64_t>t.mask)
+    while t.table[j] != 0:
+        j = (j + 1) & t.mask
+    t.table[j] = <int32_t>t.n
+    return <int32_t>(t.n - 1)
+
+
+cdef inline int32_t strings_intern(Strings* t, const char* s, Py_ssize_t n) noexcept nogil:
+    cdef int32_t id = strings_find(t, s, n) if t.table != NULL else -1
+    if id >= 0:
+        return id
+    return strings_add(t, s, n)
+
+
+cdef inline Py_ssize_t _utf8_len(unsigned char c) noexcept nogil:
+    if c < 0x80:
+        return 1
+    if c < 0xE0:
+        return 2
+    if c < 0xF0:
+        return 3
+    return 4
+
+
+# ------------------------------------------------------------------ recorded pair changes
+
+cdef struct Change:
+    uint64_t key
+    int32_t delta
+    int32_t w            # >= 0: a pair the merge made in word w; -1: a count change only
+
+
+cdef struct ChangeBuf:
+    Change* data
+    Py_ssize_t size
+    Py_ssize_t cap
+    bint failed          # out of memory
+
+
+cdef inline void changes_push(ChangeBuf* b, uint64_t key, int32_t delta, int32_t w) noexcept nogil:
+    cdef Py_ssize_t cap
+    cdef Change* d
+    if b.size == b.cap:
+        cap = b.cap * 2 if b.cap else 4096
+        d = <Change*>realloc(b.data, cap * sizeof(Change))
+        if d == NULL:
+            b.failed = True
+            return
+        b.data = d
+        b.cap = cap
+    b.data[b.size].key = key
+    b.data[b.size].delta = delta
+    b.data[b.size].w = w
+    b.size += 1

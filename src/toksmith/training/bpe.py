@@ -1,0 +1,153 @@
+"""`train_bpe`: a new BPE vocabulary for the pipeline of an existing tokenizer.json.
+
+>>> tok = train_bpe(["corpus.txt"], 8000, like="gpt2/tokenizer.json")   # doctest: +SKIP
+>>> tok.save("my-tokenizer.json")                                       # doctest: +SKIP
+
+The vocabulary and merges (ids included) are those of
+``tokenizers.Tokenizer.from_file(like).train(files, BpeTrainer(<same options>))``:
+`like`'s normalizer, pre-tokenizer, post-processor, decoder and added tokens are kept,
+its BPE model's vocabulary and merges replaced (its unk_token, fuse_unk, byte_fallback,
+dropout and ignore_merges kept). Word counting runs on toksmith's compiled pipeline
+(training/word_counting.py), the merge loop in `_core/bpe_trainer.pyx`.
+"""
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import sys
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from toksmith.errors import ToksmithError
+from toksmith.training.corpus import CorpusError, corpus_batches, corpus_paths, is_file_list
+
+MERGES_PER_PROGRESS_STEP = 256
+
+
+@dataclass(frozen=True)
+class BpeTrainerOptions:
+    """BpeTrainer's options (tokenizers 0.23.3 models/bpe/trainer.rs `BpeTrainer`)."""
+    vocab_size: int
+    min_frequency: int = 0
+    special_tokens: tuple[str, ...] = ()
+    initial_alphabet: tuple[str, ...] = ()
+    limit_alphabet: int | None = None
+    max_token_length: int | None = None
+    continuing_subword_prefix: str | None = None
+    end_of_word_suffix: str | None = None
+
+
+def train_bpe(files_or_texts: object, vocab_size: int, *, like: object, min_frequency: int = 0,
+              special_tokens: Iterable[str] = (), initial_alphabet: Iterable[str] = (),
+              limit_alphabet: int | None = None, max_token_length: int | None = None,
+              continuing_subword_prefix: str | None = None, end_of_word_suffix: str | None = None,
+              show_progress: bool | None = None, num_threads: int | None = None):
+    """Train a BPE vocabulary of `vocab_size` tokens on a corpus for `like`'s pipeline.
+
+    - `files_or_texts`: a path or a list/tuple of paths (read as UTF-8, line by line), or
+      any other iterable of str (each one sequence), as tokenizers' `train` and
+      `train_from_iterator` take them.
+    - `like`: a tokenizer.json path (``.json`` or ``.json.gz``) or a toksmith Tokenizer
+      loaded from one; its model must be BPE (tokenizers' BpeTrainer trains only BPE).
+    - the other options mean what BpeTrainer's do; `initial_alphabet` keeps the first
+      character of each string; `num_threads` (default: all cores) never changes the result.
+    - `show_progress`: tqdm bars for reading/counting and merging (default: on a terminal).
+
+    Returns the new `toksmith.Tokenizer` (``tok.save("tokenizer.json")`` writes it).
+    """
+    options = _options(vocab_size, min_frequency, special_tokens, initial_alphabet, limit_alphabet,
+                       max_token_length, continuing_subword_prefix, end_of_word_suffix)
+    threads = _threads(num_threads)
+    if show_progress is None:
+        show_progress = sys.stderr.isatty()
+    like_json, hf = _like(like)
+    from toksmith.hf import components as c
+    if not isinstance(hf.model, c.BpeModel):
+        raise ToksmithError(f"{hf.source}: $.model is {type(hf.model).__name__}; train_bpe trains a BPE "
+                            f"model (tokenizers' BpeTrainer refuses other models too)")
+    if is_file_list(files_or_texts):
+        corpus_paths(files_or_texts)          # every file exists, before any work
+    words = _count(hf, files_or_texts, threads, show_progress)
+    if len(words) == 0:
+        raise CorpusError("the corpus is empty: no pre-token to learn from")
+    from toksmith.training.bpe_vocab import initial_tokens, learn_merges
+    initial = initial_tokens(words, options)
+    if options.vocab_size < len(initial):
+        raise ValueError(f"vocab_size {options.vocab_size} is smaller than the special tokens and the "
+                         f"alphabet of the corpus ({len(initial)} tokens)")
+    vocab, merges = learn_merges(words, initial, options, show_progress, threads)
+    from toksmith.training.tokenizer_json import trained_tokenizer
+    return trained_tokenizer(like_json, hf.source, vocab, merges, options)
+
+
+def _options(vocab_size, min_frequency, special_tokens, initial_alphabet, limit_alphabet, max_token_length,
+             continuing_subword_prefix, end_of_word_suffix) -> BpeTrainerOptions:
+    """The options, checked (strings and numbers of the right kinds)."""
+    for name, value in (("vocab_size", vocab_size), ("min_frequency", min_frequency)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise ValueError(f"{name} must be an int >= 0, not {value!r}")
+    for name, value in (("limit_alphabet", limit_alphabet), ("max_token_length", max_token_length)):
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
+            raise ValueError(f"{name} must be None or an int >= 0, not {value!r}")
+    specials = _strings("special_tokens", special_tokens)
+    alphabet = _strings("initial_alphabet", initial_alphabet)
+    for name, value in (("continuing_subword_prefix", continuing_subword_prefix),
+                        ("end_of_word_suffix", end_of_word_suffix)):
+        if value is not None and not isinstance(value, str):
+            raise TypeError(f"{name} must be a str or None, not {type(value).__name__}")
+    return BpeTrainerOptions(vocab_size, min_frequency, specials, alphabet, limit_alphabet, max_token_length,
+                             continuing_subword_prefix, end_of_word_suffix)
+
+
+def _strings(name: str, values: Iterable[str]) -> tuple[str, ...]:
+    if isinstance(values, str):
+        raise TypeError(f"{name} must be a list of str, not a str")
+    out = tuple(values)
+    for v in out:
+        if not isinstance(v, str):
+            raise TypeError(f"{name} must hold str, not {type(v).__name__}")
+    return out
+
+
+def _threads(num_threads: int | None) -> int:
+    if num_threads is None:
+        return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
+    if isinstance(num_threads, bool) or not isinstance(num_threads, int) or num_threads < 1:
+        raise ValueError(f"num_threads must be an int >= 1, not {num_threads!r}")
+    return num_threads
+
+
+def _like(like: object):
+    """(the tokenizer.json as a dict, its parsed `HfTokenizerSpec`). Its components are
+    read as loading does; its model may be empty (a pipeline made to be trained)."""
+    from toksmith.hf.reader import read_hf_json, scan_tokenizer_json
+    if isinstance(like, (str, os.PathLike)):
+        source = os.fspath(like)
+        with open(source, "rb") as f:
+            data = f.read()
+    elif getattr(like, "spec", None) is not None and getattr(like.spec, "hf", None) is not None \
+            and like.spec.source_data is not None:
+        source, data = like.spec.source, like.spec.source_data
+    else:
+        raise TypeError("like must be a tokenizer.json path or a toksmith Tokenizer loaded from a "
+                        f"tokenizer.json, not {type(like).__name__}")
+    if data[:2] == b"\x1f\x8b":
+        data = gzip.decompress(data)
+    hf = read_hf_json(data, source)
+    # Only the sections the output keeps as they are: the model's vocab and merges (the
+    # bulk of the file, replaced by training) are left to the native scanner.
+    scanned = scan_tokenizer_json(data)
+    return json.loads(scanned[0] if scanned is not None else data), hf
+
+
+def _count(hf, files_or_texts: object, threads: int, show_progress: bool):
+    from toksmith.training.word_counting import count_words
+    if not show_progress:
+        return count_words(hf, corpus_batches(files_or_texts), threads)
+    from tqdm import tqdm
+    total = None
+    if is_file_list(files_or_texts):
+        total = sum(os.path.getsize(p) for p in corpus_paths(files_or_texts))
+    with tqdm(total=total, unit="B", unit_scale=True, desc="Counting words") as bar:
+        return count_words(hf, corpus_batches(files_or_texts), threads, on_batch=bar.update)

@@ -1,0 +1,47 @@
+"""tokenizer.json files of the pipelines BPE training is proven on, made by `tokenizers`
+itself (the reference library), each with an untrained (or the real) BPE model.
+
+>>> path = write_pipeline("whitespace", tmp_path)   # doctest: +SKIP
+"""
+from __future__ import annotations
+
+import gzip
+from pathlib import Path
+
+from tokenizers import AddedToken, Tokenizer, decoders, normalizers, pre_tokenizers, processors
+from tokenizers.models import BPE
+
+PIPELINES = ("gpt2", "llama3", "metaspace", "whitespace", "bert")
+
+
+def write_pipeline(name: str, fixtures: Path, out_dir: Path) -> Path:
+    """Write pipeline `name`'s tokenizer.json under out_dir; its path."""
+    path = out_dir / f"{name}.tokenizer.json"
+    if name == "llama3":
+        path.write_bytes(gzip.decompress((fixtures / "hf" / "llama3" / "tokenizer.json.gz").read_bytes()))
+        return path
+    if name == "gpt2":
+        # transformers' GPT2Converter: ByteLevel pre-tokenizer/decoder/post-processor
+        gpt2 = fixtures / "hf" / "gpt2"
+        tok = Tokenizer(BPE.from_file(str(gpt2 / "vocab.json"), str(gpt2 / "merges.txt")))
+        tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+        tok.decoder = decoders.ByteLevel()
+        tok.post_processor = processors.ByteLevel(trim_offsets=False)
+        tok.add_special_tokens([AddedToken("<|endoftext|>", special=True)])
+    elif name == "metaspace":
+        # SentencePiece-style BPE as transformers converts Llama 2 (byte fallback, ▁)
+        tok = Tokenizer(BPE(unk_token="<unk>", byte_fallback=True, fuse_unk=True))
+        tok.pre_tokenizer = pre_tokenizers.Metaspace(replacement="▁", prepend_scheme="first")
+        tok.decoder = decoders.Metaspace(replacement="▁", prepend_scheme="first")
+    elif name == "whitespace":
+        tok = Tokenizer(BPE(unk_token="[UNK]"))
+        tok.pre_tokenizer = pre_tokenizers.Whitespace()
+    elif name == "bert":
+        tok = Tokenizer(BPE(unk_token="[UNK]"))
+        tok.normalizer = normalizers.BertNormalizer(lowercase=True)
+        tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+        tok.decoder = decoders.WordPiece(prefix="##")
+    else:
+        raise ValueError(name)
+    tok.save(str(path))
+    return path
