@@ -201,8 +201,10 @@ class _Parser:
 
     def options(self, letters: str, opts: _Options) -> _Options:
         on = True
-        # (?y{g}) / (?y{w}): the text segments of \X and \y, both refused
-        for ch in letters.replace("y{g}", "").replace("y{w}", ""):
+        if "y{w}" in letters:
+            raise self.unsupported("word text segments (?y{w})")
+        # (?y{g}): \X and \y are grapheme clusters, as they are by default
+        for ch in letters.replace("y{g}", ""):
             if ch == "-":
                 on = False
             elif ch == "i":
