@@ -59,11 +59,12 @@ cdef class LiteralReplace(Normalizer):
 
     cdef Py_ssize_t carry_start(self, const unsigned char* s, Py_ssize_t n, Py_ssize_t flagged,
                                 const unsigned char* o, Py_ssize_t m) noexcept nogil:
-        """The matches as normalize finds them (a plain scan), then replace_carry_start."""
+        """The matches as normalize finds them (a plain scan), then replace_carry_start.
+        Matches that start past the first `flagged` bytes change nothing: the scan stops there."""
         cdef IdBuf pairs
         cdef Py_ssize_t pos = 0, run_end, count, k, pl = self.pl
         memset(&pairs, 0, sizeof(IdBuf))
-        while pos + pl <= n:
+        while pos + pl <= n and pos < flagged:
             if memcmp(s + pos, self.p, pl) != 0:
                 pos += 1
                 continue
