@@ -7,6 +7,7 @@ process that loads a fresh tokenizer and times its first pass over the lines
 B/A of the medians says whether the change made encoding faster (> 1) or slower.
 
     python benchmarks/compare_builds.py OLD_TREE NEW_TREE ../shared/fixtures [--rounds 5]
+        [--models hf/llama3/tokenizer.json.gz ...] [--corpora man_en.txt ...]
 """
 from __future__ import annotations
 
@@ -54,12 +55,14 @@ def main() -> None:
     parser.add_argument("new", type=Path)
     parser.add_argument("fixtures", type=Path)
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--models", nargs="+", default=MODELS, help="fixture paths (default: %(default)s)")
+    parser.add_argument("--corpora", nargs="+", default=CORPORA, help="corpus names (default: %(default)s)")
     args = parser.parse_args()
     print(f"A = {args.old}, B = {args.new}; medians of {args.rounds} alternating rounds, MB/s, "
           f"first pass of a fresh tokenizer in a fresh process")
     print(f"{'model':<40}{'corpus':<28}{'A 1-thr':>9}{'B 1-thr':>9}{'B/A':>7}{'A batch':>9}{'B batch':>9}{'B/A':>7}")
-    for model in MODELS:
-        for corpus in CORPORA:
+    for model in args.models:
+        for corpus in args.corpora:
             runs: dict[str, list[dict[str, float]]] = {"A": [], "B": []}
             for _ in range(args.rounds):
                 runs["A"].append(measure(args.old, args.fixtures / model, args.fixtures / "corpus" / corpus))

@@ -18,8 +18,8 @@ the ones it found uncovered.)
   tokenizers < 0.20 saved them; llama3's byte-level file has them too): Llama 2's .model as
   transformers' LlamaConverter converts it, merges rewritten;
 - a single template that names $A twice ("$A <|endoftext|> $A:1"), with a pair template;
-- a Split pre-tokenizer whose regex uses \\X (grapheme clusters): toksmith refuses it
-  (xfail, strict: it must start passing when done).
+- a Split pre-tokenizer whose regex uses \\X (grapheme clusters), on a toy vocabulary
+  (test_hf_split_graphemes.py runs \\X, \\y, \\Y patterns over a trained BPE).
 
 Ids: every line of every corpus with add_special and parse_special on, the other three
 combinations on every 8th line; decode of the ids of every line with both skip_special.
@@ -177,8 +177,6 @@ def test_char_bpe_with_string_merges_matches_tokenizers(fixtures, corpus_lines, 
            f"decode x2: 0 mismatches")
 
 
-@pytest.mark.xfail(strict=True, raises=toksmith.errors.UnsupportedModelError,
-                   reason="toksmith's Oniguruma-exact regex engine has no \\X (grapheme cluster): refused at load")
 def test_split_on_grapheme_clusters(fixtures, corpus_lines, tmp_path):
     ref = tokenizers.Tokenizer(models.WordLevel({"[UNK]": 0, "a": 1, "e\u0301": 2}, unk_token="[UNK]"))
     ref.pre_tokenizer = pre_tokenizers.Split(Regex(r"\X"), behavior="isolated")

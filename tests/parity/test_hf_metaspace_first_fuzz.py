@@ -9,12 +9,10 @@ Prepend, Lowercase, NFKC and Nmt, and texts built to start with what they change
 compares ids with a character-level model that knows every character (so only the
 pre-tokens decide).
 
-Known gap (test_start_expanded_then_removed): the flag says only "the first character
-was dropped", not how many of the following characters still come from the input's first
-character. After a stage that makes several characters of the first one (Prepend, NFKC's
-"ﬁ" -> "fi", ByteLevel), a later stage that drops or replaces some of those is taken
-as a late start where tokenizers still aligns the text with offset 0. The random
-pipelines below therefore put no stage that drops text after one that expands it.
+A stage that makes several characters of the first one (Prepend, NFKC's "ﬁ" -> "fi", a
+Replace by longer content, Lowercase's "İ") gives them all the first character's
+alignment, and a later stage that drops only some of them leaves the text starting at
+offset 0 (test_start_expanded_then_removed); the random pipelines mix such stages freely.
 """
 from __future__ import annotations
 
@@ -27,30 +25,20 @@ from tokenizers import Regex, models, normalizers, pre_tokenizers
 import toksmith
 from tests.conftest import report
 
-PIECES = ["a", "aa", "b", " ", "  ", "\t", "x", "日", "本", "é", "É", "ﬁ", "\u00a0", "\u200b", "▁", "ab", "-"]
+PIPELINES = 3000
+PIECES = ["a", "aa", "b", " ", "  ", "\t", "x", "日", "本", "é", "É", "ﬁ", "\u00a0", "\u200b", "▁", "ab", "-",
+          "İ", "e\u0301", "\u0301", "\u3000"]
 CONTENTS = ["", "a", "▁", " ", "yy", "日本", "-"]
-
-
-def _expands(normalizer) -> bool:
-    """The stage may make several characters of one (Prepend, NFKC's "ﬁ", a Replace by
-    longer content): the known gap when a later stage drops part of them."""
-    if isinstance(normalizer, normalizers.Replace):
-        return len(normalizer.content) > 1
-    return isinstance(normalizer, (normalizers.Prepend, normalizers.NFKC, normalizers.Lowercase))
-
-
-def _drops(normalizer) -> bool:
-    """The stage may drop or replace the text's first characters."""
-    return isinstance(normalizer, (normalizers.Replace, normalizers.Strip, normalizers.Nmt,
-                                   normalizers.StripAccents))
 
 
 def _random_normalizer(rng: random.Random, kind: int):
     if kind == 0:
         return normalizers.Replace(rng.choice(PIECES), rng.choice(CONTENTS))
     if kind == 1:
-        return normalizers.Replace(Regex(rng.choice([r"\s+", r"a+", r"^.", r"[ab]", r" {2,}", r"x|日本"])),
-                                   rng.choice(CONTENTS))
+        # (no pattern that matches the empty string: after such a Replace, tokenizers 0.23.3
+        # panics in a later stage on some texts, index out of bounds in its alignments)
+        pattern = rng.choice([r"\s+", r"a+", r"^.", r"[ab]", r" {2,}", r"x|日本", r"\p{M}+"])
+        return normalizers.Replace(Regex(pattern), rng.choice(CONTENTS))
     if kind == 2:
         return normalizers.Strip(left=rng.random() < 0.7, right=rng.random() < 0.5)
     if kind == 3:
@@ -61,7 +49,12 @@ def _random_normalizer(rng: random.Random, kind: int):
         return normalizers.NFKC()
     if kind == 6:
         return normalizers.Nmt()
-    return normalizers.StripAccents()
+    if kind == 7:
+        return normalizers.StripAccents()
+    if kind == 8:
+        return rng.choice([normalizers.NFD(), normalizers.NFKD(), normalizers.NFC()])
+    return normalizers.BertNormalizer(clean_text=rng.random() < 0.5, handle_chinese_chars=rng.random() < 0.7,
+                                      strip_accents=rng.choice([None, True, False]), lowercase=rng.random() < 0.5)
 
 
 def _texts(rng: random.Random) -> list[str]:
@@ -74,14 +67,8 @@ def _texts(rng: random.Random) -> list[str]:
 def test_metaspace_first_behind_random_normalizers(tmp_path):
     rng = random.Random(20261124)
     cases = compared = 0
-    for case in range(1000):
-        sequence, expanded = [], False
-        for _ in range(rng.randrange(1, 4)):
-            stage = _random_normalizer(rng, rng.randrange(8))
-            if expanded and _drops(stage):
-                continue        # the known gap (module docstring)
-            sequence.append(stage)
-            expanded = expanded or _expands(stage)
+    for case in range(PIPELINES):
+        sequence = [_random_normalizer(rng, rng.randrange(10)) for _ in range(rng.randrange(1, 5))]
         texts = _texts(rng)
         normalizer = normalizers.Sequence(sequence)
         pre = pre_tokenizers.Metaspace(replacement="▁", prepend_scheme="first", split=rng.random() < 0.5)
@@ -105,8 +92,6 @@ def test_metaspace_first_behind_random_normalizers(tmp_path):
            f"{compared} texts: 0 mismatches")
 
 
-@pytest.mark.xfail(strict=True, reason="known gap (module docstring): a start made of several characters of "
-                                       "the first is taken as a late start once a later stage drops part of it")
 def test_start_expanded_then_removed(tmp_path):
     normalizer = normalizers.Sequence([normalizers.Prepend(" "), normalizers.Replace(Regex(" {2,}"), "-")])
     ref = tokenizers.Tokenizer(models.BPE({"▁": 0, "-": 1, "x": 2}, []))

@@ -60,7 +60,7 @@ def test_semantics_match_tokenizers(pattern, text):
 
 @pytest.mark.parametrize("pattern,construct", [
     (r"(a)\1", "back-reference"), (r"(?<n>a)\k<n>", "back-reference"), (r"\Ga", r"\G"), (r"a\Kb", r"\K"),
-    (r"\X", r"\X"), (r"(?~abc)", "absent operator"), (r"(?:a|)*", "empty string"), (r"(?:a?b?)+", "empty string"),
+    (r"(?y{w})\X", "word text segments"), (r"(?<=\X)a", "look-behind"), (r"(?~abc)", "absent operator"), (r"(?:a|)*", "empty string"), (r"(?:a?b?)+", "empty string"),
     (r"(?i)straße", "case folding"), (r"(?i)ss", "case folding"), (r"(?i)[\p{L}]", "case folding"),
     (r"(?i)[\p{Lu}]", "case folding"), (r"(?i)[[:upper:]]", "case folding"),
     (r"(?<=\ba?)x", "look-behind"), (r"(?<=\R)", "look-behind"), (r"(?<=é?+)é", "look-behind"),

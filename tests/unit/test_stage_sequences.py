@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import pytest
 
+from toksmith._core.hf_normalizers import HfPrepend, HfStrip, starts_late
+from toksmith._core.hf_replace import LiteralReplace
 from toksmith._core.normalizer import EscapeSpacesNormalizer, Normalizer
 from toksmith._core.pretok_llama import LlamaSplitter
 from toksmith._core.pretok_tiktoken import Cl100kSplitter, R50kSplitter
@@ -88,3 +90,17 @@ def test_normalizer_sequence_reports_unchanged_text():
     seq = NormalizerSequence([LlamaCppLowercase(), LlamaCppLowercase()])
     assert _as_str(_normalized(seq, "already lower")) == "already lower"
     assert _as_str(_normalized(seq, "MiXeD")) == "mixed"
+
+
+@pytest.mark.parametrize("members,text,late", [
+    # Prepend(" ") makes "  x" of " x", all aligned with " "; the run "  " -> "-" takes the
+    # alignment of its last byte, still the first character: not late. Each case checked
+    # with tokenizers 0.23.3 (Metaspace prepend_scheme "first" prepends exactly when not
+    # late); tests/parity/test_hf_metaspace_first_fuzz.py compares whole pipelines.
+    (lambda: [HfPrepend(" "), LiteralReplace(b" ", b"-", 2)], " x", False),
+    (lambda: [HfPrepend("ab"), HfStrip(True, False), LiteralReplace(b"a", b"", 0)], "x", False),
+    (lambda: [LiteralReplace(b"a", b"yy", 0), LiteralReplace(b"y", b"", 0)], "ab", True),
+    (lambda: [HfStrip(True, False), HfPrepend("-")], "  x", True),
+])
+def test_track_start_follows_the_first_characters_alignment(members, text, late):
+    assert starts_late(NormalizerSequence(members(), track_start=True), text) is late

@@ -82,6 +82,19 @@ cdef class HfStrip(Normalizer):
             return ERR_NO_MEMORY
         return NORMALIZED_LATE_START if start > 0 else 0
 
+    cdef Py_ssize_t carry_start(self, const unsigned char* s, Py_ssize_t n, Py_ssize_t flagged,
+                                const unsigned char* o, Py_ssize_t m) noexcept nogil:
+        # Parity: lrstrip keeps the alignments of the characters it keeps
+        cdef Py_ssize_t start = 0, k
+        cdef uint32_t cp
+        if self.left:
+            while start < n:
+                k = decode_one(s + start, n - start, &cp)
+                if not rust_is_whitespace(cp):
+                    break
+                start += k
+        return max(0, min(flagged - start, m))
+
 
 cdef class HfPrepend(Normalizer):
     """Parity: normalizers/prepend.rs: `prepend` goes before a non-empty text."""
@@ -106,6 +119,13 @@ cdef class HfPrepend(Normalizer):
         memcpy(out.data + plen, s, n)
         out.size = plen + n
         return 0
+
+    cdef Py_ssize_t carry_start(self, const unsigned char* s, Py_ssize_t n, Py_ssize_t flagged,
+                                const unsigned char* o, Py_ssize_t m) noexcept nogil:
+        # Parity: NormalizedString::prepend aligns the prepended text with the first character
+        if flagged <= 0:
+            return 0
+        return min(self.prepend_len + flagged, m)
 
 
 cdef class HfByteLevelNormalizer(Normalizer):

@@ -21,7 +21,7 @@ from toksmith._core.buffers cimport (ByteBuf, IdBuf, bytebuf_append, bytebuf_fre
 from toksmith._core.errors cimport ERR_NO_MEMORY
 from toksmith._core.linear_regex cimport (LinearRegex, LrScratch, lr_find_all, lr_replace_all, lr_scratch_free,
                                           lr_scratch_init)
-from toksmith._core.normalizer cimport NORMALIZED_LATE_START, TEXT_UNCHANGED, Normalizer
+from toksmith._core.normalizer cimport NORMALIZED_LATE_START, TEXT_UNCHANGED, Normalizer, replace_carry_start
 from toksmith._core.pretokenizer cimport PRETOK_REWRITTEN, PreTokenizer, PreTokenizerWork, pretok_inner_work
 from toksmith._core.pretokenizer cimport SPLIT_CONTIGUOUS as _CONTIGUOUS, SPLIT_ISOLATED as _ISOLATED
 from toksmith._core.pretokenizer cimport SPLIT_MERGED_WITH_NEXT as _MERGED_WITH_NEXT
@@ -268,3 +268,16 @@ cdef class HfReplace(Normalizer):
         if count == 0:
             return TEXT_UNCHANGED
         return NORMALIZED_LATE_START if late else 0
+
+    cdef Py_ssize_t carry_start(self, const unsigned char* s, Py_ssize_t n, Py_ssize_t flagged,
+                                const unsigned char* o, Py_ssize_t m) noexcept nogil:
+        cdef LrScratch sc
+        cdef IdBuf pairs
+        cdef Py_ssize_t count, k
+        lr_scratch_init(&sc)
+        memset(&pairs, 0, sizeof(IdBuf))
+        count = lr_find_all(self.regex, s, n, &sc, &pairs)
+        k = count if count < 0 else min(replace_carry_start(pairs.data, count, n, self.content_len, flagged), m)
+        lr_scratch_free(&sc)
+        idbuf_free(&pairs)
+        return k

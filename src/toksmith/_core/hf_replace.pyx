@@ -9,11 +9,11 @@ A greedy `c{m,}` matches exactly the maximal runs of c that are m or more long.
     'a_b c'
 """
 from libc.stdint cimport uint64_t
-from libc.string cimport memchr, memcmp, memcpy
+from libc.string cimport memchr, memcmp, memcpy, memset
 
-from toksmith._core.buffers cimport ByteBuf, bytebuf_append
+from toksmith._core.buffers cimport ByteBuf, IdBuf, bytebuf_append, idbuf_free, idbuf_push
 from toksmith._core.errors cimport ERR_NO_MEMORY
-from toksmith._core.normalizer cimport NORMALIZED_LATE_START, TEXT_UNCHANGED, Normalizer
+from toksmith._core.normalizer cimport NORMALIZED_LATE_START, TEXT_UNCHANGED, Normalizer, replace_carry_start
 from toksmith._core.swar cimport first_marked_byte, spread_byte, zero_bytes
 
 
@@ -56,6 +56,34 @@ cdef class LiteralReplace(Normalizer):
         if self.pl == 1:
             return self._normalize_byte(s, n, out)
         return self._normalize_string(s, n, out)
+
+    cdef Py_ssize_t carry_start(self, const unsigned char* s, Py_ssize_t n, Py_ssize_t flagged,
+                                const unsigned char* o, Py_ssize_t m) noexcept nogil:
+        """The matches as normalize finds them (a plain scan), then replace_carry_start.
+        Matches that start past the first `flagged` bytes change nothing: the scan stops there."""
+        cdef IdBuf pairs
+        cdef Py_ssize_t pos = 0, run_end, count, k, pl = self.pl
+        memset(&pairs, 0, sizeof(IdBuf))
+        while pos + pl <= n and pos < flagged:
+            if memcmp(s + pos, self.p, pl) != 0:
+                pos += 1
+                continue
+            run_end = pos + pl
+            count = 1
+            if self.min_run:
+                while run_end + pl <= n and memcmp(s + run_end, self.p, pl) == 0:
+                    run_end += pl
+                    count += 1
+                if count < self.min_run:
+                    pos = run_end
+                    continue
+            if idbuf_push(&pairs, <int>pos) < 0 or idbuf_push(&pairs, <int>run_end) < 0:
+                idbuf_free(&pairs)
+                return ERR_NO_MEMORY
+            pos = run_end
+        k = replace_carry_start(pairs.data, pairs.size // 2, n, self.cl, flagged)
+        idbuf_free(&pairs)
+        return min(k, m)
 
     cdef int _normalize_byte(self, const unsigned char* s, Py_ssize_t n, ByteBuf* out) noexcept nogil:
         """A one-byte pattern: 8 bytes at a time past text without a match (a run of

@@ -50,6 +50,8 @@ cdef class LinearRegex:
     cdef int32_t n_astral
     cdef int32_t newline_class
     cdef int32_t word_class
+    cdef int32_t grapheme_table     # the look table of grapheme cluster boundaries, or -1
+    cdef unsigned char* part_graphemes   # per partition id: its grapheme break code | GRAPHEME_PICT
     cdef readonly str pattern
     cdef object _keep
     # The main pass as a DFA over its columns' sets of live states (when the pass only
@@ -70,6 +72,7 @@ cdef class LinearRegex:
 
     cdef int32_t part_of(self, int32_t cp) noexcept nogil
     cdef _build_dfa(self, Py_ssize_t max_work)
+    cdef _set_graphemes(self, int32_t table, list classes)
 
 
 # Append the matches of `regex` in s[:n] to `pairs` as (start, end) byte offsets, in the

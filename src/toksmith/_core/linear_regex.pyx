@@ -48,6 +48,26 @@ cdef enum:
     ASSERT_WORD = 5
     ASSERT_NOT_WORD = 6
 
+# Grapheme break codes (0: Other), in backtrack_program.GRAPHEME_VALUES order; Extended_Pictographic a flag.
+cdef enum:
+    G_CR = 1
+    G_LF = 2
+    G_CONTROL = 3
+    G_EXTEND = 4
+    G_ZWJ = 5
+    G_SPACING_MARK = 6
+    G_PREPEND = 7
+    G_REGIONAL_INDICATOR = 8
+    G_L = 9
+    G_V = 10
+    G_T = 11
+    G_LV = 12
+    G_LVT = 13
+    G_VALUE_MASK = 15
+    G_PICT = 16
+
+assert bp.GRAPHEME_VALUES == ("CR", "LF", "Control", "Extend", "ZWJ", "SpacingMark", "Prepend",
+                              "Regional_Indicator", "L", "V", "T", "LV", "LVT", "Extended_Pictographic")
 assert (bp.OP_CLASS, bp.OP_ALT, bp.OP_MATCH, bp.OP_ASSERT, bp.OP_LOOK_CLASS, bp.OP_BEHIND_CLASS, bp.OP_LOOK,
         bp.OP_ATOMIC) == tuple(range(8))
 assert (bp.ASSERT_BOL, bp.ASSERT_EOL, bp.ASSERT_BOT, bp.ASSERT_EOT, bp.ASSERT_EOT_NL, bp.ASSERT_WORD,
@@ -91,6 +111,54 @@ cdef bint _assert(LinearRegex r, int32_t kind, const int32_t* eq, Py_ssize_t n, 
     if kind == ASSERT_WORD:
         return _at(r, eq, n, j - 1, r.word_class) != _at(r, eq, n, j, r.word_class)
     return _at(r, eq, n, j - 1, r.word_class) == _at(r, eq, n, j, r.word_class)
+
+
+cdef inline bint _grapheme_break(unsigned char before, unsigned char after, bint pict_before,
+                                 Py_ssize_t ri_before) noexcept nogil:
+    """Whether a grapheme cluster boundary lies between two characters (codes as
+    part_graphemes), inside the text. `pict_before`: the character before `before`, walking
+    back over Extend, is Extended_Pictographic; `ri_before`: Regional_Indicator characters
+    that end right before `before`.
+    Parity: Oniguruma unicode.c unicode_egcb_is_break_2code and onigenc_egcb_is_break_position."""
+    cdef unsigned char f = before & G_VALUE_MASK, t = after & G_VALUE_MASK
+    if f == 0 and t == 0:
+        return True
+    if f == G_CR and t == G_LF:
+        return False                                                        # GB3
+    if G_CR <= f <= G_CONTROL or G_CR <= t <= G_CONTROL:
+        return True                                                         # GB4, GB5
+    if f >= G_L and t >= G_L:
+        if f == G_L and t != G_T:
+            return False                                                    # GB6
+        if (f == G_LV or f == G_V) and (t == G_V or t == G_T):
+            return False                                                    # GB7
+        if t == G_T and (f == G_LVT or f == G_T):
+            return False                                                    # GB8
+        return True
+    if t == G_EXTEND or t == G_ZWJ or t == G_SPACING_MARK or f == G_PREPEND:
+        return False                                                        # GB9, GB9a, GB9b
+    if f == G_ZWJ:
+        return not ((after & G_PICT) and pict_before)                       # GB11
+    if f == G_REGIONAL_INDICATOR and t == G_REGIONAL_INDICATOR:
+        return ri_before % 2 != 0                                           # GB12, GB13
+    return True
+
+
+cdef void _fill_grapheme_breaks(LinearRegex r, const int32_t* eq, Py_ssize_t n, unsigned char* out) noexcept nogil:
+    """out[j] (0 <= j <= n): a grapheme cluster boundary lies at position j of the text, its
+    start and end included (GB1, GB2), the rules looking back as far as the start."""
+    cdef const unsigned char* g = r.part_graphemes
+    cdef unsigned char before, after
+    cdef bint pict = False
+    cdef Py_ssize_t ri = 0, j
+    out[0] = 1
+    out[n] = 1
+    for j in range(1, n):
+        before = g[eq[j - 1]]
+        after = g[eq[j]]
+        out[j] = _grapheme_break(before, after, pict, ri)
+        pict = (before & G_PICT) != 0 or ((before & G_VALUE_MASK) == G_EXTEND and pict)
+        ri = ri + 1 if (before & G_VALUE_MASK) == G_REGIONAL_INDICATOR else 0
 
 
 cdef int _run_pass(LinearRegex r, const LrPass* p, const int32_t* eq, Py_ssize_t n, LrScratch* sc) noexcept nogil:
@@ -303,6 +371,8 @@ cdef Py_ssize_t _find_all_parts(LinearRegex r, Py_ssize_t n_cp, const unsigned c
             or idbuf_reserve(&sc.conts, r.n_slots * (n_cp + 1) + 1) < 0
             or bytebuf_reserve(&sc.tables, r.n_tables * (n_cp + 1) + 1) < 0):
         return ERR_NO_MEMORY
+    if r.grapheme_table >= 0:
+        _fill_grapheme_breaks(r, eq, n_cp, <unsigned char*>sc.tables.data + r.grapheme_table * (n_cp + 1))
     for i in range(r.n_passes):
         _run_pass(r, &r.passes[i], eq, n_cp, sc)
     i = _iterate(sc.match_end.data, n_cp, s, n, pairs)
@@ -441,6 +511,8 @@ cdef class LinearRegex:
         self.dfa_live = NULL
         self.main_ops = NULL
         self.dfa_resolve = NULL
+        self.part_graphemes = NULL
+        self.grapheme_table = -1
 
     def __init__(self, program, str pattern="", *, bint use_dfa=True):
         """`use_dfa` False (tests): always run the passes, never the DFA."""
@@ -517,8 +589,25 @@ cdef class LinearRegex:
         for k, (start, part) in enumerate(astral):
             self.astral_starts[k] = start
             self.astral_parts[k] = part
+        if program.grapheme_table >= 0:
+            self._set_graphemes(program.grapheme_table, program.grapheme_classes)
         if use_dfa:
             self._build_dfa(100_000_000)
+
+    cdef _set_graphemes(self, int32_t table, list classes):
+        """part_graphemes from the classes of the break values (a part is in at most one)."""
+        cdef int32_t part, k
+        cdef unsigned char code
+        self.part_graphemes = <unsigned char*>malloc(self.n_parts)
+        if self.part_graphemes == NULL:
+            raise MemoryError()
+        for part in range(self.n_parts):
+            code = 0
+            for k in range(len(classes)):
+                if _in(self, part, classes[k]):
+                    code |= G_PICT if bp.GRAPHEME_VALUES[k] == "Extended_Pictographic" else <unsigned char>(k + 1)
+            self.part_graphemes[part] = code
+        self.grapheme_table = table
 
     cdef _build_dfa(self, Py_ssize_t max_work):
         """The main pass as a DFA (see the .pxd), when it has one pass and only looks at
@@ -642,6 +731,7 @@ cdef class LinearRegex:
         free(self.bmp_part)
         free(self.astral_starts)
         free(self.astral_parts)
+        free(self.part_graphemes)
 
     cdef int32_t part_of(self, int32_t cp) noexcept nogil:
         cdef int32_t lo = 0, hi, mid

@@ -7,7 +7,7 @@
 # comes from after the first character of s (leading characters were dropped: a
 # Hugging Face Strip, say), or a negative error code (errors.pxd). It runs without the
 # GIL and keeps no state between calls, so one normalizer serves every thread.
-from libc.stdint cimport uint32_t
+from libc.stdint cimport int32_t, uint32_t
 
 from toksmith._core.buffers cimport ByteBuf
 from toksmith._core.trie cimport DoubleArrayTrie
@@ -24,6 +24,27 @@ cdef enum:
     PASS_BEFORE_ASCII = 1          # ascii_kind only
     PASS_ALWAYS = 2
     PASS_UNLESS_KEY_MATCHES = 3    # bmp_passes only
+
+
+cdef inline Py_ssize_t replace_carry_start(const int32_t* pairs, Py_ssize_t count, Py_ssize_t n,
+                                           Py_ssize_t content_len, Py_ssize_t flagged) noexcept nogil:
+    """carry_start (see Normalizer) of replacing `count` matches, (start, end) byte pairs in
+    order, by content of content_len bytes. Parity: tokenizers NormalizedString::replace:
+    copied text keeps its alignments; a match's content takes that of the match's last byte,
+    (0, 0) (the input's start) for an empty match at 0."""
+    cdef Py_ssize_t k, a, b, last = 0, out = 0, carried = 0
+    for k in range(count):
+        a = pairs[2 * k]
+        b = pairs[2 * k + 1]
+        if last < flagged:
+            carried = out + (min(a, flagged) - last)
+        out += a - last + content_len
+        if content_len > 0 and b <= flagged:
+            carried = out
+        last = b
+    if last < flagged:
+        carried = out + (min(n, flagged) - last)
+    return carried
 
 
 # darts-clone double-array units of a precompiled charsmap (sentencepiece's layout).
@@ -69,6 +90,16 @@ cdef class Normalizer:
     # bytes), so the engine skips it for text that came from a str.
     cdef readonly bint repairs_utf8_only
     cdef int normalize(self, const unsigned char* s, Py_ssize_t n, ByteBuf* out) noexcept nogil
+    # Of the output o[:m] that normalize() made of s[:n], how many leading bytes come from
+    # the first `flagged` bytes of s (negative: an error code). Parity: tokenizers'
+    # NormalizedString gives each output character the alignment of one input byte (the
+    # one it replaces, or for an inserted character the byte before it), in input order,
+    # so the characters aligned with the input's first character are always a prefix
+    # (Metaspace's prepend_scheme "first": `offsets_original().0 == 0`). The default:
+    # the output of s[:flagged] alone (characters normalized on their own), rounded up to
+    # a character of o.
+    cdef Py_ssize_t carry_start(self, const unsigned char* s, Py_ssize_t n, Py_ssize_t flagged,
+                                const unsigned char* o, Py_ssize_t m) noexcept nogil
 
 
 cdef class EscapeSpacesNormalizer(Normalizer):

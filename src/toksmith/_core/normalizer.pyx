@@ -46,6 +46,27 @@ cdef class Normalizer:
             return ERR_NO_MEMORY
         return 0
 
+    cdef Py_ssize_t carry_start(self, const unsigned char* s, Py_ssize_t n, Py_ssize_t flagged,
+                                const unsigned char* o, Py_ssize_t m) noexcept nogil:
+        cdef ByteBuf part
+        cdef int rc
+        cdef Py_ssize_t k
+        if flagged <= 0 or m == 0:
+            return 0
+        if flagged >= n:
+            return m
+        memset(&part, 0, sizeof(ByteBuf))
+        rc = self.normalize(s, flagged, &part)
+        k = flagged if rc == TEXT_UNCHANGED else part.size
+        bytebuf_free(&part)
+        if rc < 0:
+            return rc
+        if k > m:
+            k = m
+        while k < m and (o[k] & 0xC0) == 0x80:
+            k += 1
+        return k
+
     def normalize_text(self, text):
         """Normalize `text` (str or bytes) and return the result as str."""
         cdef bytes data = text.encode("utf-8") if isinstance(text, str) else bytes(text)

@@ -6,7 +6,8 @@ from toksmith._core.pretokenizer import PreTokenizer
 
 class NormalizerSequence(Normalizer):
     members: tuple[Normalizer, ...]
-    def __init__(self, members: Iterable[Normalizer]) -> None: ...
+    track_start: bool
+    def __init__(self, members: Iterable[Normalizer], *, track_start: bool = False) -> None: ...
 
 class PreTokenizerSequence(PreTokenizer):
     members: tuple[PreTokenizer, ...]

@@ -22,19 +22,34 @@ from toksmith._core.pretokenizer cimport (PRETOK_REWRITTEN, PreTokenizer, PreTok
                                           pretok_inner_work)
 
 
+cdef inline Py_ssize_t _first_char_len(const unsigned char* s, Py_ssize_t n) noexcept nogil:
+    """Bytes of the first character of s[:n] (its lead byte and continuation bytes)."""
+    cdef Py_ssize_t k = 1
+    if n == 0:
+        return 0
+    while k < n and (s[k] & 0xC0) == 0x80:
+        k += 1
+    return k
+
+
 cdef class NormalizerSequence(Normalizer):
     """Run `members` (Normalizer stages) one after the other.
 
     Reports TEXT_UNCHANGED when every member did, and NORMALIZED_LATE_START when any
-    member dropped the leading characters of what it was given.
+    member dropped the leading characters of what it was given; with `track_start`, when
+    no output character is aligned with the input's first character any more, followed
+    through every member with carry_start (a member may make several characters of the
+    first and a later one drop some of them: Metaspace's prepend_scheme "first").
     """
 
     cdef readonly tuple members
+    cdef readonly bint track_start
     cdef PyObject** items
     cdef Py_ssize_t n
 
-    def __cinit__(self, members):
+    def __cinit__(self, members, *, bint track_start=False):
         cdef Py_ssize_t i
+        self.track_start = track_start
         self.members = tuple(members)
         for m in self.members:
             if not isinstance(m, Normalizer):
@@ -56,11 +71,14 @@ cdef class NormalizerSequence(Normalizer):
         cdef Py_ssize_t cur_n = n, i
         cdef int rc, which = 0, result = TEXT_UNCHANGED
         cdef bint late = False
+        cdef Py_ssize_t flagged = 0
         tmp.data = NULL
         tmp.size = 0
         tmp.cap = 0
         bufs[0] = out
         bufs[1] = &tmp
+        if self.track_start:
+            flagged = _first_char_len(s, n)
         for i in range(self.n):
             # write into the buffer `cur` does not live in
             rc = (<Normalizer>self.items[i]).normalize(cur, cur_n, bufs[which])
@@ -71,6 +89,13 @@ cdef class NormalizerSequence(Normalizer):
                 continue
             if rc == NORMALIZED_LATE_START:
                 late = True
+            if self.track_start:
+                flagged = (<Normalizer>self.items[i]).carry_start(
+                    cur, cur_n, flagged, <const unsigned char*>bufs[which].data, bufs[which].size)
+                if flagged < 0:
+                    bytebuf_free(&tmp)
+                    return <int>flagged
+                late = flagged == 0
             cur = <const unsigned char*>bufs[which].data
             cur_n = bufs[which].size
             result = 0

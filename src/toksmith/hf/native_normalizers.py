@@ -33,12 +33,39 @@ def build_normalizer(hf: c.HfTokenizerSpec, component: c.Normalizer | None, path
     return builder(hf, component, path)
 
 
+def build_root_normalizer(hf: c.HfTokenizerSpec) -> Normalizer | None:
+    """The native stage of the file's normalizer; with Metaspace's prepend_scheme "first" in
+    the pipeline, one that follows which output characters stay aligned with the input's
+    first character (a NormalizerSequence with track_start, one member or several)."""
+    normalizer = build_normalizer(hf, hf.normalizer, "$.normalizer")
+    if (normalizer is not None and not isinstance(normalizer, NormalizerSequence)
+            and _has_metaspace_first(hf.pre_tokenizer)):
+        normalizer = NormalizerSequence([normalizer], track_start=True)
+    return normalizer
+
+
 def _sequence(hf: c.HfTokenizerSpec, seq: c.NormalizerSequence, path: str) -> Normalizer | None:
-    members = [build_normalizer(hf, m, f"{path}.normalizers[{i}]") for i, m in enumerate(seq.normalizers)]
-    members = [m for m in members if m is not None]
+    """The members in order (nested sequences flattened). With Metaspace's prepend_scheme
+    "first" in the pipeline the sequence follows which output characters are aligned with
+    the input's first character through every member (NormalizerSequence track_start)."""
+    members = []
+    for i, m in enumerate(seq.normalizers):
+        built = build_normalizer(hf, m, f"{path}.normalizers[{i}]")
+        if isinstance(built, NormalizerSequence):
+            members.extend(built.members)
+        elif built is not None:
+            members.append(built)
     if not members:
         return None
-    return members[0] if len(members) == 1 else NormalizerSequence(members)
+    if len(members) == 1:
+        return members[0]
+    return NormalizerSequence(members, track_start=_has_metaspace_first(hf.pre_tokenizer))
+
+
+def _has_metaspace_first(component: c.PreTokenizer | None) -> bool:
+    if isinstance(component, c.PreTokenizerSequence):
+        return any(_has_metaspace_first(p) for p in component.pretokenizers)
+    return isinstance(component, c.Metaspace) and component.prepend_scheme is c.PrependScheme.FIRST
 
 
 def _bert(hf: c.HfTokenizerSpec, n: c.BertNormalizer, path: str) -> Normalizer:

@@ -25,7 +25,7 @@ def compiled_pattern(kind: str, text: str) -> LinearRegex:
             tree = ("cat", [("set", [(ord(ch), ord(ch))]) for ch in text])
         else:
             tree = parse_onig(text)
-        program = compile_tree(tree, word=onig_unicode.escape_ranges("w"))
+        program = compile_tree(tree, word=onig_unicode.escape_ranges("w"), graphemes=onig_unicode.grapheme_values())
     except RecursionError:
         raise RegexUnsupported("groups nested too deeply") from None
     return LinearRegex(program, text)

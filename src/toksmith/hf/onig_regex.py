@@ -13,8 +13,13 @@ nested quantifiers reduce as Oniguruma's ReduceTypeTable; under `(?i)` a literal
 its simple case-fold class, a bracket class is closed under case folding before `^` applies,
 while `\\p{..}`, `\\w`... outside brackets are not folded.
 
+`\\X` is an extended grapheme cluster as Oniguruma builds it, `(?>\\O(?:\\Y\\O)*)`, where
+`\\Y` (not) and `\\y` are grapheme cluster boundaries by Oniguruma's rules
+(onigenc_egcb_is_break_position: Unicode 16 data, no GB9c, GB11 and GB12/13 looking back to
+the start of the text); inside brackets `\\X \\y \\Y` are the letters themselves.
+
 Refused (RegexUnsupported, naming the construct): back-references, subexpression calls,
-`\\K`, `\\G`, `\\X`, `\\y`, absent operators, conditionals, callouts, the options
+`\\K`, `\\G`, word segments `(?y{w})`, absent operators, conditionals, callouts, the options
 `W D S P I L`, case-insensitive characters whose case folding is several characters
 (`(?i)ß` also matches "ss"), and whatever backtrack_program refuses.
 
@@ -45,6 +50,9 @@ _ANY = [(0, MAX_CODE_POINT)]
 _NOT_NEWLINE = [(0, 0x09), (0x0B, MAX_CODE_POINT)]
 _CONTROL_ESCAPES = {"t": 0x09, "n": 0x0A, "r": 0x0D, "f": 0x0C, "v": 0x0B, "a": 0x07, "e": 0x1B}
 _HEX = "0123456789abcdefABCDEF"
+# Parity: Oniguruma regparse.c make_text_segment: \\X == (?>\\O(?:\\Y\\O)*)
+_GRAPHEME_CLUSTER = ("atomic", ("cat", [("set", _ANY),
+                                        ("rep", ("cat", [("assert", "NOT_EGCB"), ("set", _ANY)]), 0, None, True)]))
 
 
 @dataclass(frozen=True)
@@ -193,8 +201,10 @@ class _Parser:
 
     def options(self, letters: str, opts: _Options) -> _Options:
         on = True
-        # (?y{g}) / (?y{w}): the text segments of \X and \y, both refused
-        for ch in letters.replace("y{g}", "").replace("y{w}", ""):
+        if "y{w}" in letters:
+            raise self.unsupported("word text segments (?y{w})")
+        # (?y{g}): \X and \y are grapheme clusters, as they are by default
+        for ch in letters.replace("y{g}", ""):
             if ch == "-":
                 on = False
             elif ch == "i":
@@ -340,7 +350,7 @@ class _Parser:
                 self.close()
                 return ("group", body, True)
             j = i + 2
-            while j < len(p) and p[j] in "imx-WDSPCIL":
+            while j < len(p) and p[j] in "imx-WDSPCILy{}gw":
                 j += 1
             if j < len(p) and p[j] == ":":
                 new_opts = self.options(p[i + 2:j], opts)
@@ -393,8 +403,13 @@ class _Parser:
         if ch == "O":
             self.i += 1
             return ("set", _ANY)
-        refused = {"G": "\\G", "K": "\\K", "X": "\\X", "y": "\\y", "Y": "\\Y", "k": "a back-reference",
-                   "g": "a subexpression call"}
+        if ch == "X":
+            self.i += 1
+            return _GRAPHEME_CLUSTER
+        if ch in "yY":
+            self.i += 1
+            return ("assert", "EGCB" if ch == "y" else "NOT_EGCB")
+        refused = {"G": "\\G", "K": "\\K", "k": "a back-reference", "g": "a subexpression call"}
         if ch in refused:
             raise self.unsupported(refused[ch])
         if ch in "123456789":
@@ -425,6 +440,8 @@ class _Parser:
             return _CONTROL_ESCAPES[ch]
         if ch == "b" and in_class:
             return 0x08
+        if ch in "XyY" and in_class:
+            return ord(ch)      # Parity: Oniguruma fetch_token_cc has no \\X \\y \\Y: the letter
         if ch == "x":
             if self.peek() == "{":
                 end = self.p.find("}", self.i)
@@ -668,4 +685,4 @@ def parse_onig(pattern: str):
 
 def compile_onig(pattern: str) -> Program:
     """The linear-time program of an Oniguruma pattern. Raises RegexUnsupported."""
-    return compile_tree(parse_onig(pattern), word=uni.escape_ranges("w"))
+    return compile_tree(parse_onig(pattern), word=uni.escape_ranges("w"), graphemes=uni.grapheme_values())

@@ -21,7 +21,11 @@ def normalize_property_name(name: str) -> str:
 
 @lru_cache(maxsize=None)
 def _set(index: int) -> tuple[tuple[int, int], ...]:
-    raw = base64.b64decode(data.SETS[index])
+    return _decode_ranges(data.SETS[index])
+
+
+def _decode_ranges(encoded: str) -> tuple[tuple[int, int], ...]:
+    raw = base64.b64decode(encoded)
     values = []
     value = shift = 0
     for byte in raw:
@@ -56,6 +60,18 @@ def posix_ranges(name: str) -> tuple[tuple[int, int], ...] | None:
     """The ranges of `[[:name:]]` (lowercase names only, as Oniguruma), or None."""
     index = data.POSIX_BRACKETS.get(name)
     return None if index is None else _set(index)
+
+
+@lru_cache(maxsize=1)
+def grapheme_values() -> dict[str, tuple[tuple[int, int], ...]]:
+    """Oniguruma's Grapheme_Cluster_Break ranges by value name (and Extended_Pictographic),
+    for \\X, \\y and \\Y (onig_grapheme_data, read from tokenizers' Oniguruma: Unicode 16).
+
+    >>> grapheme_values()["ZWJ"]
+    ((8205, 8205),)
+    """
+    from toksmith.hf import onig_grapheme_data
+    return {name: _decode_ranges(encoded) for name, encoded in onig_grapheme_data.VALUES.items()}
 
 
 @lru_cache(maxsize=1)

@@ -142,9 +142,9 @@ def _build_generic(spec: TokenizerSpec, hf: c.HfTokenizerSpec) -> Engine:
     """Every component of the file as its own native stage (toksmith.hf.native_*)."""
     from toksmith.hf.native_decoders import build_decoder
     from toksmith.hf.native_models import build_model
-    from toksmith.hf.native_normalizers import build_normalizer
+    from toksmith.hf.native_normalizers import build_root_normalizer
     from toksmith.hf.native_pretokenizers import build_pretokenizer
-    normalizer = build_normalizer(hf, hf.normalizer, "$.normalizer")
+    normalizer = build_root_normalizer(hf)
     pretokenizer = build_pretokenizer(hf, hf.pre_tokenizer, "$.pre_tokenizer")
     with bad_data_names_file(hf.source, "$.model"):
         model = build_model(spec, hf)

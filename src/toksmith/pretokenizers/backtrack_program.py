@@ -18,7 +18,8 @@ The syntax tree (tuples), produced by a dialect's parser (toksmith.hf.onig_regex
   ("rep", node, lo, hi, greedy)   hi None: unbounded
   ("atomic", node)                (?>...): its body's first match, never backtracked into
   ("look", node, behind, negative)
-  ("assert", kind)                one of ASSERTS
+  ("assert", kind)                one of ASSERTS, or "EGCB" / "NOT_EGCB": at (not at) an extended
+                                  grapheme cluster boundary (the `graphemes` a dialect gives)
   ("group", node)                 a capturing group (nothing at match time)
 
     >>> prog = compile_tree(("rep", ("set", [(0x61, 0x61)]), 1, None, True), word=[(0x61, 0x7A)])
@@ -42,6 +43,12 @@ OP_ATOMIC = 7       # a: body start, b: next, c: slot. The body's first end, the
 ASSERT_BOL, ASSERT_EOL, ASSERT_BOT, ASSERT_EOT, ASSERT_EOT_NL, ASSERT_WORD, ASSERT_NOT_WORD = range(7)
 ASSERTS = {"BOL": ASSERT_BOL, "EOL": ASSERT_EOL, "BOT": ASSERT_BOT, "EOT": ASSERT_EOT,
            "EOT_NL": ASSERT_EOT_NL, "WORD": ASSERT_WORD, "NOT_WORD": ASSERT_NOT_WORD}
+
+# The grapheme cluster break values a dialect gives compile_tree (Other: all the rest), in the
+# order of their codes 1.. in linear_regex.pyx; Extended_Pictographic is a flag beside them.
+GRAPHEME_VALUES = ("CR", "LF", "Control", "Extend", "ZWJ", "SpacingMark", "Prepend", "Regional_Indicator",
+                   "L", "V", "T", "LV", "LVT", "Extended_Pictographic")
+GRAPHEME_ASSERTS = {"EGCB": False, "NOT_EGCB": True}     # kind -> negative
 
 MAX_CODE_POINT = 0x10FFFF
 MAX_STATES = 20000      # per pass; {n,m} counts are unrolled
@@ -73,6 +80,8 @@ class Program:
     word_class: int
     n_tables: int
     n_slots: int
+    grapheme_table: int = -1        # the table of grapheme cluster boundaries (filled first), or -1
+    grapheme_classes: list[int] = field(default_factory=list)   # the class of each GRAPHEME_VALUES
 
 
 def normalize_ranges(ranges) -> list[tuple[int, int]]:
@@ -310,7 +319,7 @@ def _has_atomic(node) -> bool:
 # ---------------------------------------------------------------------- emission
 
 class _Compiler:
-    def __init__(self, word) -> None:
+    def __init__(self, word, graphemes) -> None:
         self.classes: list[list[tuple[int, int]]] = []
         self._class_ids: dict[tuple, int] = {}
         self.passes: list[Pass] = []
@@ -318,6 +327,19 @@ class _Compiler:
         self.n_tables = 0
         self.newline_class = self.cls([(0x0A, 0x0A)])
         self.word_class = self.cls(word)
+        self.graphemes = graphemes
+        self.grapheme_table = -1
+        self.grapheme_classes: list[int] = []
+
+    def boundaries(self) -> int:
+        """The table of grapheme cluster boundaries (linear_regex fills it before the passes)."""
+        if self.grapheme_table < 0:
+            if self.graphemes is None:
+                raise RegexUnsupported("grapheme clusters (no Grapheme_Cluster_Break data for this dialect)")
+            self.grapheme_classes = [self.cls(self.graphemes[name]) for name in GRAPHEME_VALUES]
+            self.grapheme_table = self.n_tables
+            self.n_tables += 1
+        return self.grapheme_table
 
     def cls(self, ranges) -> int:
         key = tuple(normalize_ranges(ranges))
@@ -380,6 +402,8 @@ class _PassEmitter:
         if kind == "rep":
             return self.emit_rep(node, nxt)
         if kind == "assert":
+            if node[1] in GRAPHEME_ASSERTS:
+                return self.state(OP_LOOK, self.c.boundaries(), nxt, int(GRAPHEME_ASSERTS[node[1]]))
             return self.state(OP_ASSERT, ASSERTS[node[1]], nxt)
         if kind == "look":
             body, behind, negative = node[1], node[2], node[3]
@@ -457,12 +481,14 @@ def _order(states: list[list[int]], empty_atomics: set[int]) -> list[int]:
     return order
 
 
-def compile_tree(tree, *, word) -> Program:
-    """The program of a syntax tree; `word` are the ranges of \\w for \\b and \\B.
+def compile_tree(tree, *, word, graphemes=None) -> Program:
+    """The program of a syntax tree; `word` are the ranges of \\w for \\b and \\B,
+    `graphemes` the ranges of each GRAPHEME_VALUES name (for the EGCB asserts).
     Raises RegexUnsupported."""
     tree = simplify(tree)
     check_loops(tree)
-    compiler = _Compiler(word)
+    compiler = _Compiler(word, graphemes)
     compiler.compile_pass(tree, False, -1)
     return Program(passes=compiler.passes, classes=compiler.classes, newline_class=compiler.newline_class,
-                   word_class=compiler.word_class, n_tables=compiler.n_tables, n_slots=compiler.n_slots)
+                   word_class=compiler.word_class, n_tables=compiler.n_tables, n_slots=compiler.n_slots,
+                   grapheme_table=compiler.grapheme_table, grapheme_classes=compiler.grapheme_classes)
