@@ -38,7 +38,7 @@ from toksmith.errors import UnsupportedConversionError
 from toksmith.special_tokens import TokenAttr
 from toksmith.writers.tokenizer_json import write_tokenizer_json
 
-GGUFS = ("gpt-2", "llama-bpe", "qwen2", "deepseek-coder", "falcon", "mpt", "refact", "starcoder", "llama-spm",
+GGUFS = ("bert-bge", "gpt-2", "llama-bpe", "qwen2", "deepseek-coder", "falcon", "mpt", "refact", "starcoder", "llama-spm",
          "phi-3")
 REFUSED = {"bert-bge": "WPM", "nomic-bert-moe": "UGM"}
 
