@@ -6,16 +6,21 @@ vocabulary text from the left, a failing word becoming one [UNK]. The GGUF keeps
 converter's spelling (a word start "\u2581x", a continuation "x", from BERT's "x" and "##x"),
 so the written WordPiece model keeps those texts as they are and looks them up the way
 llama.cpp does:
-- normalizer: llama.cpp's whitespace set (Unicode White_Space, \\x0b \\x0c \\x85 U+2028/9
-  included, which BertNormalizer's clean_text drops or keeps) to " "; with strip_accents
-  every \\p{M} dropped (BertNormalizer drops only Mn after its NFD) and Hangul syllables
-  (llama.cpp's one-to-one NFD leaves them whole) kept out of tokenizers' NFD; then
-  BertNormalizer(clean_text, handle_chinese_chars, strip_accents, lowercase);
-- pre-tokenizer: BertPreTokenizer (whitespace, Unicode and ASCII punctuation/symbols), then
-  Metaspace("\u2581", always, no split) for the phantom space of every word;
+- normalizer: llama.cpp's whitespace set (Unicode White_Space: \\x0b \\x0c \\x85 U+2028/9,
+  which BertNormalizer's clean_text drops or keeps, included) to " "; Cc/Cf/Co/Cs dropped
+  (unassigned code points kept); with strip_accents, a Hangul syllable becomes its leading
+  jamo (llama.cpp's NFD maps a code point to one code point); "\u0130" -> "i" when lowercasing
+  without NFD; then BertNormalizer(clean_text, handle_chinese_chars, strip_accents,
+  lowercase); then with strip_accents every \\p{M} dropped (BertNormalizer drops only what
+  its older tables call Mn);
+- pre-tokenizer: WhitespaceSplit, Split(\\p{P} and ASCII symbols, isolated) (not
+  BertPreTokenizer, whose tables are older), then Metaspace("\u2581", always, no split) for
+  the phantom space of every word. Oniguruma's Unicode 16 marks and punctuation that
+  llama.cpp's 15.1 tables leave undefined are kept out of \\p{M} and \\p{P};
 - WordPiece with continuing_subword_prefix "" (llama.cpp looks continuations up as they
   are) and no word-length limit; [CLS] ... [SEP] with add_special;
-- decoder: "\u2581" back to " " (llama.cpp's token_to_piece) and its clean_spaces passes.
+- decoder: Fuse, the first "\u2581" dropped (add_space_prefix), "\u2581" back to " "
+  (llama.cpp's token_to_piece) and its clean_spaces passes.
 
 >>> import toksmith
 >>> hf = hf_spec_from_wordpiece_gguf(toksmith.load("ggml-vocab-bert-bge.gguf").spec)   # doctest: +SKIP
@@ -28,12 +33,14 @@ from toksmith.hf import components as c
 from toksmith.spec import TokenizerSpec
 from toksmith.vocab import TokenType
 from toksmith.writers.common import cannot_write
+from toksmith.writers.hf_from_gguf import added_tokens_of_types
 
 TARGET = "a tokenizer.json"
 PHANTOM_SPACE = "\u2581"
-# tokenizers' WordPiece gives [UNK] for a word longer than this; llama.cpp has no limit.
-# Parity: tokenizers models/wordpiece: `if char_len > self.max_input_chars_per_word` (usize).
-NO_WORD_LIMIT = 2 ** 63 - 1
+# tokenizers' WordPiece gives [UNK] for a word longer than this (a usize); llama.cpp has no
+# limit. The largest u32 (what toksmith's own reader accepts): a word of 4 GiB of text.
+# Parity: tokenizers models/wordpiece: `if char_len > self.max_input_chars_per_word`.
+NO_WORD_LIMIT = 2 ** 32 - 1
 # Parity: unicode-data.cpp unicode_set_whitespace (White_Space) minus what BertNormalizer's
 # clean_text already turns into " " (\t \n \r and Zs).
 LLAMA_WHITESPACE_NOT_BERT = "[\\u000b\\u000c\\u0085\\u2028\\u2029]"
@@ -69,8 +76,6 @@ def hf_spec_from_wordpiece_gguf(spec: TokenizerSpec) -> c.HfTokenizerSpec:
     texts = [piece.decode("utf-8") for piece in spec.vocab.pieces]
     special = spec.vocab.special
     missing = []
-    if options.add_space_prefix:
-        missing.append("add_space_prefix in a WPM vocabulary (llama.cpp then drops the first space of a decode)")
     if special.unk is None or special.bos is None or special.sep is None:
         missing.append("a WPM vocabulary without UNK, BOS ([CLS]) and SEP ids")
     if len(set(texts)) != len(texts):
@@ -85,9 +90,10 @@ def hf_spec_from_wordpiece_gguf(spec: TokenizerSpec) -> c.HfTokenizerSpec:
     steps: list[c.Normalizer] = [c.Replace(c.RegexPattern(LLAMA_WHITESPACE_NOT_BERT), " "),
                                  c.Replace(c.RegexPattern(CONTROLS), "")]
     if options.strip_accents:
-        steps += [c.Replace(c.RegexPattern(f"[\\u{first:04x}-\\u{first + HANGUL_PER_LEAD - 1:04x}]"),
-                            chr(JAMO_FIRST_LEAD + lead))
-                  for lead in range(HANGUL_LEADS) for first in (HANGUL_FIRST + lead * HANGUL_PER_LEAD,)]
+        steps += _hangul_leading_jamo()
+    if options.lowercase and not options.strip_accents:
+        # Parity: unicode-data.cpp unicode_map_lowercase {0x130, 0x69}; Rust's to_lowercase gives "i\u0307"
+        steps.append(c.Replace(c.StringPattern("\u0130"), "i"))
     steps.append(c.BertNormalizer(clean_text=True, handle_chinese_chars=True,
                                   strip_accents=options.strip_accents, lowercase=options.lowercase))
     if options.strip_accents:
@@ -95,9 +101,14 @@ def hf_spec_from_wordpiece_gguf(spec: TokenizerSpec) -> c.HfTokenizerSpec:
         steps.append(c.Replace(c.RegexPattern(MARKS), ""))
     model = c.WordPieceModel(vocab={text: i for i, text in enumerate(texts)}, unk_token=texts[special.unk],
                              continuing_subword_prefix="", max_input_chars_per_word=NO_WORD_LIMIT)
-    pre = c.PreTokenizerSequence((c.WhitespaceSplit(), c.Split(c.RegexPattern(PUNCTUATION), c.SplitBehavior.ISOLATED),
+    pre = c.PreTokenizerSequence((c.WhitespaceSplit(),
+                                  c.Split(c.RegexPattern(PUNCTUATION), c.SplitBehavior.ISOLATED),
                                   c.Metaspace(PHANTOM_SPACE, c.PrependScheme.ALWAYS, split=False)))
-    decoders: list[c.Decoder] = [c.Replace(c.StringPattern(PHANTOM_SPACE), " "), c.Fuse()]
+    decoders: list[c.Decoder] = [c.Fuse()]
+    if options.add_space_prefix:
+        # Parity: llama-vocab.cpp detokenize: remove_space = add_space_prefix, for the first token
+        decoders.append(c.StripDecoder(PHANTOM_SPACE, 1, 0))
+    decoders.append(c.Replace(c.StringPattern(PHANTOM_SPACE), " "))
     decoders += [c.Replace(c.StringPattern(a), b) for a, b in CLEAN_SPACES_REPLACEMENTS]
     bos, sep = texts[special.bos], texts[special.sep]
     # Parity: llama-vocab.cpp tokenize_impl LLAMA_VOCAB_TYPE_WPM: BOS ... SEP with add_special.
@@ -106,8 +117,16 @@ def hf_spec_from_wordpiece_gguf(spec: TokenizerSpec) -> c.HfTokenizerSpec:
         pair=(c.TemplateSpecialToken(bos), c.TemplateSequence(c.Sequence.A), c.TemplateSpecialToken(sep),
               c.TemplateSequence(c.Sequence.B, 1), c.TemplateSpecialToken(sep, 1)),
         special_tokens={bos: (special.bos,), sep: (special.sep,)})
-    from toksmith.writers.hf_from_gguf import added_tokens_of_types
     return c.HfTokenizerSpec(source=spec.source, model=model, normalizer=c.NormalizerSequence(tuple(steps)),
                              pre_tokenizer=pre, post_processor=template, decoder=c.DecoderSequence(tuple(decoders)),
                              added_tokens=added_tokens_of_types(texts, types, spec.token_attributes))
 
+
+def _hangul_leading_jamo() -> list[c.Normalizer]:
+    """One Replace per leading consonant: its 588 syllables -> the jamo (U+AC00.. -> U+1100..)."""
+    out: list[c.Normalizer] = []
+    for lead in range(HANGUL_LEADS):
+        first = HANGUL_FIRST + lead * HANGUL_PER_LEAD
+        out.append(c.Replace(c.RegexPattern(f"[\\u{first:04x}-\\u{first + HANGUL_PER_LEAD - 1:04x}]"),
+                             chr(JAMO_FIRST_LEAD + lead)))
+    return out
