@@ -34,6 +34,8 @@ test_convert_gguf_wpm_ugm_to_tokenizer_json.py.
 """
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 import regex
 import tokenizers
@@ -84,23 +86,22 @@ def _explain_decode(tok, ids: list[int], skip: bool) -> str | None:
     return None
 
 
-@pytest.mark.filterwarnings("ignore:the text starts with a BOS token")
-@pytest.mark.parametrize("name", GGUFS)
-def test_gguf_to_tokenizer_json_matches_llama_cpp(fixtures, corpus_lines, tmp_path, name):
-    path = gguf_path(fixtures, name)
+def compare_with_llama_cpp(path, corpus_lines: dict[str, list[str]], written_path) -> tuple[int, dict, list[str]]:
+    """Write `path` as a tokenizer.json at `written_path` and compare it with llama.cpp on every
+    line (module docstring): (lines compared, {category: distinct texts}, unexplained mismatches)."""
+    path = Path(path)
     tok = toksmith.load(path)
-    written_path = tmp_path / "tokenizer.json"
     written_path.write_bytes(write_tokenizer_json(tok.spec))
     written = tokenizers.Tokenizer.from_file(str(written_path))
     ref = llama_cpp_reference.load_vocab(path)
     specials = special_texts_of(path)
+    name = path.name
     mismatches, explained = [], {}
-    texts, spliced_texts, line_count, spliced_count = [], [], 0, 0
+    texts, spliced_texts = [], []
     for corpus, lines in corpus_lines.items():
         corpus_texts = spliced(lines, specials, seed=len(corpus))
         texts += corpus_texts
         spliced_texts += [t for t, line in zip(corpus_texts, lines) if t != line]
-    line_count, spliced_count = len(texts), len(spliced_texts)
     spliced_set = set(spliced_texts)
     for (add_special, parse_special), subset in (((True, True), texts), ((False, False), spliced_texts)):
         subset = list(dict.fromkeys(subset))        # each distinct text once
@@ -124,9 +125,20 @@ def test_gguf_to_tokenizer_json_matches_llama_cpp(fixtures, corpus_lines, tmp_pa
                                           f"{written.decode(want, skip_special_tokens=skip)[:60]!r} != "
                                           f"{reference_decode(ref, want, skip)[:60]!r}")
                     explained[why] = explained.get(why, 0) + 1
-    compared = line_count + spliced_count
+    return len(texts) + len(spliced_texts), explained, mismatches
+
+
+def report_line(what: str, compared: int, explained: dict) -> str:
     total = sum(explained.values())
-    report(f"convert ggml-vocab-{name}.gguf -> tokenizer.json: {compared} lines, {total} mismatches"
-           + (f" (distinct texts; known llama.cpp behaviour tokenizers cannot express: {dict(sorted((str(k), v) for k, v in explained.items()))})"
-              if total else ""))
+    return (f"convert {what} -> tokenizer.json: {compared} lines, {total} mismatches"
+            + (f" (distinct texts; known llama.cpp behaviour tokenizers cannot express: "
+               f"{dict(sorted((str(k), v) for k, v in explained.items()))})" if total else ""))
+
+
+@pytest.mark.filterwarnings("ignore:the text starts with a BOS token")
+@pytest.mark.parametrize("name", GGUFS)
+def test_gguf_to_tokenizer_json_matches_llama_cpp(fixtures, corpus_lines, tmp_path, name):
+    compared, explained, mismatches = compare_with_llama_cpp(gguf_path(fixtures, name), corpus_lines,
+                                                             tmp_path / "tokenizer.json")
+    report(report_line(f"ggml-vocab-{name}.gguf", compared, explained))
     assert not mismatches, "\n".join(mismatches[:10])
