@@ -7,6 +7,8 @@ nomic-bert-moe) does not cover.
   llama.cpp's normalizer options switched (tests/gguf_copy.py changes the keys, the
   vocabulary stays the real one); and the multilingual corpus sample through those copies
   with the corpus test's flags, splicing and decode (compare_with_llama_cpp).
+- UGM, against llama.cpp: every eighth code point alone and after a letter, through
+  nomic-bert-moe (all of them: 0 mismatches, measured once; too slow for CI).
 - refusals: what tokenizers cannot express is refused, naming it, and nothing is written.
 - the round trip GGUF -> tokenizer.json -> GGUF: the tokenizer.json -> GGUF writers
   (writers/gguf_wordpiece_json.py, gguf_unigram_json.py) take only the pipelines the
@@ -42,6 +44,7 @@ WPM_VARIANTS = {
                             "tokenizer.ggml.normalizer.strip_accents": True}, 8),
     "space-prefix": ({"tokenizer.ggml.add_space_prefix": True}, 8),
 }
+UGM_STRIDE = 8
 
 
 def _variant(fixtures, tmp_path, name: str):
@@ -113,11 +116,30 @@ def test_refusals(fixtures, tmp_path):
     _refused(toksmith.load(bge).spec, "USER_DEFINED tokens in a WPM vocabulary", tmp_path)
 
 
+@pytest.fixture(scope="module")
+def nomic_json(fixtures, tmp_path_factory):
+    """nomic-bert-moe written as tokenizer.json once (writing 250k exact scores takes ~20 s)."""
+    return toksmith.load(gguf_path(fixtures, "nomic-bert-moe")).save(tmp_path_factory.mktemp("nomic") / "tokenizer.json")
+
+
+def test_ugm_code_points(fixtures, nomic_json):
+    written = tokenizers.Tokenizer.from_file(str(nomic_json))
+    ref = llama_cpp_reference.load_vocab(gguf_path(fixtures, "nomic-bert-moe"))
+    points = [cp for cp in range(0, 0x110000, UGM_STRIDE) if not 0xD800 <= cp <= 0xDFFF]
+    texts = [f"{chr(cp)} x{chr(cp)}" for cp in points]
+    got = written.encode_batch(texts, add_special_tokens=True)
+    bad = [f"U+{cp:04X}: {g.ids} != {ref.tokenize(text.encode(), True, False)}"
+           for cp, text, g in zip(points, texts, got) if g.ids != ref.tokenize(text.encode(), True, False)]
+    report(f"convert ggml-vocab-nomic-bert-moe.gguf -> tokenizer.json, code points: {len(texts)} lines, "
+           f"{len(bad)} mismatches")
+    assert not bad, "\n".join(bad[:10])
+
+
 @pytest.mark.parametrize("name", ["bert-bge", "nomic-bert-moe"])
-def test_round_trip_to_gguf_is_refused(fixtures, tmp_path, name):
+def test_round_trip_to_gguf_is_refused(fixtures, tmp_path, request, name):
     source = toksmith.load(gguf_path(fixtures, name))
-    json_path = tmp_path / "tokenizer.json"
-    source.save(json_path)
+    json_path = (request.getfixturevalue("nomic_json") if name == "nomic-bert-moe"
+                 else source.save(tmp_path / "tokenizer.json"))
     written = toksmith.load(json_path)
     text = "Hello world, café 한국어 <s> [CLS] " + "x" * 300
     assert written.encode(text) == source.encode(text)
