@@ -115,11 +115,12 @@ def test_save_by_suffix_and_format(tmp_path):
 
 
 def test_existing_file_kept_on_refusal(tmp_path):
-    from tests.unit.test_formats_errors import bert_kvs, gguf, write
-    tok = toksmith.load(write(tmp_path, "bert.gguf", gguf(bert_kvs())))   # llama.cpp WPM: not written yet
+    from tests.unit.test_formats_errors import I32, bert_kvs, g_array, gguf, write
+    types = g_array("tokenizer.ggml.token_type", I32, [3, 2, 3, 3, 1, 1, 1, 4])   # a USER_DEFINED token
+    tok = toksmith.load(write(tmp_path, "bert.gguf", gguf(bert_kvs(**{"tokenizer.ggml.token_type": types}))))
     target = tmp_path / "keep.json"
     target.write_text("old content")
-    with pytest.raises(UnsupportedConversionError, match="llama.cpp's WPM tokenizer"):
+    with pytest.raises(UnsupportedConversionError, match="USER_DEFINED tokens in a WPM vocabulary"):
         tok.save(target)
     assert target.read_text() == "old content"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bert.gguf", "keep.json"]

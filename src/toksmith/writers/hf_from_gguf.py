@@ -61,12 +61,13 @@ def hf_spec_from_gguf(spec: TokenizerSpec) -> c.HfTokenizerSpec:
         return hf_spec_from_byte_level(spec)
     if spec.algorithm is Algorithm.SPM_BPE:
         return _llama_spm(spec)
-    what = {Algorithm.WORDPIECE: "llama.cpp's WPM tokenizer (not written yet: llama.cpp splits words with its own "
-                                 "BERT-like pre-tokenizer and phantom-space word starts; that tokenizers' "
-                                 "BertPreTokenizer and WordPiece reproduce them exactly is not established)",
-            Algorithm.UNIGRAM: "llama.cpp's UGM tokenizer (not written yet: its normalizer differs from "
-                               "sentencepiece's in details this writer does not reproduce)"}
-    raise cannot_write(spec, TARGET, [what.get(spec.algorithm, f"a {spec.algorithm.value} vocabulary")])
+    if spec.algorithm is Algorithm.WORDPIECE:
+        from toksmith.writers.hf_from_gguf_wordpiece import hf_spec_from_wordpiece_gguf
+        return hf_spec_from_wordpiece_gguf(spec)
+    if spec.algorithm is Algorithm.UNIGRAM:
+        from toksmith.writers.hf_from_gguf_unigram import hf_spec_from_unigram_gguf
+        return hf_spec_from_unigram_gguf(spec)
+    raise cannot_write(spec, TARGET, [f"a {spec.algorithm.value} vocabulary"])
 
 
 def _llama_spm(spec: TokenizerSpec) -> c.HfTokenizerSpec:
