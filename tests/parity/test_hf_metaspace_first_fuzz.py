@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import random
 
-import pytest
 import tokenizers
 from tokenizers import Regex, models, normalizers, pre_tokenizers
 

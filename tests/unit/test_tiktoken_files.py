@@ -11,7 +11,7 @@ import toksmith
 from tiktoken_ext import openai_public
 
 from tests.conftest import fixture_file
-from toksmith.errors import ModelFormatError, UnsupportedModelError
+from toksmith.errors import ModelFormatError
 from toksmith.formats import detect_format, read_spec
 from toksmith.formats.tiktoken import (KNOWN_ENCODINGS, PATTERN_REGEX, looks_like_rank_file, parse_tiktoken,
                                        read_tiktoken)

@@ -9,7 +9,6 @@ Order: `tokenizer.json`; else a sentencepiece `tokenizer.model` / `spiece.model`
 """
 from __future__ import annotations
 
-import json
 import os
 from enum import Enum
 from pathlib import Path

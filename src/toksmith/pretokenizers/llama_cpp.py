@@ -18,7 +18,7 @@ step before the pre-tokenizer must rewrite the text the same way: `llama_clean_u
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Optional
 
 from toksmith.errors import UnsupportedModelError

@@ -16,7 +16,7 @@ import gzip
 import json
 import os
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from toksmith.errors import ToksmithError

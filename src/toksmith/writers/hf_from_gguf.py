@@ -9,6 +9,8 @@
   that follows a special token or starts the text, as tokenizers' normalizer does to every
   segment between added tokens) and Replace(" ", "▁"); BPE with merges from the scores
   (hf_from_sentencepiece.bpe_merges), byte_fallback; llama.cpp's token_to_piece rendering.
+- WPM "bert" vocabularies: hf_from_gguf_wordpiece.py; UGM "t5" vocabularies:
+  hf_from_gguf_unigram.py (each imported when used: they take added_tokens_of_types from here).
 - CONTROL and UNKNOWN tokens become special added tokens (what parse_special splits out),
   USER_DEFINED tokens non-special ones (llama.cpp splits them out with or without
   parse_special), with llama.cpp's lstrip/rstrip attributes; add_bos/add_eos a template.
