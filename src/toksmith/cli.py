@@ -6,6 +6,7 @@
     toksmith decode 259 2372 261
     toksmith inspect -m model.gguf
     toksmith convert tokenizer.model tokenizer.json  # format from the output's suffix
+    toksmith train bpe --like tokenizer.json --vocab-size 32000 -o new.json corpus/   (cli_train.py)
 """
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ import sys
 from typing import Iterable, Iterator
 
 import toksmith
+from toksmith.cli_train import add_train_parser, run_train
 
 
 def _build_parser() -> argparse.ArgumentParser:
@@ -59,6 +61,7 @@ def _build_parser() -> argparse.ArgumentParser:
                          help="output format (default: from OUTPUT's suffix)")
     convert.add_argument("--pre", help="a GGUF BPE input's pre-tokenizer, instead of tokenizer.ggml.pre")
     convert.add_argument("--encoding", help="the OpenAI encoding a .tiktoken input holds")
+    add_train_parser(commands)
     return parser
 
 
@@ -177,7 +180,8 @@ def _stdout_gone() -> None:
 
 def main(argv: list[str] | None = None) -> int:
     args = _build_parser().parse_args(argv)
-    handlers = {"encode": _encode, "decode": _decode, "inspect": _inspect, "convert": _convert}
+    handlers = {"encode": _encode, "decode": _decode, "inspect": _inspect, "convert": _convert,
+                "train": run_train}
     if sys.stdout is None:
         # Python sets sys.stdout to None when fd 1 is closed (`toksmith encode hi >&-`).
         if sys.stderr is not None:

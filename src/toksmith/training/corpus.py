@@ -19,6 +19,7 @@ from __future__ import annotations
 import os
 from array import array
 from collections.abc import Iterable, Iterator
+from typing import BinaryIO
 from dataclasses import dataclass, field
 
 from toksmith.errors import ToksmithError
@@ -59,6 +60,47 @@ def corpus_paths(source: object) -> list[str]:
             raise CorpusError(f"{path}: is a directory, not a corpus file")
         out.append(path)
     return out
+
+
+def expand_directories(paths: Iterable[str | os.PathLike]) -> list[str]:
+    """`paths` with each directory replaced by the regular files under it (recursively,
+    sorted by path, hidden files and folders left out); a directory with none is an error.
+
+    >>> expand_directories([])
+    []
+    """
+    out: list[str] = []
+    for p in paths:
+        path = os.fsdecode(p)
+        if not os.path.isdir(path):
+            out.append(path)
+            continue
+        found = []
+        for root, dirs, files in os.walk(path):
+            dirs[:] = [d for d in dirs if not d.startswith(".")]
+            found += [os.path.join(root, f) for f in files
+                      if not f.startswith(".") and os.path.isfile(os.path.join(root, f))]
+        if not found:
+            raise CorpusError(f"{path}: the directory holds no corpus file")
+        out += sorted(found)
+    return out
+
+
+def stream_texts(stream: BinaryIO, name: str = "<stdin>") -> Iterator[str]:
+    """Each line of a binary stream (its ending kept, as files are read), decoded as UTF-8;
+    CorpusError naming the byte offset of anything that is not.
+
+    >>> import io
+    >>> list(stream_texts(io.BytesIO(b"a\\nb")))
+    ['a\\n', 'b']
+    """
+    offset = 0
+    for line in stream:
+        try:
+            yield line.decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise CorpusError(f"{name}: byte offset {offset + e.start}: not UTF-8 ({e.reason})") from None
+        offset += len(line)
 
 
 def corpus_batches(source: object) -> Iterator[CorpusBatch]:

@@ -1,0 +1,94 @@
+"""`toksmith train bpe` (src/toksmith/cli_train.py), run as ``python -m toksmith.cli``.
+
+The trained file is compared with what tokenizers' own BpeTrainer learns with the same
+options on the same corpus (tests/parity/test_train_bpe_hf.py proves the trainer itself on
+every pipeline; here: files, directories and stdin reach it as the trainer reads files).
+"""
+from __future__ import annotations
+
+import json
+
+import pytest
+from tokenizers import Tokenizer as HfTokenizer
+from tokenizers.trainers import BpeTrainer
+
+from tests.conftest import fixture_file
+from tests.parity.bpe_training_pipelines import write_pipeline
+from tests.unit.test_cli import assert_cli_error, cli
+
+CORPORA = ("botchan.txt", "man_ru.txt")
+VOCAB_SIZE = 600
+
+
+@pytest.fixture(scope="module")
+def like(fixtures, tmp_path_factory):
+    return write_pipeline("gpt2", fixtures, tmp_path_factory.mktemp("like"))
+
+
+@pytest.fixture(scope="module")
+def corpus_files(fixtures) -> list[str]:
+    return [str(fixture_file(fixtures, f"corpus/{name}")) for name in CORPORA]
+
+
+@pytest.fixture(scope="module")
+def reference(like, corpus_files) -> dict:
+    ref = HfTokenizer.from_file(str(like))
+    ref.train(corpus_files, BpeTrainer(vocab_size=VOCAB_SIZE, special_tokens=["<pad>"], min_frequency=2,
+                                       show_progress=False))
+    return json.loads(HfTokenizer.from_str(ref.to_str()).to_str())   # the saved form
+
+
+def _trained(path) -> dict:
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def _same_model(ours: dict, ref: dict) -> None:
+    assert ours["model"]["vocab"] == ref["model"]["vocab"]
+    assert [tuple(m) for m in ours["model"]["merges"]] == [tuple(m) for m in ref["model"]["merges"]]
+    assert ours["added_tokens"] == ref["added_tokens"]
+
+
+OPTIONS = ("--vocab-size", str(VOCAB_SIZE), "--special-token", "<pad>", "--min-frequency", "2", "-q")
+
+
+def test_train_files_as_tokenizers_trainer(like, corpus_files, reference, tmp_path):
+    out = tmp_path / "new.json"
+    result = cli("train", "bpe", "--like", str(like), "-o", str(out), *OPTIONS, *corpus_files)
+    assert result.returncode == 0, result.stderr.decode()
+    _same_model(_trained(out), reference)
+
+
+def test_train_directory_and_stdin_read_like_files(like, corpus_files, reference, tmp_path):
+    folder = tmp_path / "corpus"
+    folder.mkdir()
+    for i, path in enumerate(corpus_files):   # names sort in the files' order
+        (folder / f"{i}.txt").write_bytes(open(path, "rb").read())
+    (folder / ".hidden").write_bytes(b"\xff not read")
+    from_dir, from_stdin = tmp_path / "dir.json", tmp_path / "stdin.json"
+    result = cli("train", "bpe", "--like", str(like), "-o", str(from_dir), *OPTIONS, str(folder))
+    assert result.returncode == 0, result.stderr.decode()
+    _same_model(_trained(from_dir), reference)
+    text = b"".join(open(path, "rb").read() for path in corpus_files)
+    result = cli("train", "bpe", "--like", str(like), "-o", str(from_stdin), *OPTIONS, stdin=text)
+    assert result.returncode == 0, result.stderr.decode()
+    _same_model(_trained(from_stdin), reference)
+
+
+def test_train_errors_leave_no_file(like, corpus_files, tmp_path):
+    out = tmp_path / "new.json"
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    base = ("train", "bpe", "--like", str(like), "-o", str(out), "-q")
+    assert_cli_error(cli(*base, "--vocab-size", "100", str(empty)), "holds no corpus file")
+    assert_cli_error(cli(*base, "--vocab-size", "100", str(tmp_path / "missing.txt")), "no such corpus file")
+    assert_cli_error(cli(*base, "--vocab-size", "100", stdin=b"good line\nbad \xff byte\n"),
+                     "<stdin>: byte offset 14: not UTF-8")
+    assert_cli_error(cli(*base, "--vocab-size", "10", corpus_files[0]), "vocab_size 10 is smaller")
+    assert_cli_error(cli(*base, "--vocab-size", "100", "-", corpus_files[0]), "cannot be mixed")
+    assert not out.exists()
+    # A target that cannot hold the result (a .model cannot hold GPT-2's byte-level pipeline).
+    model = tmp_path / "new.model"
+    assert_cli_error(cli("train", "bpe", "--like", str(like), "-o", str(model), "-q", "--vocab-size", "300",
+                         corpus_files[0]), "cannot")
+    assert not model.exists()
+    assert list(tmp_path.iterdir()) == [empty]
