@@ -1,7 +1,7 @@
 # The containers of the BPE trainer's merge loop (_core/bpe_trainer.pyx), all C:
 # a pair -> (count, pending positions) map, word-position lists, the max-heap of
-# candidate merges (tokenizers' `Merge` order), the interned token strings, and the
-# buffers of pair changes a merge records.
+# candidate merges (tokenizers' `Merge` order) and the buffers of pair changes a merge
+# records (the token strings live in a word_table.WordTable).
 # Every function is nogil; those that allocate return -1 / NULL when memory runs out.
 from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc, realloc
@@ -190,102 +190,6 @@ cdef inline Entry heap_pop(Heap* h) noexcept nogil:
             i = child
         h.data[i] = last
     return top
-
-
-# ------------------------------------------------------------------ token strings
-
-cdef struct Strings:
-    char* data           # every token's UTF-8, back to back
-    Py_ssize_t size
-    Py_ssize_t cap
-    int64_t* starts      # token i is data[starts[i]:starts[i+1]]
-    Py_ssize_t n
-    Py_ssize_t n_cap
-    int32_t* table       # open addressing: token id + 1, 0 = free
-    Py_ssize_t mask
-
-
-cdef inline uint64_t _hash_bytes(const char* s, Py_ssize_t n) noexcept nogil:
-    cdef uint64_t h = 0xcbf29ce484222325ULL
-    cdef Py_ssize_t i
-    for i in range(n):
-        h = (h ^ <unsigned char>s[i]) * 0x100000001b3ULL
-    return _mix(h)
-
-
-cdef inline int32_t strings_find(const Strings* t, const char* s, Py_ssize_t n) noexcept nogil:
-    """The id of token s[:n], or -1."""
-    if t.table == NULL:
-        return -1
-    cdef Py_ssize_t j = <Py_ssize_t>(_hash_bytes(s, n) & <uint64_t>t.mask)
-    cdef int32_t id
-    while t.table[j] != 0:
-        id = t.table[j] - 1
-        if t.starts[id + 1] - t.starts[id] == n and memcmp(t.data + t.starts[id], s, n) == 0:
-            return id
-        j = (j + 1) & t.mask
-    return -1
-
-
-cdef inline int strings_rehash(Strings* t, Py_ssize_t slots) noexcept nogil:
-    cdef int32_t* table = <int32_t*>calloc(slots, sizeof(int32_t))
-    cdef Py_ssize_t i, j
-    if table == NULL:
-        return -1
-    free(t.table)
-    t.table = table
-    t.mask = slots - 1
-    for i in range(t.n):
-        j = <Py_ssize_t>(_hash_bytes(t.data + t.starts[i], t.starts[i + 1] - t.starts[i]) & <uint64_t>t.mask)
-        while t.table[j] != 0:
-            j = (j + 1) & t.mask
-        t.table[j] = <int32_t>(i + 1)
-    return 0
-
-
-cdef inline int32_t strings_add(Strings* t, const char* s, Py_ssize_t n) noexcept nogil:
-    """Append token s[:n] (not present yet); its id, or -1 when out of memory."""
-    cdef Py_ssize_t cap
-    cdef char* d
-    cdef int64_t* st
-    if t.size + n > t.cap:
-        cap = t.cap * 2 if t.cap else 4096
-        while cap < t.size + n:
-            cap *= 2
-        d = <char*>realloc(t.data, cap)
-        if d == NULL:
-            return -1
-        t.data = d
-        t.cap = cap
-    if t.n + 2 > t.n_cap:
-        cap = t.n_cap * 2 if t.n_cap else 1024
-        st = <int64_t*>realloc(t.starts, cap * sizeof(int64_t))
-        if st == NULL:
-            return -1
-        t.starts = st
-        t.n_cap = cap
-    if t.n == 0:
-        t.starts[0] = 0
-    memcpy(t.data + t.size, s, n)
-    t.size += n
-    t.n += 1
-    t.starts[t.n] = t.size
-    if (t.n + 1) * 2 > t.mask + 1:
-        if strings_rehash(t, (t.mask + 1) * 2 if t.table != NULL else 1024) < 0:
-            return -1
-        return <int32_t>(t.n - 1)
-    cdef Py_ssize_t j = <Py_ssize_t>(_hash_bytes(s, n) & <uint64_t>t.mask)
-    while t.table[j] != 0:
-        j = (j + 1) & t.mask
-    t.table[j] = <int32_t>t.n
-    return <int32_t>(t.n - 1)
-
-
-cdef inline int32_t strings_intern(Strings* t, const char* s, Py_ssize_t n) noexcept nogil:
-    cdef int32_t id = strings_find(t, s, n) if t.table != NULL else -1
-    if id >= 0:
-        return id
-    return strings_add(t, s, n)
 
 
 cdef inline Py_ssize_t _utf8_len(unsigned char c) noexcept nogil:

@@ -28,9 +28,10 @@ from libc.stdlib cimport calloc, free, malloc, realloc
 from libc.string cimport memcmp, memcpy, memset
 
 from toksmith._core.threadpool cimport parallel_for
-from toksmith._core.bpe_tables cimport (Change, ChangeBuf, changes_push, Entry, Heap, PairMap, PairSlot, PosList, Strings, _utf8_len,
+from toksmith._core.bpe_tables cimport (Change, ChangeBuf, changes_push, Entry, Heap, PairMap, PairSlot, PosList, _utf8_len,
                                         heap_pop, heap_push, pair_key, pairmap_entry, pairmap_get,
-                                        pairmap_init, poslist_push, strings_find, strings_intern)
+                                        pairmap_init, poslist_push)
+from toksmith._core.word_table cimport WordTable, table_add, table_find, table_free
 
 
 # ------------------------------------------------------------------ the trainer
@@ -69,7 +70,7 @@ cdef void _merge_chunks(void* ctx, Py_ssize_t start, Py_ssize_t end) noexcept no
 cdef class BpeMergeTrainer:
     """See the module docstring. `run(max_merges)` learns up to that many merges (for a
     progress bar) and returns True when training is over."""
-    cdef Strings strings
+    cdef WordTable strings     # the tokens' texts, by id (counts unused)
     cdef int32_t* sym            # every word's symbols (ids), word w at sym[start[w]:start[w]+size[w]]
     cdef int32_t* sym_len        # length in characters of each symbol
     cdef int64_t* start
@@ -111,7 +112,7 @@ cdef class BpeMergeTrainer:
             n_words = 0
         self.n_words = n_words
         for token in initial:
-            if strings_intern(&self.strings, token, len(token)) < 0:
+            if table_add(&self.strings, token, len(token), 0) < 0:
                 raise MemoryError()
         self.sym = <int32_t*>malloc((total + 1) * sizeof(int32_t))
         self.sym_len = <int32_t*>malloc((total + 1) * sizeof(int32_t))
@@ -137,9 +138,7 @@ cdef class BpeMergeTrainer:
 
     def __dealloc__(self):
         cdef Py_ssize_t i
-        free(self.strings.data)
-        free(self.strings.starts)
-        free(self.strings.table)
+        table_free(&self.strings)
         free(self.sym)
         free(self.sym_len)
         free(self.start)
@@ -180,7 +179,7 @@ cdef class BpeMergeTrainer:
                 if i + clen > end:
                     clen = end - i
                 last = i + clen >= end
-                if strings_find(&self.strings, <const char*>words + i, clen) >= 0:
+                if table_find(&self.strings, <const char*>words + i, clen) >= 0:
                     n = 0
                     if not first and npre:
                         n += npre
@@ -201,7 +200,7 @@ cdef class BpeMergeTrainer:
                     k += clen
                     if last and nsuf:
                         memcpy(s + k, suf, nsuf)
-                    id = strings_intern(&self.strings, s, n)
+                    id = <int32_t>table_add(&self.strings, s, n, 0)
                     if s != &buf[0]:
                         free(s)
                     if id < 0:
@@ -367,8 +366,8 @@ cdef class BpeMergeTrainer:
         if s == NULL:
             return -1
         memcpy(s, sa, na)
-        memcpy(s + na, self.strings.data + ob, nb)   # strings.data may move in intern: copied first
-        id = strings_intern(&self.strings, s, na + nb)
+        memcpy(s + na, self.strings.data + ob, nb)   # strings.data may move in table_add: copied first
+        id = <int32_t>table_add(&self.strings, s, na + nb, 0)
         free(s)
         return id
 

@@ -70,7 +70,7 @@ cdef int _add_word(WordTable* t, Scratch* sc, char tag, const unsigned char* s, 
         sc.key.cap = n + 1
     sc.key.data[0] = tag
     memcpy(sc.key.data + 1, s, n)
-    return table_add(t, sc.key.data, n + 1, 1)
+    return -1 if table_add(t, sc.key.data, n + 1, 1) < 0 else 0
 
 
 cdef class WordCounter:

@@ -47,8 +47,23 @@ cdef inline int _rehash(WordTable* t, Py_ssize_t n_slots) noexcept nogil:
     return 0
 
 
-cdef inline int table_add(WordTable* t, const char* key, Py_ssize_t n, uint64_t count) noexcept nogil:
-    """counts[key] += count (key added last when new)."""
+cdef inline Py_ssize_t table_find(const WordTable* t, const char* key, Py_ssize_t n) noexcept nogil:
+    """The index of key[:n], or -1."""
+    cdef Py_ssize_t j, i
+    if t.slots == NULL:
+        return -1
+    j = <Py_ssize_t>(_hash(key, n) & <uint64_t>t.mask)
+    while t.slots[j] != 0:
+        i = t.slots[j] - 1
+        if t.starts[i + 1] - t.starts[i] == n and memcmp(t.data + t.starts[i], key, n) == 0:
+            return i
+        j = (j + 1) & t.mask
+    return -1
+
+
+cdef inline Py_ssize_t table_add(WordTable* t, const char* key, Py_ssize_t n, uint64_t count) noexcept nogil:
+    """counts[key] += count (key added last when new); the key's index, or -1 when out of
+    memory. (The BPE trainer interns its token strings here too, with count 0.)"""
     cdef Py_ssize_t j, cap, i
     cdef char* d
     cdef int64_t* st
@@ -60,7 +75,7 @@ cdef inline int table_add(WordTable* t, const char* key, Py_ssize_t n, uint64_t 
         i = t.slots[j] - 1
         if t.starts[i + 1] - t.starts[i] == n and memcmp(t.data + t.starts[i], key, n) == 0:
             t.counts[i] += count
-            return 0
+            return i
         j = (j + 1) & t.mask
     if t.size + n > t.cap:
         cap = t.cap * 2 if t.cap else 65536
@@ -90,9 +105,9 @@ cdef inline int table_add(WordTable* t, const char* key, Py_ssize_t n, uint64_t 
     t.n += 1
     t.starts[t.n] = t.size
     t.slots[j] = <int32_t>t.n
-    if t.n * 2 > t.mask + 1:
-        return _rehash(t, (t.mask + 1) * 2)
-    return 0
+    if t.n * 2 > t.mask + 1 and _rehash(t, (t.mask + 1) * 2) < 0:
+        return -1
+    return t.n - 1
 
 
 cdef inline void table_free(WordTable* t) noexcept nogil:
