@@ -183,6 +183,17 @@ def test_round_trip_to_gguf(fixtures, corpus_lines, tmp_path, request, name):
     assert bad == 0
 
 
+@pytest.mark.parametrize("name", [n for n in WPM_VARIANTS if n != "bge"])
+def test_wpm_variant_round_trip_to_gguf(fixtures, tmp_path, name):
+    """llama.cpp's normalizer / add_space_prefix keys come back (the rest as for bge)."""
+    original = _variant(fixtures, tmp_path, name)
+    back = toksmith.load(toksmith.load(original).save(tmp_path / "tokenizer.json")).save(tmp_path / "back.gguf")
+    want, got = _tokenizer_fields(original), _tokenizer_fields(back)
+    missing, extra, differing = ROUND_TRIP_CHANGES["bert-bge"]
+    assert (set(want) - set(got), set(got) - set(want)) == (missing, extra)
+    assert {key for key in want.keys() & got.keys() if want[key] != got[key]} == differing
+
+
 def _without_normalizer_step(spec, kind):
     """`spec` (a tokenizer.json's) with the first normalizer step of type `kind` removed."""
     steps = list(spec.hf.normalizer.normalizers)
