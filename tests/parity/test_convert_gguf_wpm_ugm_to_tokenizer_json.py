@@ -10,11 +10,12 @@ nomic-bert-moe) does not cover.
 - UGM, against llama.cpp: every eighth code point alone and after a letter, through
   nomic-bert-moe (all of them: 0 mismatches, measured once; too slow for CI).
 - refusals: what tokenizers cannot express is refused, naming it, and nothing is written.
-- the round trip GGUF -> tokenizer.json -> GGUF: the tokenizer.json -> GGUF writers
-  (writers/gguf_wordpiece_json.py, gguf_unigram_json.py) take only the pipelines the
-  transformers converters write (BertNormalizer + BertPreTokenizer + "##" WordPiece;
-  Precompiled + Metaspace Unigram), so they refuse the written files: no equivalent GGUF
-  comes back. Checked: a clean refusal, no file.
+- the round trip GGUF -> tokenizer.json -> GGUF (writers/gguf_from_own_wordpiece_json.py,
+  gguf_from_own_unigram_json.py): the original's tokenizer.ggml.* keys, read with the `gguf`
+  package's GGUFReader, come back with the same types and bytes but for the keys listed in
+  ROUND_TRIP_CHANGES (and why), and llama.cpp gives the same ids and text on the written GGUF
+  as on the original on the multilingual sample (special texts spliced, every flag); a json
+  with a normalizer step removed is no longer toksmith's own form and is refused.
 """
 from __future__ import annotations
 
@@ -28,9 +29,11 @@ import toksmith
 from tests import llama_cpp_reference
 from tests.conftest import multilingual_sample, report
 from tests.gguf_copy import copy_gguf, copy_gguf_with_tokens
-from tests.parity.test_byte_bpe_gguf import gguf_path
+from tests.parity.test_byte_bpe_gguf import gguf_path, special_texts_of, spliced
 from tests.parity.test_convert_gguf_to_tokenizer_json import compare_with_llama_cpp, report_line
+from tests.parity.test_convert_to_gguf import FLAGS, gguf_fields, llama_cpp_mismatches
 from toksmith.errors import UnsupportedConversionError
+from toksmith.hf import components as c
 from toksmith.tokenizer import Tokenizer
 from toksmith.vocab import TokenType
 from toksmith.writers.tokenizer_json import write_tokenizer_json
@@ -135,14 +138,74 @@ def test_ugm_code_points(fixtures, nomic_json):
     assert not bad, "\n".join(bad[:10])
 
 
-@pytest.mark.parametrize("name", ["bert-bge", "nomic-bert-moe"])
-def test_round_trip_to_gguf_is_refused(fixtures, tmp_path, request, name):
+# The round trip GGUF -> tokenizer.json -> GGUF: tokenizer.ggml.* keys of the original that do
+# not come back, keys that are new, keys whose value differs (everything else, tokens, scores
+# and token types included, is the same GGUF types and bytes). Why:
+# - padding/mask/seperator(UGM)/cls ids, token_type_count (UGM): tokenizer.json has no roles
+#   for them (and llama.cpp's tokenizer uses none: cls_token_id is no key llama.cpp reads,
+#   bge's BOS 101 comes from llama.cpp's "bert" defaults); a UGM token_type_count is a model
+#   parameter the json does not hold;
+# - bos_token_id (WPM): the template's [CLS] is written as BOS, the key llama.cpp reads;
+# - pre (WPM): found as the converter finds it, by the hash of the check text's ids; bge's
+#   "bert-bge" hash is of transformers' BertTokenizer ids, which differ from llama.cpp's WPM
+#   on that text, so "default" comes back (llama.cpp reads tokenizer.ggml.pre for BPE only).
+ROUND_TRIP_CHANGES = {
+    "bert-bge": ({"tokenizer.ggml.cls_token_id", "tokenizer.ggml.mask_token_id", "tokenizer.ggml.padding_token_id"},
+                 {"tokenizer.ggml.bos_token_id"}, {"tokenizer.ggml.pre"}),
+    "nomic-bert-moe": ({"tokenizer.ggml.mask_token_id", "tokenizer.ggml.padding_token_id",
+                        "tokenizer.ggml.seperator_token_id", "tokenizer.ggml.token_type_count"}, set(), set()),
+}
+
+
+def _tokenizer_fields(path) -> dict:
+    return {key: rest for key, *rest in gguf_fields(path) if key.startswith("tokenizer.ggml.")}
+
+
+def _json_of(name, fixtures, tmp_path, request):
     source = toksmith.load(gguf_path(fixtures, name))
-    json_path = (request.getfixturevalue("nomic_json") if name == "nomic-bert-moe"
-                 else source.save(tmp_path / "tokenizer.json"))
-    written = toksmith.load(json_path)
-    text = "Hello world, café 한국어 <s> [CLS] " + "x" * 300
-    assert written.encode(text) == source.encode(text)
+    return (request.getfixturevalue("nomic_json") if name == "nomic-bert-moe"
+            else source.save(tmp_path / "tokenizer.json"))
+
+
+@pytest.mark.parametrize("name", ["bert-bge", "nomic-bert-moe"])
+def test_round_trip_to_gguf(fixtures, corpus_lines, tmp_path, request, name):
+    original = gguf_path(fixtures, name)
+    back = toksmith.load(_json_of(name, fixtures, tmp_path, request)).save(tmp_path / "back.gguf")
+    want, got = _tokenizer_fields(original), _tokenizer_fields(back)
+    missing, extra, differing = ROUND_TRIP_CHANGES[name]
+    assert set(want) - set(got) == missing
+    assert set(got) - set(want) == extra
+    assert {key for key in want.keys() & got.keys() if want[key] != got[key]} == differing
+    texts = spliced(multilingual_sample(corpus_lines, per_corpus=200), special_texts_of(original), seed=len(name))
+    bad = llama_cpp_mismatches(original, back, texts)
+    report(f"convert ggml-vocab-{name}.gguf -> tokenizer.json -> gguf: {len(texts) * len(FLAGS)} lines, "
+           f"{bad} mismatches")
+    assert bad == 0
+
+
+@pytest.mark.parametrize("name", [n for n in WPM_VARIANTS if n != "bge"])
+def test_wpm_variant_round_trip_to_gguf(fixtures, tmp_path, name):
+    """llama.cpp's normalizer / add_space_prefix keys come back (the rest as for bge)."""
+    original = _variant(fixtures, tmp_path, name)
+    back = toksmith.load(toksmith.load(original).save(tmp_path / "tokenizer.json")).save(tmp_path / "back.gguf")
+    want, got = _tokenizer_fields(original), _tokenizer_fields(back)
+    missing, extra, differing = ROUND_TRIP_CHANGES["bert-bge"]
+    assert (set(want) - set(got), set(got) - set(want)) == (missing, extra)
+    assert {key for key in want.keys() & got.keys() if want[key] != got[key]} == differing
+
+
+def _without_normalizer_step(spec, kind):
+    """`spec` (a tokenizer.json's) with the first normalizer step of type `kind` removed."""
+    steps = list(spec.hf.normalizer.normalizers)
+    steps.remove(next(step for step in steps if isinstance(step, kind)))
+    return replace(spec, hf=replace(spec.hf, normalizer=c.NormalizerSequence(tuple(steps))))
+
+
+@pytest.mark.parametrize("name, step", [("bert-bge", c.Replace), ("nomic-bert-moe", c.Prepend)])
+def test_modified_json_to_gguf_is_refused(fixtures, tmp_path, request, name, step):
+    """A json that is no longer toksmith's writing of a GGUF takes the transformers-style
+    routes, which refuse it: no file."""
+    spec = _without_normalizer_step(toksmith.load(_json_of(name, fixtures, tmp_path, request)).spec, step)
     with pytest.raises(UnsupportedConversionError, match="vocab-only GGUF"):
-        written.save(tmp_path / "back.gguf")
+        Tokenizer(spec).save(tmp_path / "back.gguf")
     assert not (tmp_path / "back.gguf").exists()
