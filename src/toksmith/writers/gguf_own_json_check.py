@@ -54,8 +54,9 @@ def same_components(a: c.HfTokenizerSpec, b: c.HfTokenizerSpec) -> bool:
 
 def same_unigram_vocab(a, b) -> bool:
     """(piece, score) pairs with the same pieces and the same scores as float32, the precision a
-    GGUF holds. toksmith's tokenizer.json reader parses some 17-digit scores one double ulp off
-    ("-14.412261962890625" -> -14.412261962890623), so doubles are not compared."""
+    GGUF holds. toksmith's tokenizer.json reader parses numbers as tokenizers' serde_json does
+    (hf/json_numbers.py: not correctly rounded, "-14.412261962890625" -> -14.412261962890623),
+    so a score written from a GGUF can come back one double ulp off; doubles are not compared."""
     if len(a) != len(b) or [p for p, _ in a] != [p for p, _ in b]:
         return False
     return array("f", [s for _, s in a]) == array("f", [s for _, s in b])
