@@ -90,6 +90,8 @@ cdef class ByteLevelBpe(Model):
     cdef int32_t byte_symbol[256]      # symbol of each one-byte text, -1 when none
     cdef int32_t fallback[256][2]      # ids emitted for a byte of a symbol that is no token
     cdef int32_t single_byte_id[256]   # the one id a one-byte pre-token encodes to, -1 when not one
+    cdef int32_t run_id[256]           # a pre-token that is a run of this byte is that many of this
+                                       # id (its pair never merges), -1 when not so
     # token texts (raw bytes) by id, and a hash map text -> id (ignore_merges, lookups)
     cdef unsigned char* texts
     cdef int64_t* text_offsets         # n_pieces + 1; a token no pre-token can form has length 0
@@ -101,6 +103,8 @@ cdef class ByteLevelBpe(Model):
     cdef uint64_t pair_bloom_mask
     cdef uint64_t* joined_pairs            # 65536 bits: byte pair x y inside some symbol's text
                                            # (NULL with utf8_symbols: pre-tokens are never cut)
+    cdef uint64_t* whole_tokens            # a bit per id: merging the token's own text gives
+                                           # exactly that token (NULL with ignore_merges: not needed)
 
     cdef int _build_token_rank(self, list tokens, Py_ssize_t total) except -1
     cdef int _add_merges(self, SymbolTexts* t, object merges, bint byte_unicode, IdBuf* char_merges,
@@ -119,6 +123,7 @@ cdef class ByteLevelBpe(Model):
                               ByteBpeWork* w) noexcept nogil
     cdef int _fill_byte_pairs(self) except -1
     cdef int _fill_single_byte_ids(self) except -1
+    cdef int _find_whole_tokens(self) except -1
     cdef int _new_joined_pairs(self) except -1
     cdef void _mark_joined(self, const unsigned char* p, Py_ssize_t n) noexcept nogil
     cdef inline Py_ssize_t _next_cut(self, const unsigned char* s, Py_ssize_t start, Py_ssize_t n) noexcept nogil

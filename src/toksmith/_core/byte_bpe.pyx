@@ -153,6 +153,7 @@ cdef class ByteLevelBpe(Model):
         self.token_bloom = NULL
         self.pair_bloom = NULL
         self.joined_pairs = NULL
+        self.whole_tokens = NULL
         self.chars.index = NULL
         self.chars.records = NULL
         self.chars.guards = NULL
@@ -163,6 +164,7 @@ cdef class ByteLevelBpe(Model):
         self.chars.text_buf.data = NULL
         self.work_kind = &_WORK_KIND
         memset(self.single_byte_id, 0xFF, sizeof(self.single_byte_id))   # -1: none until build
+        memset(self.run_id, 0xFF, sizeof(self.run_id))
 
     def __dealloc__(self):
         free(self.pairs)
@@ -176,6 +178,7 @@ cdef class ByteLevelBpe(Model):
         free(self.token_bloom)
         free(self.pair_bloom)
         free(self.joined_pairs)
+        free(self.whole_tokens)
         chars_free(&self.chars)
 
     @staticmethod
@@ -252,6 +255,8 @@ cdef class ByteLevelBpe(Model):
             for i in range(n):
                 self._mark_joined(self.texts + self.text_offsets[i], self.text_offsets[i + 1] - self.text_offsets[i])
             self._fill_single_byte_ids()
+            if not ignore_merges:
+                self._find_whole_tokens()
             return self
         if texts_init(&t, n + 512) < 0:
             texts_free(&t)
@@ -344,6 +349,8 @@ cdef class ByteLevelBpe(Model):
                         self.fallback[i][0] = one_byte_text[0xC0 | (cpt_of_byte(i) >> 6)]
                         self.fallback[i][1] = one_byte_text[0x80 | (cpt_of_byte(i) & 0x3F)]
             self._fill_single_byte_ids()
+            if not ignore_merges:
+                self._find_whole_tokens()
         finally:
             texts_free(&t)
             free(scratch)
@@ -391,8 +398,44 @@ cdef class ByteLevelBpe(Model):
                     raise MemoryError()
                 if w.out_ids.size == 3 and w.out_ids.data[1] == 0 and w.out_ids.data[2] == 1:
                     self.single_byte_id[i] = w.out_ids.data[0]
+                # the conditions under which _merge_word keeps a run of this byte as single
+                # bytes and no whole-pre-token rule of _encode_word comes first
+                if (i < 0x80 and not self.utf8_symbols and not self.ignore_merges
+                        and self.byte_pairs[i | (i << 8)].rank == INT32_MAX
+                        and not (self.whole_newline_runs and i == 10)):
+                    self.run_id[i] = self.single_byte_id[i]
         finally:
             _free_work(w)
+        return 0
+
+    cdef int _find_whole_tokens(self) except -1:
+        """Mark each token whose own text merges into exactly that token (GPT-2: all but a
+        few), so that a pre-token that is such a token's text needs one lookup, not a merge
+        (_encode_word). The same _merge_word as encode decides, so the mark is exact; it is
+        a property of the vocabulary, found once at load (about 0.2 us a token)."""
+        cdef ByteBpeWork* w = <ByteBpeWork*>self.new_work()
+        cdef Py_ssize_t i, length
+        cdef int rc = 0
+        if w == NULL:
+            raise MemoryError()
+        self.whole_tokens = <uint64_t*>calloc(self.n_pieces // 64 + 1, sizeof(uint64_t))
+        if self.whole_tokens == NULL or self._ready_caches(w) < 0:
+            _free_work(w)
+            raise MemoryError()
+        with nogil:
+            for i in range(self.n_pieces):
+                length = self.text_offsets[i + 1] - self.text_offsets[i]
+                if length < 2:
+                    continue      # one byte: _encode_piece's single-byte table answers
+                w.out_ids.size = 0
+                rc = self._merge_word(self.texts + self.text_offsets[i], length, w)
+                if rc < 0:
+                    break
+                if w.out_ids.size == 3 and w.out_ids.data[0] == i:
+                    _set_bit(self.whole_tokens, <uint64_t>i)
+        _free_work(w)
+        if rc < 0:
+            raise MemoryError()
         return 0
 
     cdef int _fill_byte_pairs(self) except -1:
@@ -1047,6 +1090,20 @@ cdef class ByteLevelBpe(Model):
                 spans.data[spans.size + 1] = <int32_t>(base + 1)
                 spans.size += 2
             return 0
+        if n > WORD_IDS and s[0] == s[1] and self.run_id[s[0]] >= 0 and memchr_not(s, s[0], n) == NULL:
+            # A run of one byte that never merges (GPT-2's indentation: 7 or 14 spaces),
+            # too many ids for the word cache: n times the byte's id, as _merge_word gives.
+            if idbuf_reserve(ids, n) < 0 or (spans != NULL and idbuf_reserve(spans, 2 * n) < 0):
+                return ERR_NO_MEMORY
+            for k in range(n):
+                ids.data[ids.size + k] = self.run_id[s[0]]
+            ids.size += n
+            if spans != NULL:
+                for k in range(n):
+                    spans.data[spans.size + 2 * k] = <int32_t>(base + k)
+                    spans.data[spans.size + 2 * k + 1] = <int32_t>(base + k + 1)
+                spans.size += 2 * n
+            return 0
         if n <= WORD_TEXT:
             # A text of at most 8 bytes hashes by mix64 of its bytes, a bijection: equal
             # hashes and lengths are equal texts, so the hit needs no text compare.
@@ -1161,6 +1218,12 @@ cdef class ByteLevelBpe(Model):
             # tiktoken encode_ordinary: a pre-token that is a token is emitted whole.
             whole = self._token_of(s, n)
             if whole >= 0:
+                return self._emit(s, whole, 0, <int32_t>n, w)
+        elif self.whole_tokens != NULL and n <= self.max_token_length:
+            # A pre-token that is a token's text, where merging that text gives the token
+            # (marked at load by the same merge): the one lookup replaces the merge.
+            whole = self._token_of(s, n)
+            if whole >= 0 and _bit(self.whole_tokens, <uint64_t>whole):
                 return self._emit(s, whole, 0, <int32_t>n, w)
         if self.whole_newline_runs and memchr_not(s, 10, n) == NULL:
             # Parity: llama.cpp llm_tokenizer_bpe_session::tokenize (gemma4): a run of
