@@ -1,0 +1,221 @@
+"""Suffix array (SA-IS, linear time) and permuted LCP array of a byte string.
+
+`suffix_array_bytes(text, n, sa)` fills sa[0..n) with the start of every suffix of
+text[:n] in lexicographic byte order (a suffix that is a prefix of another comes first);
+`permuted_lcp(text, n, sa, plcp)` fills plcp[i] with the length of the common prefix of
+the suffix at i and the suffix before it in `sa` (Kärkkäinen, Manzini and Puglisi's
+Phi method): LCP[k] = plcp[sa[k]]. Both nogil, 32-bit positions (n < 2**31 - 1).
+
+>>> suffix_array(b"banana")
+[5, 3, 1, 0, 4, 2]
+>>> lcp_array(b"banana")
+[0, 1, 3, 0, 0, 2]
+
+The algorithm is Nong, Zhang and Chan's induced sorting ("Two Efficient Algorithms for
+Linear Time Suffix Array Construction", 2011), written for toksmith's Unigram trainer
+(sentencepiece builds the same array with libsais).
+"""
+from libc.stdint cimport int32_t, uint8_t
+from libc.stdlib cimport free, malloc
+from libc.string cimport memmove, memset
+
+
+cdef inline bint _is_s(const uint8_t* t, int32_t i) noexcept nogil:
+    return (t[i >> 3] >> (i & 7)) & 1
+
+
+cdef inline void _set_s(uint8_t* t, int32_t i, bint v) noexcept nogil:
+    if v:
+        t[i >> 3] |= <uint8_t>(1 << (i & 7))
+    else:
+        t[i >> 3] &= <uint8_t>~(1 << (i & 7))
+
+
+cdef inline bint _is_lms(const uint8_t* t, int32_t i) noexcept nogil:
+    return i > 0 and _is_s(t, i) and not _is_s(t, i - 1)
+
+
+cdef void _buckets(const int32_t* s, int32_t n, int32_t* bkt, int32_t k, bint end) noexcept nogil:
+    cdef int32_t i, total = 0
+    memset(bkt, 0, (k + 1) * sizeof(int32_t))
+    for i in range(n):
+        bkt[s[i]] += 1
+    for i in range(k + 1):
+        total += bkt[i]
+        bkt[i] = total if end else total - bkt[i]
+
+
+cdef void _induce(const uint8_t* t, int32_t* sa, const int32_t* s, int32_t n, int32_t* bkt,
+                  int32_t k) noexcept nogil:
+    cdef int32_t i, j
+    _buckets(s, n, bkt, k, False)
+    for i in range(n):
+        j = sa[i] - 1
+        if sa[i] > 0 and not _is_s(t, j):
+            sa[bkt[s[j]]] = j
+            bkt[s[j]] += 1
+    _buckets(s, n, bkt, k, True)
+    for i in range(n - 1, -1, -1):
+        j = sa[i] - 1
+        if sa[i] > 0 and _is_s(t, j):
+            bkt[s[j]] -= 1
+            sa[bkt[s[j]]] = j
+
+
+cdef int _sais(const int32_t* s, int32_t* sa, int32_t n, int32_t k) noexcept nogil:
+    """sa of s[0..n), whose last symbol s[n-1] is a unique smallest sentinel (0);
+    symbols in [0, k]. Returns -1 when memory runs out."""
+    cdef int32_t i, j, n1 = 0, name, prev, pos, d
+    cdef bint diff
+    cdef uint8_t* t = <uint8_t*>malloc((n >> 3) + 1)
+    cdef int32_t* bkt = <int32_t*>malloc((k + 1) * sizeof(int32_t))
+    cdef int32_t* s1
+    cdef int rc = 0
+    if t == NULL or bkt == NULL:
+        free(t)
+        free(bkt)
+        return -1
+    _set_s(t, n - 1, True)
+    if n >= 2:
+        _set_s(t, n - 2, False)
+    for i in range(n - 3, -1, -1):
+        _set_s(t, i, s[i] < s[i + 1] or (s[i] == s[i + 1] and _is_s(t, i + 1)))
+    # Stage 1: sort the LMS substrings.
+    _buckets(s, n, bkt, k, True)
+    for i in range(n):
+        sa[i] = -1
+    for i in range(1, n):
+        if _is_lms(t, i):
+            bkt[s[i]] -= 1
+            sa[bkt[s[i]]] = i
+    _induce(t, sa, s, n, bkt, k)
+    for i in range(n):
+        if _is_lms(t, sa[i]):
+            sa[n1] = sa[i]
+            n1 += 1
+    for i in range(n1, n):
+        sa[i] = -1
+    name = 0
+    prev = -1
+    for i in range(n1):
+        pos = sa[i]
+        diff = False
+        for d in range(n):
+            if prev == -1 or s[pos + d] != s[prev + d] or _is_s(t, pos + d) != _is_s(t, prev + d):
+                diff = True
+                break
+            elif d > 0 and (_is_lms(t, pos + d) or _is_lms(t, prev + d)):
+                break
+        if diff:
+            name += 1
+            prev = pos
+        sa[n1 + (pos >> 1)] = name - 1
+    j = n - 1
+    for i in range(n - 1, n1 - 1, -1):
+        if sa[i] >= 0:
+            sa[j] = sa[i]
+            j -= 1
+    # Stage 2: sort the reduced string (recursively while names repeat).
+    s1 = sa + n - n1
+    if name < n1:
+        rc = _sais(s1, sa, n1, name - 1)
+        if rc < 0:
+            free(t)
+            free(bkt)
+            return rc
+    else:
+        for i in range(n1):
+            sa[s1[i]] = i
+    # Stage 3: induce the suffix array from the sorted LMS suffixes.
+    _buckets(s, n, bkt, k, True)
+    j = 0
+    for i in range(1, n):
+        if _is_lms(t, i):
+            s1[j] = i
+            j += 1
+    for i in range(n1):
+        sa[i] = s1[sa[i]]
+    for i in range(n1, n):
+        sa[i] = -1
+    for i in range(n1 - 1, -1, -1):
+        j = sa[i]
+        sa[i] = -1
+        bkt[s[j]] -= 1
+        sa[bkt[s[j]]] = j
+    _induce(t, sa, s, n, bkt, k)
+    free(t)
+    free(bkt)
+    return 0
+
+
+cdef int suffix_array_bytes(const unsigned char* text, int32_t n, int32_t* sa) noexcept nogil:
+    """sa[0..n) of text[:n] (see the module docstring); sa must hold n + 1 entries.
+    Runs SA-IS on the bytes shifted up by one with a 0 sentinel appended; -1 when
+    memory runs out."""
+    cdef int32_t i
+    cdef int32_t* s
+    cdef int rc
+    if n == 0:
+        return 0
+    s = <int32_t*>malloc((<size_t>n + 1) * sizeof(int32_t))
+    if s == NULL:
+        return -1
+    for i in range(n):
+        s[i] = text[i] + 1
+    s[n] = 0
+    rc = _sais(s, sa, n + 1, 256)
+    free(s)
+    if rc == 0:
+        memmove(sa, sa + 1, <size_t>n * sizeof(int32_t))    # sa[0] was the sentinel
+    return rc
+
+
+cdef int permuted_lcp(const unsigned char* text, int32_t n, const int32_t* sa, int32_t* plcp) noexcept nogil:
+    """plcp[sa[k]] = LCP of suffixes sa[k-1] and sa[k] (0 for k = 0)."""
+    cdef int32_t i, k, h = 0, j
+    if n == 0:
+        return 0
+    plcp[sa[0]] = -1
+    for k in range(1, n):
+        plcp[sa[k]] = sa[k - 1]      # Phi: the suffix before, by position
+    for i in range(n):
+        j = plcp[i]
+        if j < 0:
+            plcp[i] = 0
+            h = 0
+            continue
+        while i + h < n and j + h < n and text[i + h] == text[j + h]:
+            h += 1
+        plcp[i] = h
+        if h > 0:
+            h -= 1
+    return 0
+
+
+def suffix_array(bytes text):
+    """The suffix array of `text` as a list (for tests)."""
+    cdef int32_t n = len(text), i
+    cdef int32_t* sa = <int32_t*>malloc((n + 1) * sizeof(int32_t))
+    if sa == NULL:
+        raise MemoryError()
+    try:
+        if suffix_array_bytes(<const unsigned char*>text, n, sa) < 0:
+            raise MemoryError()
+        return [sa[i] for i in range(n)]
+    finally:
+        free(sa)
+
+
+def lcp_array(bytes text):
+    """LCP[k] (common prefix of the k-1th and kth suffix in order) as a list (for tests)."""
+    cdef int32_t n = len(text), i
+    cdef int32_t* sa = <int32_t*>malloc((n + 1) * sizeof(int32_t))
+    cdef int32_t* plcp = <int32_t*>malloc(max(n, 1) * sizeof(int32_t))
+    try:
+        if sa == NULL or plcp == NULL or suffix_array_bytes(<const unsigned char*>text, n, sa) < 0:
+            raise MemoryError()
+        permuted_lcp(<const unsigned char*>text, n, sa, plcp)
+        return [plcp[sa[i]] for i in range(n)]
+    finally:
+        free(sa)
+        free(plcp)
