@@ -16,79 +16,72 @@ Linear Time Suffix Array Construction", 2011), written for toksmith's Unigram tr
 (sentencepiece builds the same array with libsais).
 """
 from libc.stdint cimport int32_t, uint8_t
-from libc.stdlib cimport free, malloc
+from libc.stdlib cimport calloc, free, malloc
 from libc.string cimport memmove, memset
 
 
-cdef inline bint _is_s(const uint8_t* t, int32_t i) noexcept nogil:
-    return (t[i >> 3] >> (i & 7)) & 1
-
-
-cdef inline void _set_s(uint8_t* t, int32_t i, bint v) noexcept nogil:
-    if v:
-        t[i >> 3] |= <uint8_t>(1 << (i & 7))
-    else:
-        t[i >> 3] &= <uint8_t>~(1 << (i & 7))
-
-
 cdef inline bint _is_lms(const uint8_t* t, int32_t i) noexcept nogil:
-    return i > 0 and _is_s(t, i) and not _is_s(t, i - 1)
+    return i > 0 and t[i] and not t[i - 1]
 
 
-cdef void _buckets(const int32_t* s, int32_t n, int32_t* bkt, int32_t k, bint end) noexcept nogil:
+cdef void _buckets(const int32_t* counts, int32_t* bkt, int32_t k, bint end) noexcept nogil:
+    """Bucket starts (or ends) of each symbol from the symbol counts."""
     cdef int32_t i, total = 0
-    memset(bkt, 0, (k + 1) * sizeof(int32_t))
-    for i in range(n):
-        bkt[s[i]] += 1
     for i in range(k + 1):
-        total += bkt[i]
-        bkt[i] = total if end else total - bkt[i]
+        total += counts[i]
+        bkt[i] = total if end else total - counts[i]
 
 
-cdef void _induce(const uint8_t* t, int32_t* sa, const int32_t* s, int32_t n, int32_t* bkt,
-                  int32_t k) noexcept nogil:
-    cdef int32_t i, j
-    _buckets(s, n, bkt, k, False)
+cdef void _induce(const uint8_t* t, int32_t* sa, const int32_t* s, int32_t n, const int32_t* counts,
+                  int32_t* bkt, int32_t k) noexcept nogil:
+    cdef int32_t i, j, c
+    _buckets(counts, bkt, k, False)
     for i in range(n):
         j = sa[i] - 1
-        if sa[i] > 0 and not _is_s(t, j):
-            sa[bkt[s[j]]] = j
-            bkt[s[j]] += 1
-    _buckets(s, n, bkt, k, True)
+        if j >= 0 and not t[j]:
+            c = s[j]
+            sa[bkt[c]] = j
+            bkt[c] += 1
+    _buckets(counts, bkt, k, True)
     for i in range(n - 1, -1, -1):
         j = sa[i] - 1
-        if sa[i] > 0 and _is_s(t, j):
-            bkt[s[j]] -= 1
-            sa[bkt[s[j]]] = j
+        if j >= 0 and t[j]:
+            c = s[j]
+            bkt[c] -= 1
+            sa[bkt[c]] = j
 
 
 cdef int _sais(const int32_t* s, int32_t* sa, int32_t n, int32_t k) noexcept nogil:
     """sa of s[0..n), whose last symbol s[n-1] is a unique smallest sentinel (0);
-    symbols in [0, k]. Returns -1 when memory runs out."""
+    symbols in [0, k]. Returns -1 when memory runs out. t[i]: suffix i is S-type."""
     cdef int32_t i, j, n1 = 0, name, prev, pos, d
     cdef bint diff
-    cdef uint8_t* t = <uint8_t*>malloc((n >> 3) + 1)
+    cdef uint8_t* t = <uint8_t*>malloc(n)
     cdef int32_t* bkt = <int32_t*>malloc((k + 1) * sizeof(int32_t))
+    cdef int32_t* counts = <int32_t*>calloc(k + 1, sizeof(int32_t))
     cdef int32_t* s1
     cdef int rc = 0
-    if t == NULL or bkt == NULL:
+    if t == NULL or bkt == NULL or counts == NULL:
         free(t)
         free(bkt)
+        free(counts)
         return -1
-    _set_s(t, n - 1, True)
+    for i in range(n):
+        counts[s[i]] += 1
+    t[n - 1] = 1
     if n >= 2:
-        _set_s(t, n - 2, False)
+        t[n - 2] = 0
     for i in range(n - 3, -1, -1):
-        _set_s(t, i, s[i] < s[i + 1] or (s[i] == s[i + 1] and _is_s(t, i + 1)))
+        t[i] = s[i] < s[i + 1] or (s[i] == s[i + 1] and t[i + 1])
     # Stage 1: sort the LMS substrings.
-    _buckets(s, n, bkt, k, True)
+    _buckets(counts, bkt, k, True)
     for i in range(n):
         sa[i] = -1
     for i in range(1, n):
-        if _is_lms(t, i):
+        if t[i] and not t[i - 1]:
             bkt[s[i]] -= 1
             sa[bkt[s[i]]] = i
-    _induce(t, sa, s, n, bkt, k)
+    _induce(t, sa, s, n, counts, bkt, k)
     for i in range(n):
         if _is_lms(t, sa[i]):
             sa[n1] = sa[i]
@@ -101,7 +94,7 @@ cdef int _sais(const int32_t* s, int32_t* sa, int32_t n, int32_t k) noexcept nog
         pos = sa[i]
         diff = False
         for d in range(n):
-            if prev == -1 or s[pos + d] != s[prev + d] or _is_s(t, pos + d) != _is_s(t, prev + d):
+            if prev == -1 or s[pos + d] != s[prev + d] or t[pos + d] != t[prev + d]:
                 diff = True
                 break
             elif d > 0 and (_is_lms(t, pos + d) or _is_lms(t, prev + d)):
@@ -122,15 +115,16 @@ cdef int _sais(const int32_t* s, int32_t* sa, int32_t n, int32_t k) noexcept nog
         if rc < 0:
             free(t)
             free(bkt)
+            free(counts)
             return rc
     else:
         for i in range(n1):
             sa[s1[i]] = i
     # Stage 3: induce the suffix array from the sorted LMS suffixes.
-    _buckets(s, n, bkt, k, True)
+    _buckets(counts, bkt, k, True)
     j = 0
     for i in range(1, n):
-        if _is_lms(t, i):
+        if t[i] and not t[i - 1]:
             s1[j] = i
             j += 1
     for i in range(n1):
@@ -142,9 +136,10 @@ cdef int _sais(const int32_t* s, int32_t* sa, int32_t n, int32_t k) noexcept nog
         sa[i] = -1
         bkt[s[j]] -= 1
         sa[bkt[s[j]]] = j
-    _induce(t, sa, s, n, bkt, k)
+    _induce(t, sa, s, n, counts, bkt, k)
     free(t)
     free(bkt)
+    free(counts)
     return 0
 
 

@@ -171,6 +171,8 @@ cdef class UnigramEM:
     cdef float* piece_score         # score of piece s (while held)
     cdef int32_t* position          # index of piece s in `order`, -1 once removed
     cdef int32_t* order             # the current pieces (seed numbers), sentencepiece's order
+    cdef int32_t* node_of           # trie node of piece s (-1: not in the trie); the node
+                                    # holds the piece's index and score, kept up to date
     cdef readonly Py_ssize_t size
     cdef Py_ssize_t n_seeds
     cdef readonly float min_score
@@ -188,6 +190,7 @@ cdef class UnigramEM:
         self.piece_score = NULL
         self.position = NULL
         self.order = NULL
+        self.node_of = NULL
         memset(self.slots, 0, sizeof(self.slots))
         memset(self.slot_busy, 0, sizeof(self.slot_busy))
 
@@ -204,7 +207,9 @@ cdef class UnigramEM:
         self.piece_score = <float*>malloc(max(n, 1) * sizeof(float))
         self.position = <int32_t*>malloc(max(n, 1) * sizeof(int32_t))
         self.order = <int32_t*>malloc(max(n, 1) * sizeof(int32_t))
-        if self.piece_start == NULL or self.piece_score == NULL or self.position == NULL or self.order == NULL:
+        self.node_of = <int32_t*>malloc(max(n, 1) * sizeof(int32_t))
+        if self.piece_start == NULL or self.piece_score == NULL or self.position == NULL or self.order == NULL \
+                or self.node_of == NULL:
             raise MemoryError()
         self.piece_start[0] = 0
         self.max_chars = 1
@@ -226,6 +231,7 @@ cdef class UnigramEM:
         free(self.piece_score)
         free(self.position)
         free(self.order)
+        free(self.node_of)
         for k in range(MAX_SLOTS):
             free(self.slots[k])
 
@@ -264,12 +270,42 @@ cdef class UnigramEM:
             free(refs)
         self.trie = trie
         self.trie_keys = self.size
+        self._find_nodes()
+        self._sync_trie()
+
+    cdef void _find_nodes(self) noexcept nogil:
+        cdef Py_ssize_t s, j
+        cdef int32_t node
+        cdef const DANode* nodes = self.trie.nodes
+        for s in range(self.n_seeds):
+            self.node_of[s] = -1
+            if self.position[s] < 0:
+                continue
+            node = 0
+            for j in range(self.piece_start[s], self.piece_start[s + 1]):
+                node = da_child(nodes, node, self.blob_data[j])
+            self.node_of[s] = node
 
     cdef _after_change(self):
-        """The pieces changed: new min score; a new trie once most keys are gone."""
+        """The pieces changed: new min score, the trie's nodes updated (a new trie once
+        most keys are gone)."""
         self._update_min_score()
         if self.size * 2 < self.trie_keys:
             self._build_trie()
+        else:
+            self._sync_trie()
+
+    cdef void _sync_trie(self) noexcept nogil:
+        """Each trie node of a piece holds its current index and score (-1: removed)."""
+        cdef Py_ssize_t s
+        cdef int32_t node
+        cdef DANode* nodes = self.trie.nodes
+        for s in range(self.n_seeds):
+            node = self.node_of[s]
+            if node < 0:
+                continue
+            nodes[node].value = self.position[s]
+            nodes[node].score = self.piece_score[s] if self.position[s] >= 0 else 0
 
     cdef int populate(self, Lattice* t, const unsigned char* s, Py_ssize_t n) noexcept nogil:
         """Build the lattice of s[:n]. Parity: unigram_model.cc Model::PopulateNodes."""
@@ -299,13 +335,13 @@ cdef class UnigramEM:
                 node = da_child(nodes, node, s[j])
                 if node < 0:
                     break
-                seed = nodes[node].value
-                if seed >= 0 and self.position[seed] >= 0:
+                seed = nodes[node].value        # the piece's index (see _sync_trie)
+                if seed >= 0:
                     e = t.char_at[j + 1]
                     t.begin[t.n_nodes] = c
                     t.end[t.n_nodes] = e
-                    t.index[t.n_nodes] = self.position[seed]
-                    t.score[t.n_nodes] = self.piece_score[seed]
+                    t.index[t.n_nodes] = seed
+                    t.score[t.n_nodes] = nodes[node].score
                     t.n_nodes += 1
                     if e == c + 1:
                         single = True
