@@ -19,6 +19,17 @@ from libc.stdint cimport int32_t, uint8_t
 from libc.stdlib cimport calloc, free, malloc
 from libc.string cimport memmove, memset
 
+cdef extern from *:
+    """
+    #define TOKSMITH_PREFETCH(p) __builtin_prefetch((const void*)(p))
+    """
+    void prefetch "TOKSMITH_PREFETCH"(const void* p) nogil
+
+# How far ahead the scans prefetch what they will read at random (the arrays are far
+# larger than the caches; the addresses are known from the sequential scan).
+cdef enum:
+    AHEAD = 24
+
 
 cdef inline bint _is_lms(const uint8_t* t, int32_t i) noexcept nogil:
     return i > 0 and t[i] and not t[i - 1]
@@ -37,6 +48,9 @@ cdef void _induce(const uint8_t* t, int32_t* sa, const int32_t* s, int32_t n, co
     cdef int32_t i, j, c
     _buckets(counts, bkt, k, False)
     for i in range(n):
+        if i + AHEAD < n and sa[i + AHEAD] > 0:
+            prefetch(s + sa[i + AHEAD] - 1)
+            prefetch(t + sa[i + AHEAD] - 1)
         j = sa[i] - 1
         if j >= 0 and not t[j]:
             c = s[j]
@@ -44,6 +58,9 @@ cdef void _induce(const uint8_t* t, int32_t* sa, const int32_t* s, int32_t n, co
             bkt[c] += 1
     _buckets(counts, bkt, k, True)
     for i in range(n - 1, -1, -1):
+        if i >= AHEAD and sa[i - AHEAD] > 0:
+            prefetch(s + sa[i - AHEAD] - 1)
+            prefetch(t + sa[i - AHEAD] - 1)
         j = sa[i] - 1
         if j >= 0 and t[j]:
             c = s[j]
@@ -172,8 +189,12 @@ cdef int permuted_lcp(const unsigned char* text, int32_t n, const int32_t* sa, i
         return 0
     plcp[sa[0]] = -1
     for k in range(1, n):
+        if k + AHEAD < n:
+            prefetch(plcp + sa[k + AHEAD])
         plcp[sa[k]] = sa[k - 1]      # Phi: the suffix before, by position
     for i in range(n):
+        if i + AHEAD < n and plcp[i + AHEAD] >= 0:
+            prefetch(text + plcp[i + AHEAD] + h)
         j = plcp[i]
         if j < 0:
             plcp[i] = 0

@@ -28,6 +28,12 @@ from toksmith._core.spm_sentences cimport SpmSentences
 from toksmith._core.spm_piece_rules cimport PieceRules, utf8_chars, valid_piece
 from toksmith._core.suffix_array cimport permuted_lcp, suffix_array_bytes
 
+cdef extern from *:
+    """
+    #define TOKSMITH_SEEDS_PREFETCH(p) __builtin_prefetch((const void*)(p))
+    """
+    void prefetch "TOKSMITH_SEEDS_PREFETCH"(const void* p) nogil
+
 # Parity: unigram_model_trainer.cc kMaxChunkBytes
 MAX_CHUNK_BYTES = 500 * 1024 * 1024
 
@@ -162,6 +168,8 @@ cdef int _walk(Walk* w, const int32_t* sa, const int32_t* plcp) noexcept nogil:
     st_c[0] = 0
     top = 1
     for i in range(1, n + 1):
+        if i + 24 < n:
+            prefetch(plcp + sa[i + 24])    # plcp is read in suffix order: at random
         lcp = plcp[sa[i]] if i < n else 0
         last_l = i - 1
         while lcp < st_d[top - 1]:
