@@ -15,9 +15,11 @@ The algorithm is Nong, Zhang and Chan's induced sorting ("Two Efficient Algorith
 Linear Time Suffix Array Construction", 2011), written for toksmith's Unigram trainer
 (sentencepiece builds the same array with libsais).
 """
-from libc.stdint cimport int32_t, uint8_t
+from libc.stdint cimport int32_t, int64_t, uint8_t
 from libc.stdlib cimport calloc, free, malloc
 from libc.string cimport memmove, memset
+
+from toksmith._core.threadpool cimport parallel_for
 
 cdef extern from *:
     """
@@ -184,16 +186,26 @@ cdef int suffix_array_bytes(const unsigned char* text, int32_t n, int32_t* sa) n
 
 cdef int permuted_lcp(const unsigned char* text, int32_t n, const int32_t* sa, int32_t* plcp) noexcept nogil:
     """plcp[sa[k]] = LCP of suffixes sa[k-1] and sa[k] (0 for k = 0)."""
-    cdef int32_t i, k, h = 0, j
-    if n == 0:
-        return 0
-    plcp[sa[0]] = -1
-    for k in range(1, n):
-        if k + AHEAD < n:
+    _phi(n, sa, plcp, 0, n)
+    _plcp(text, n, plcp, 0, n)
+    return 0
+
+
+cdef void _phi(int32_t n, const int32_t* sa, int32_t* plcp, int32_t start, int32_t end) noexcept nogil:
+    """plcp[sa[k]] = sa[k-1] for k in [start, end) (-1 for k = 0)."""
+    cdef int32_t k
+    for k in range(start, end):
+        if k + AHEAD < end:
             prefetch(plcp + sa[k + AHEAD])
-        plcp[sa[k]] = sa[k - 1]      # Phi: the suffix before, by position
-    for i in range(n):
-        if i + AHEAD < n and plcp[i + AHEAD] >= 0:
+        plcp[sa[k]] = sa[k - 1] if k > 0 else -1     # Phi: the suffix before, by position
+
+
+cdef void _plcp(const unsigned char* text, int32_t n, int32_t* plcp, int32_t start, int32_t end) noexcept nogil:
+    """Phi values of positions [start, end) replaced by their LCPs (Kärkkäinen et al.:
+    the LCP at i + 1 is at least that at i, minus one; a part starts from 0)."""
+    cdef int32_t i, j, h = 0
+    for i in range(start, end):
+        if i + AHEAD < end and plcp[i + AHEAD] >= 0:
             prefetch(text + plcp[i + AHEAD] + h)
         j = plcp[i]
         if j < 0:
@@ -205,6 +217,45 @@ cdef int permuted_lcp(const unsigned char* text, int32_t n, const int32_t* sa, i
         plcp[i] = h
         if h > 0:
             h -= 1
+
+
+cdef struct LcpJob:
+    const unsigned char* text
+    int32_t n
+    const int32_t* sa
+    int32_t* plcp
+    int parts
+    bint phi
+
+
+cdef void _lcp_parts(void* ctx, Py_ssize_t start, Py_ssize_t end) noexcept nogil:
+    cdef LcpJob* job = <LcpJob*>ctx
+    cdef Py_ssize_t k
+    cdef int32_t a, b
+    for k in range(start, end):
+        a = <int32_t>(<int64_t>job.n * k // job.parts)
+        b = <int32_t>(<int64_t>job.n * (k + 1) // job.parts)
+        if job.phi:
+            _phi(job.n, job.sa, job.plcp, a, b)
+        else:
+            _plcp(job.text, job.n, job.plcp, a, b)
+
+
+cdef int permuted_lcp_parallel(const unsigned char* text, int32_t n, const int32_t* sa, int32_t* plcp,
+                               int threads) noexcept nogil:
+    """permuted_lcp on `threads` threads (the same array)."""
+    cdef LcpJob job
+    if threads <= 1 or n < 1 << 16:
+        return permuted_lcp(text, n, sa, plcp)
+    job.text = text
+    job.n = n
+    job.sa = sa
+    job.plcp = plcp
+    job.parts = threads
+    job.phi = True
+    parallel_for(threads, 1, threads, _lcp_parts, &job)
+    job.phi = False
+    parallel_for(threads, 1, threads, _lcp_parts, &job)
     return 0
 
 
@@ -222,15 +273,18 @@ def suffix_array(bytes text):
         free(sa)
 
 
-def lcp_array(bytes text):
+def lcp_array(bytes text, int threads=1):
     """LCP[k] (common prefix of the k-1th and kth suffix in order) as a list (for tests)."""
     cdef int32_t n = len(text), i
     cdef int32_t* sa = <int32_t*>malloc((n + 1) * sizeof(int32_t))
     cdef int32_t* plcp = <int32_t*>malloc(max(n, 1) * sizeof(int32_t))
+    cdef const unsigned char* data
     try:
         if sa == NULL or plcp == NULL or suffix_array_bytes(<const unsigned char*>text, n, sa) < 0:
             raise MemoryError()
-        permuted_lcp(<const unsigned char*>text, n, sa, plcp)
+        data = <const unsigned char*>text
+        with nogil:
+            permuted_lcp_parallel(data, n, sa, plcp, threads)
         return [plcp[sa[i]] for i in range(n)]
     finally:
         free(sa)

@@ -21,12 +21,13 @@ from array import array
 
 from libc.math cimport log
 from libc.stdint cimport int32_t, int64_t, uint64_t
-from libc.stdlib cimport free, malloc, qsort, realloc
+from libc.stdlib cimport calloc, free, malloc, qsort, realloc
 from libc.string cimport memchr, memcmp, memcpy
 
 from toksmith._core.spm_sentences cimport SpmSentences
 from toksmith._core.spm_piece_rules cimport PieceRules, utf8_chars, valid_piece
-from toksmith._core.suffix_array cimport permuted_lcp, suffix_array_bytes
+from toksmith._core.suffix_array cimport permuted_lcp_parallel, suffix_array_bytes
+from toksmith._core.threadpool cimport parallel_for
 
 cdef extern from *:
     """
@@ -148,10 +149,11 @@ cdef int64_t _interval(Walk* w, const int32_t* sa, int32_t l, int32_t r, int32_t
     return 0
 
 
-cdef int _walk(Walk* w, const int32_t* sa, const int32_t* plcp) noexcept nogil:
-    """Post-order walk of the LCP interval tree. Parity: the stack traversal of
-    MakeSeedSentencePiecesFromCorpus (Abouelhoda et al.)."""
-    cdef int32_t n = w.n, i, lcp, last_l, l, depth, top = 0, cap = 1024, parent_depth
+cdef int _walk(Walk* w, const int32_t* sa, const int32_t* plcp, int32_t a, int32_t b) noexcept nogil:
+    """Post-order walk of the LCP interval tree over suffixes a..b-1, where the LCP of
+    suffix a and of suffix b with their predecessors is 0 (whole subtrees of the root).
+    Parity: the stack traversal of MakeSeedSentencePiecesFromCorpus (Abouelhoda et al.)."""
+    cdef int32_t i, lcp, last_l, l, depth, top = 0, cap = 1024, parent_depth
     cdef int64_t carry, up
     cdef int32_t* st_l = <int32_t*>malloc(cap * sizeof(int32_t))
     cdef int32_t* st_d = <int32_t*>malloc(cap * sizeof(int32_t))
@@ -163,14 +165,14 @@ cdef int _walk(Walk* w, const int32_t* sa, const int32_t* plcp) noexcept nogil:
         free(st_d)
         free(st_c)
         return -1
-    st_l[0] = 0
+    st_l[0] = a
     st_d[0] = 0
     st_c[0] = 0
     top = 1
-    for i in range(1, n + 1):
-        if i + 24 < n:
+    for i in range(a + 1, b + 1):
+        if i + 24 < b:
             prefetch(plcp + sa[i + 24])    # plcp is read in suffix order: at random
-        lcp = plcp[sa[i]] if i < n else 0
+        lcp = plcp[sa[i]] if i < b else 0
         last_l = i - 1
         while lcp < st_d[top - 1]:
             top -= 1
@@ -264,14 +266,91 @@ cdef float _kth_largest(float* v, Py_ssize_t n, Py_ssize_t k) noexcept nogil:
     return v[k]
 
 
-cdef tuple _chunk_candidates(bytes chunk, const PieceRules* rules, int64_t min_freq, float power):
+cdef struct WalkJob:
+    const unsigned char* text
+    int32_t n
+    const int32_t* sa
+    const int32_t* plcp
+    const int32_t* bounds      # part k walks suffixes bounds[k] .. bounds[k+1]-1
+    Walk* walks                # one per part, each with its own candidates
+    int* status
+
+
+cdef void _walk_parts(void* ctx, Py_ssize_t start, Py_ssize_t end) noexcept nogil:
+    cdef WalkJob* job = <WalkJob*>ctx
+    cdef Py_ssize_t k
+    for k in range(start, end):
+        job.status[k] = _walk(&job.walks[k], job.sa, job.plcp, job.bounds[k], job.bounds[k + 1])
+
+
+cdef int _parallel_walk(const unsigned char* text, int32_t n, const int32_t* sa, const int32_t* plcp,
+                        const PieceRules* rules, int64_t min_freq, float power, int threads,
+                        Candidates* out) noexcept nogil:
+    """The walk in parts cut where the LCP is 0 (subtrees of the root are independent),
+    one per thread; the parts' candidates are joined in suffix order, as one walk finds
+    them."""
+    cdef int parts = threads if threads > 1 else 1
+    cdef int32_t* bounds = <int32_t*>malloc((parts + 1) * sizeof(int32_t))
+    cdef Walk* walks = <Walk*>calloc(parts, sizeof(Walk))
+    cdef Candidates* cands = <Candidates*>calloc(parts, sizeof(Candidates))
+    cdef int* status = <int*>calloc(parts, sizeof(int))
+    cdef WalkJob job
+    cdef int k, rc = 0
+    cdef int32_t cut, j
+    cdef Py_ssize_t m
+    if bounds == NULL or walks == NULL or cands == NULL or status == NULL:
+        free(bounds)
+        free(walks)
+        free(cands)
+        free(status)
+        return -1
+    bounds[0] = 0
+    for k in range(1, parts):
+        cut = <int32_t>(<int64_t>n * k // parts)
+        if cut < bounds[k - 1]:
+            cut = bounds[k - 1]
+        while cut < n and plcp[sa[cut]] != 0:
+            cut += 1
+        bounds[k] = cut
+    bounds[parts] = n
+    for k in range(parts):
+        walks[k].text = text
+        walks[k].n = n
+        walks[k].rules = rules
+        walks[k].min_freq = min_freq
+        walks[k].power = power
+        walks[k].out = &cands[k]
+    job.text = text
+    job.n = n
+    job.sa = sa
+    job.plcp = plcp
+    job.bounds = bounds
+    job.walks = walks
+    job.status = status
+    parallel_for(parts, 1, threads, _walk_parts, &job)
+    for k in range(parts):
+        if status[k] < 0:
+            rc = -1
+        if rc == 0:
+            for m in range(cands[k].n):
+                if _add(out, cands[k].offset[m], cands[k].length[m], cands[k].freq[m], cands[k].score[m]) < 0:
+                    rc = -1
+                    break
+        _free_candidates(&cands[k])
+    free(bounds)
+    free(walks)
+    free(cands)
+    free(status)
+    return rc
+
+
+cdef tuple _chunk_candidates(bytes chunk, const PieceRules* rules, int64_t min_freq, float power, int threads):
     """Candidates of one chunk: (offsets, lengths, freqs, scores) arrays, text order."""
     cdef int32_t n = len(chunk)
     cdef const unsigned char* text = <const unsigned char*>chunk
     cdef int32_t* sa = <int32_t*>malloc((<size_t>n + 1) * sizeof(int32_t))
     cdef int32_t* plcp = NULL
     cdef Candidates cands
-    cdef Walk w
     cdef int rc = 0
     cdef int32_t[::1] vo, vl
     cdef int64_t[::1] vf
@@ -288,15 +367,9 @@ cdef tuple _chunk_candidates(bytes chunk, const PieceRules* rules, int64_t min_f
             rc = suffix_array_bytes(text, n, sa)
             if rc == 0:
                 plcp = <int32_t*>malloc((<size_t>n + 1) * sizeof(int32_t))
-                rc = -1 if plcp == NULL else permuted_lcp(text, n, sa, plcp)
+                rc = -1 if plcp == NULL else permuted_lcp_parallel(text, n, sa, plcp, threads)
             if rc == 0:
-                w.text = text
-                w.n = n
-                w.rules = rules
-                w.min_freq = min_freq
-                w.power = power
-                w.out = &cands
-                rc = _walk(&w, sa, plcp)
+                rc = _parallel_walk(text, n, sa, plcp, rules, min_freq, power, threads, &cands)
         free(sa)
         sa = NULL
         free(plcp)
@@ -376,7 +449,7 @@ def best_candidates(bytes chunk, offsets, lengths, scores, Py_ssize_t keep):
 def seed_substrings(SpmSentences sentences, Py_ssize_t seed_size, int vocab_size, int max_piece_length,
                     bint split_by_unicode_script, bint split_by_number, bint split_by_whitespace,
                     bint split_digits, bint treat_whitespace_as_suffix, bint allow_whitespace_only_pieces,
-                    float min_freq_alpha=0.0, float power=1.0):
+                    float min_freq_alpha=0.0, float power=1.0, int threads=1):
     """The best `seed_size` substrings: (list of UTF-8 pieces, array('f') of scores), best
     first. See the module docstring."""
     cdef PieceRules rules
@@ -411,7 +484,7 @@ def seed_substrings(SpmSentences sentences, Py_ssize_t seed_size, int vocab_size
         vs = <float>max(1, vocab_size)
         klogk = vs * <float>log(vs)
         min_freq = max(2, <int64_t>(min_freq_alpha * <float>len(chunk) / max(<float>1.0, klogk)))
-        offsets, lengths, freqs, scores = _chunk_candidates(chunk, &rules, min_freq, power)
+        offsets, lengths, freqs, scores = _chunk_candidates(chunk, &rules, min_freq, power, threads)
         if merged is None and i >= sentences.n:
             best = best_candidates(chunk, offsets, lengths, scores, seed_size)
             return ([chunk[offsets[j]:offsets[j] + lengths[j]] for j in best],

@@ -98,7 +98,13 @@ class UnigramTrainer:
         required = required_chars(sentences, spec, meta)
         if not required:
             raise CorpusError("no character of the corpus is covered: nothing to learn from")
-        pieces, scores = self.seed_pieces(sentences)
+        if self.show_progress:
+            from tqdm import tqdm
+            with tqdm(total=1, desc="Counting substrings", unit="step") as bar:
+                pieces, scores = self.seed_pieces(sentences)
+                bar.update(1)
+        else:
+            pieces, scores = self.seed_pieces(sentences)
         if not pieces:
             raise CorpusError("no seed piece could be made from the corpus")
         words = sentences
@@ -135,7 +141,7 @@ class UnigramTrainer:
         subs, sub_scores = seed_substrings(
             sentences, spec.seed_sentencepiece_size, spec.vocab_size, spec.max_sentencepiece_length,
             spec.split_by_unicode_script, spec.split_by_number, spec.split_by_whitespace, spec.split_digits,
-            spec.treat_whitespace_as_suffix, spec.allow_whitespace_only_pieces)
+            spec.treat_whitespace_as_suffix, spec.allow_whitespace_only_pieces, threads=self.threads)
         pieces += subs
         scores += list(sub_scores)
         total = _double_sum(scores)
