@@ -112,6 +112,7 @@ OPTION_SETS = {
                                 num_sub_iterations=1),
     "no_script_split_delimiter": dict(split_by_unicode_script=False, split_by_number=False,
                                       pretokenization_delimiter="_"),
+    "first_sentences": dict(input_sentence_size=1500, shuffle_input_sentence=False),
 }
 
 

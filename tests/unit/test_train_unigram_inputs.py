@@ -54,6 +54,15 @@ def test_model_round_trips_through_save(tmp_path):
     assert again.decode(again.encode(TEXTS[5], add_special=False)) == TEXTS[5]
 
 
+def test_sampled_sentences_are_deterministic():
+    """shuffle_input_sentence samples with a seeded reservoir: the same model every run."""
+    first = train(input_sentence_size=300, vocab_size=100)
+    again = train(input_sentence_size=300, vocab_size=100)
+    assert [first.id_to_piece(i) for i in range(100)] == [again.id_to_piece(i) for i in range(100)]
+    with pytest.raises(ValueError, match="input_sentence_size must be 0"):
+        train(input_sentence_size=50)
+
+
 def test_normalization_rule_enum_or_name():
     by_enum = train(normalization_rule_name=NormalizationRule.IDENTITY)
     by_name = train(normalization_rule_name="identity")

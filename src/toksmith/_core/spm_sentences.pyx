@@ -68,6 +68,7 @@ cdef struct BlockJob:
     const char* delimiter
     Py_ssize_t delimiter_size
     Py_ssize_t max_length
+    bint keep_empty             # keep sentences that normalize to nothing (as empty ones)
 
 
 cdef bint _has_unk_char(const unsigned char* s, Py_ssize_t n) noexcept nogil:
@@ -141,12 +142,10 @@ cdef int _sentence(const BlockJob* job, Py_ssize_t b, ByteBuf* norm, const unsig
     if rc != TEXT_UNCHANGED:
         text = <const unsigned char*>norm.data
         size = norm.size
-    if size == 0:
-        return 0
     before = job.outs[b].size
-    if _replace_meta(job, text, size, &job.outs[b]) < 0:
+    if size > 0 and _replace_meta(job, text, size, &job.outs[b]) < 0:
         return -1
-    if job.outs[b].size == before:
+    if job.outs[b].size == before and not job.keep_empty:
         return 0
     return i64_push(&job.lengths[b], job.outs[b].size - before)
 
@@ -279,10 +278,11 @@ cdef class SpmSentences:
         self._append(<const char*>text, len(text), freq)
 
     def add(self, list blocks, list ends, Normalizer normalizer, DoubleArrayTrie meta, bytes delimiter,
-            Py_ssize_t max_length, int threads):
+            Py_ssize_t max_length, int threads, bint keep_empty=False):
         """Read, normalize and keep the sentences of `blocks` (see the module docstring);
-        `ends[i]`: array('q') of where the sequences of block i end, or None (its lines).
-        Returns how many sentences were skipped as longer than `max_length` bytes."""
+        `ends[i]`: array('q') of where the sequences of block i end, or None (its lines);
+        `keep_empty`: a sentence that normalizes to nothing is kept (empty) rather than
+        dropped. Returns how many sentences were skipped as longer than `max_length` bytes."""
         cdef Py_ssize_t n = len(blocks), i, k, pos
         cdef BlockJob job
         cdef const int64_t[::1] view
@@ -316,6 +316,7 @@ cdef class SpmSentences:
             job.delimiter = <const char*>delimiter
             job.delimiter_size = len(delimiter)
             job.max_length = max_length
+            job.keep_empty = keep_empty
             with nogil:
                 parallel_for(n, 1, threads, _normalize_blocks, &job)
             for i in range(n):
@@ -468,6 +469,12 @@ cdef class SpmSentences:
             return words
         finally:
             table_free(&table)
+
+    def get(self, Py_ssize_t i):
+        """Sentence i as bytes."""
+        if not 0 <= i < self.n:
+            raise IndexError(i)
+        return self.blob[self.offsets[i]:self.offsets[i + 1]]
 
     def texts(self):
         """The sentences as str (for tests and inspection)."""

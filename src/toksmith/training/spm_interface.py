@@ -103,24 +103,74 @@ def load_sentences(source: object, spec: SpmTrainerSpec, meta: MetaPieces, threa
     item); `on_batch(n_bytes)` after each batch read. Raises CorpusError when none is left.
     Parity: trainer_interface.cc LoadSentences (skips empty and too long sentences and
     those holding U+2585; meta pieces and the pretokenization delimiter become U+001F)."""
-    if spec.input_sentence_size > 0:
-        from toksmith.errors import UnsupportedFeatureError
-        raise UnsupportedFeatureError("input_sentence_size (sampling the corpus) is not supported yet: "
-                                      "train on all sentences (input_sentence_size=0)")
     normalizer = training_normalizer(spec)
     texts = sorted({text.encode("utf-8") for text, _ in meta.values()})
     trie = DoubleArrayTrie.build(texts, list(range(len(texts)))) if texts else None
     delimiter = spec.pretokenization_delimiter.encode("utf-8")
+    sample = SentenceSample(spec.input_sentence_size, spec.shuffle_input_sentence)
     sentences = SpmSentences()
     for batch in corpus_batches(source):
-        sentences.add(batch.blocks, batch.ends, normalizer, trie, delimiter, spec.max_sentence_length, threads)
+        if not sample.active:
+            sentences.add(batch.blocks, batch.ends, normalizer, trie, delimiter, spec.max_sentence_length, threads)
+        else:
+            part = SpmSentences()
+            part.add(batch.blocks, batch.ends, normalizer, trie, delimiter, spec.max_sentence_length, threads,
+                     keep_empty=True)
+            if not sample.add(part):
+                break
         if on_batch is not None:
             on_batch(batch.size)
+    if sample.active:
+        sentences = sample.sentences()
     if len(sentences) == 0:
         raise CorpusError("the corpus is empty: no sentence is left to learn from (empty lines, lines over "
                           f"max_sentence_length={spec.max_sentence_length} bytes and lines holding U+2585 "
                           "are skipped)")
     return sentences
+
+
+class SentenceSample:
+    """The `size` sentences training keeps when `input_sentence_size` is set: the first ones,
+    or (shuffle) a reservoir sample. Parity: trainer_interface.cc SentenceSelector and
+    util.h ReservoirSampler (seeded 12345678; the generator is Python's, so the sample is
+    not sentencepiece's own). Sentences are sampled before empty ones are dropped, as
+    sentencepiece samples before normalizing."""
+
+    SEED = 12345678
+
+    def __init__(self, size: int, shuffle: bool) -> None:
+        import random
+        self.size = size
+        self.shuffle = shuffle
+        self.active = size > 0
+        self.kept: list[bytes] = []
+        self.total = 0
+        self.rng = random.Random(self.SEED)
+
+    def add(self, part: SpmSentences) -> bool:
+        """Take the sentences of `part` in order; False once no more are wanted."""
+        for i in range(len(part)):
+            text = part.get(i)
+            if not self.shuffle:
+                self.kept.append(text)
+                if len(self.kept) >= self.size:
+                    return False
+                continue
+            self.total += 1
+            if len(self.kept) < self.size:
+                self.kept.append(text)
+            else:
+                j = self.rng.randrange(0, self.total - 1)   # absl::Uniform(gen, 0, total - 1): [0, total-1)
+                if j < self.size:
+                    self.kept[j] = text
+        return True
+
+    def sentences(self) -> SpmSentences:
+        out = SpmSentences()
+        for text in self.kept:
+            if text:
+                out.append(text)
+        return out
 
 
 def required_chars(sentences: SpmSentences, spec: SpmTrainerSpec, meta: MetaPieces) -> dict[int, int]:
