@@ -15,7 +15,7 @@ Every lattice is built from a trie of the pieces as sentencepiece's Model::Popul
 builds it (a character no piece starts with gets an unknown node scored min_score - 10,
 counted for the piece at index 0, as TrainerModel's unk id is 0). Forward-backward and
 Viterbi run per position in sentencepiece's node order with its float arithmetic; the
-expected counts of all words are added up in 64-bit fixed point (2**-32 units), so the
+expected counts of all words are added up in 64-bit fixed point (2**-28 units), so the
 sums are the same whatever the number of threads and whichever thread takes which words.
 
 Parity: sentencepiece 0.2.3 unigram_model_trainer.cc (RunEStep, RunMStep,
@@ -47,7 +47,9 @@ cdef extern from *:
 # Parity: unigram_model.cc kUnkPenalty; unigram_model_trainer.cc kExpectedFrequencyThreshold
 cdef float UNK_PENALTY = 10.0
 cdef float EXPECTED_FREQUENCY_THRESHOLD = 0.5
-cdef double FIXED_ONE = 4294967296.0      # fixed-point unit of the summed expectations
+# Fixed-point unit of the summed expectations: 2**-28 (a piece's expected count may reach
+# 2**35 before its 64-bit sum overflows).
+cdef double FIXED_ONE = 268435456.0
 cdef int MAX_SLOTS = 256
 
 cdef enum:

@@ -166,8 +166,8 @@ class UnigramTrainer:
                 em.prune(self.threads, desired, spec.shrinking_factor)
                 if bar is not None:
                     bar.update(min(bar.total - bar.n, max(0, start - em.size - bar.n)))
-                if em.size <= desired or (em.size == before and spec.num_sub_iterations == 0):
-                    break
+                if em.size <= desired or em.size >= before:
+                    break       # (sentencepiece would loop for ever where pruning removes nothing)
         finally:
             if bar is not None:
                 bar.close()
