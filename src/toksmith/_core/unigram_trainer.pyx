@@ -541,9 +541,8 @@ cdef class UnigramEM:
                 raise MemoryError()
             pruned_size = max(desired_size, <int>(shrinking_factor * <float>n))
             new_order = [self.order[i] for i in range(n) if job.kind[i] == KEEP]
-            losses = {i: job.loss[i] for i in range(n) if job.kind[i] == CANDIDATE}
-            # Parity: util.h Sorted(candidates): loss descending, then index
-            candidates = sorted(losses, key=lambda i: (-losses[i], i))
+            candidates = array("i", [i for i in range(n) if job.kind[i] == CANDIDATE])
+            _sort_by_loss(candidates, job.loss)
             for i in candidates:
                 if len(new_order) == pruned_size:
                     break
@@ -690,6 +689,26 @@ cdef void _unreachable_range(void* ctx, Py_ssize_t start, Py_ssize_t end) noexce
         # Parity: a path without the piece that scores strictly higher makes it unreachable
         job.kind[i] = DROP if alt > original else KEEP
     lattice_free(&t)
+
+
+cdef const float* _losses = NULL     # qsort has no context argument (the GIL is held)
+
+
+cdef int _loss_then_index(const void* a, const void* b) noexcept nogil:
+    # Parity: util.h Sorted(candidates): loss descending, then index ascending
+    cdef int32_t i = (<const int32_t*>a)[0], j = (<const int32_t*>b)[0]
+    if _losses[i] != _losses[j]:
+        return -1 if _losses[i] > _losses[j] else 1
+    return (i > j) - (i < j)
+
+
+cdef void _sort_by_loss(int32_t[::1] candidates, const float* losses):
+    global _losses
+    if candidates.shape[0] == 0:
+        return
+    _losses = losses
+    qsort(&candidates[0], candidates.shape[0], sizeof(int32_t), _loss_then_index)
+    _losses = NULL
 
 
 cdef inline int32_t _char_len(unsigned char lead) noexcept nogil:

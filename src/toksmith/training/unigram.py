@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 import os
 import sys
+from array import array
 from collections.abc import Iterable
 
 from toksmith.training.corpus import CorpusError, corpus_paths, is_file_list
@@ -136,7 +137,7 @@ class UnigramTrainer:
         counts.pop(BOUNDARY_CHAR, None)
         chars = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
         pieces = [chr(c).encode("utf-8") for c, _ in chars]
-        scores = [f32(float(n)) for _, n in chars]
+        scores = list(array("f", [float(n) for _, n in chars]))      # counts as C floats
         from toksmith._core.unigram_seeds import seed_substrings
         subs, sub_scores = seed_substrings(
             sentences, spec.seed_sentencepiece_size, spec.vocab_size, spec.max_sentencepiece_length,
@@ -146,7 +147,7 @@ class UnigramTrainer:
         scores += list(sub_scores)
         total = _double_sum(scores)
         logsum = math.log(total)
-        return pieces, [f32(math.log(s) - logsum) for s in scores]
+        return pieces, list(array("f", [math.log(s) - logsum for s in scores]))   # rounded to float
 
     def _em(self, em) -> None:
         """EM rounds and pruning until 1.1 x vocab_size pieces are left.
