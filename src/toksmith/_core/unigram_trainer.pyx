@@ -25,7 +25,7 @@ PruneSentencePieces, PruneUnreachableSentencePieces, Digamma) and unigram_model.
 from array import array
 
 from libc.math cimport exp, log, log1p, INFINITY
-from libc.stdint cimport int8_t, int32_t, int64_t
+from libc.stdint cimport int8_t, int32_t, int64_t, uint16_t
 from libc.stdlib cimport calloc, free, malloc, qsort, realloc
 from libc.string cimport memcmp, memset
 
@@ -181,6 +181,18 @@ cdef class UnigramEM:
     cdef DoubleArrayTrie trie
     cdef Py_ssize_t trie_keys
     cdef int max_chars              # longest piece, in characters
+    # The candidate nodes of every word, found once with the trie of the seed pieces and
+    # read back on later passes (pieces are only ever removed; removed ones are skipped,
+    # and compacted away now and then): node k is piece cache_seed[k] over cache_len[k]
+    # characters; word w's nodes are cache_seed[node_start[w]:node_start[w+1]], those of
+    # its character c the next pos_count[pos_start[w] + c] of them, in trie order.
+    cdef bint cached
+    cdef int32_t* cache_seed
+    cdef uint16_t* cache_len
+    cdef uint16_t* pos_count
+    cdef int64_t* node_start
+    cdef int64_t* pos_start
+    cdef Py_ssize_t cache_size_at_compaction
     # per-call state read by the workers
     cdef int64_t* slots[256]
     cdef int slot_busy[256]
@@ -193,6 +205,12 @@ cdef class UnigramEM:
         self.position = NULL
         self.order = NULL
         self.node_of = NULL
+        self.cached = False
+        self.cache_seed = NULL
+        self.cache_len = NULL
+        self.pos_count = NULL
+        self.node_start = NULL
+        self.pos_start = NULL
         memset(self.slots, 0, sizeof(self.slots))
         memset(self.slot_busy, 0, sizeof(self.slot_busy))
 
@@ -234,6 +252,7 @@ cdef class UnigramEM:
         free(self.position)
         free(self.order)
         free(self.node_of)
+        self._free_cache()
         for k in range(MAX_SLOTS):
             free(self.slots[k])
 
@@ -296,6 +315,9 @@ cdef class UnigramEM:
             self._build_trie()
         else:
             self._sync_trie()
+        if self.cached and self.size * 3 < self.cache_size_at_compaction * 2:
+            with nogil:
+                self._compact_cache()
 
     cdef void _sync_trie(self) noexcept nogil:
         """Each trie node of a piece holds its current index and score (-1: removed)."""
@@ -354,6 +376,167 @@ cdef class UnigramEM:
                 t.score[t.n_nodes] = unk_score
                 t.n_nodes += 1
         return 0
+
+    cdef int populate_word(self, Lattice* t, Py_ssize_t w) noexcept nogil:
+        """The lattice of word w: from the cache when there is one (the same nodes, in the
+        same order, as populate() finds with the trie)."""
+        cdef const unsigned char* blob
+        cdef int64_t k, p, k_end
+        cdef int32_t c, L, seed, idx, length
+        cdef bint single
+        cdef float unk_score
+        if not self.cached:
+            blob = <const unsigned char*>self.words.blob
+            return self.populate(t, blob + self.words.offsets[w], self.words.offsets[w + 1] - self.words.offsets[w])
+        p = self.pos_start[w]
+        L = <int32_t>(self.pos_start[w + 1] - p)
+        if lattice_reserve(t, L, self.max_chars) < 0:
+            return -1
+        unk_score = self.min_score - UNK_PENALTY
+        t.n_chars = L
+        t.n_nodes = 0
+        k = self.node_start[w]
+        for c in range(L):
+            single = False
+            k_end = k + self.pos_count[p + c]
+            while k < k_end:
+                seed = self.cache_seed[k]
+                idx = self.position[seed]
+                if idx >= 0:
+                    length = self.cache_len[k]
+                    t.begin[t.n_nodes] = c
+                    t.end[t.n_nodes] = c + length
+                    t.index[t.n_nodes] = idx
+                    t.score[t.n_nodes] = self.piece_score[seed]
+                    t.n_nodes += 1
+                    if length == 1:
+                        single = True
+                k += 1
+            if not single:
+                t.begin[t.n_nodes] = c
+                t.end[t.n_nodes] = c + 1
+                t.index[t.n_nodes] = 0
+                t.score[t.n_nodes] = unk_score
+                t.n_nodes += 1
+        return 0
+
+    cdef void _free_cache(self) noexcept nogil:
+        free(self.cache_seed)
+        free(self.cache_len)
+        free(self.pos_count)
+        free(self.node_start)
+        free(self.pos_start)
+        self.cache_seed = NULL
+        self.cache_len = NULL
+        self.pos_count = NULL
+        self.node_start = NULL
+        self.pos_start = NULL
+        self.cached = False
+
+    def build_cache(self, int threads, Py_ssize_t budget_bytes):
+        """Find every word's candidate nodes once (see the cache fields); left out (the
+        trie is walked on every pass instead) when they would take over `budget_bytes`."""
+        cdef Py_ssize_t n = self.words.n, w
+        cdef CacheJob job
+        cdef int64_t nodes = 0, chars = 0
+        self._free_cache()
+        if budget_bytes <= 0:
+            return False
+        job.em = <void*>self
+        job.fill = False
+        job.status = 0
+        self.node_start = <int64_t*>calloc(n + 1, sizeof(int64_t))
+        self.pos_start = <int64_t*>calloc(n + 1, sizeof(int64_t))
+        if self.node_start == NULL or self.pos_start == NULL:
+            self._free_cache()
+            raise MemoryError()
+        with nogil:
+            # counts into node_start[w + 1] / pos_start[w + 1], then prefix sums
+            parallel_for(n, 64, threads, _cache_range, &job)
+            for w in range(n):
+                nodes += self.node_start[w + 1]
+                chars += self.pos_start[w + 1]
+                self.node_start[w + 1] = nodes
+                self.pos_start[w + 1] = chars
+        if job.status < 0:
+            self._free_cache()
+            raise MemoryError()
+        if nodes * (sizeof(int32_t) + sizeof(uint16_t)) + chars * sizeof(uint16_t) > budget_bytes:
+            self._free_cache()
+            return False
+        self.cache_seed = <int32_t*>malloc(max(nodes, 1) * sizeof(int32_t))
+        self.cache_len = <uint16_t*>malloc(max(nodes, 1) * sizeof(uint16_t))
+        self.pos_count = <uint16_t*>malloc(max(chars, 1) * sizeof(uint16_t))
+        if self.cache_seed == NULL or self.cache_len == NULL or self.pos_count == NULL:
+            self._free_cache()
+            raise MemoryError()
+        job.fill = True
+        with nogil:
+            parallel_for(n, 64, threads, _cache_range, &job)
+        if job.status < 0:
+            self._free_cache()
+            raise MemoryError()
+        self.cached = True
+        self.cache_size_at_compaction = self.size
+        return True
+
+    cdef int _cache_word(self, Lattice* t, Py_ssize_t w, bint fill) noexcept nogil:
+        """Count (fill False) or write (fill True) the cached nodes of word w."""
+        cdef const unsigned char* blob = <const unsigned char*>self.words.blob
+        cdef int32_t i, c = -1
+        cdef int64_t k, p
+        # the unknown node is the only one at index 0 with that score (a piece scores at
+        # least min_score)
+        cdef float unk_score = self.min_score - UNK_PENALTY
+        if self.populate(t, blob + self.words.offsets[w], self.words.offsets[w + 1] - self.words.offsets[w]) < 0:
+            return -1
+        if not fill:
+            k = 0
+            for i in range(t.n_nodes):
+                if not (t.index[i] == 0 and t.score[i] == unk_score):
+                    k += 1
+            self.node_start[w + 1] = k
+            self.pos_start[w + 1] = t.n_chars
+            return 0
+        k = self.node_start[w]
+        p = self.pos_start[w]
+        for c in range(t.n_chars):
+            self.pos_count[p + c] = 0
+        for i in range(t.n_nodes):
+            if t.index[i] == 0 and t.score[i] == unk_score:
+                continue
+            self.cache_seed[k] = self.order[t.index[i]]
+            self.cache_len[k] = <uint16_t>(t.end[i] - t.begin[i])
+            self.pos_count[p + t.begin[i]] += 1
+            k += 1
+        return 0
+
+    cdef void _compact_cache(self) noexcept nogil:
+        """Drop the cached nodes of removed pieces (in place, order kept)."""
+        cdef Py_ssize_t w, n = self.words.n
+        cdef int64_t k, out = 0, p, k_end, first
+        cdef int32_t c, L, kept
+        if not self.cached:
+            return
+        k = 0
+        for w in range(n):
+            first = out
+            p = self.pos_start[w]
+            L = <int32_t>(self.pos_start[w + 1] - p)
+            for c in range(L):
+                k_end = k + self.pos_count[p + c]
+                kept = 0
+                while k < k_end:
+                    if self.position[self.cache_seed[k]] >= 0:
+                        self.cache_seed[out] = self.cache_seed[k]
+                        self.cache_len[out] = self.cache_len[k]
+                        out += 1
+                        kept += 1
+                    k += 1
+                self.pos_count[p + c] = <uint16_t>kept
+            self.node_start[w] = first
+        self.node_start[n] = out
+        self.cache_size_at_compaction = self.size
 
     cdef float viterbi(self, Lattice* t, int32_t skip) noexcept nogil:
         """Best path (best_node per position); returns its score, -INFINITY when no path.
@@ -431,12 +614,11 @@ cdef class UnigramEM:
             raise MemoryError()
         return out
 
-    cdef void _word(self, Lattice* t, int64_t* acc, const unsigned char* s, Py_ssize_t n, int64_t freq,
-                    int mode) noexcept nogil:
+    cdef void _word(self, Lattice* t, int64_t* acc, Py_ssize_t w, int64_t freq, int mode) noexcept nogil:
         cdef int32_t i, p, L, first, k
         cdef float z, v, a
         cdef double f = <double><float>freq
-        if self.populate(t, s, n) < 0:
+        if self.populate_word(t, w) < 0:
             self.status = -1
             return
         L = t.n_chars
@@ -590,6 +772,24 @@ cdef class UnigramEM:
                 for s in [self.order[i] for i in range(self.size)]]
 
 
+cdef struct CacheJob:
+    void* em
+    bint fill
+    int status
+
+
+cdef void _cache_range(void* ctx, Py_ssize_t start, Py_ssize_t end) noexcept nogil:
+    cdef CacheJob* job = <CacheJob*>ctx
+    cdef Lattice t
+    cdef Py_ssize_t w
+    memset(&t, 0, sizeof(Lattice))
+    for w in range(start, end):
+        if (<UnigramEM>job.em)._cache_word(&t, w, job.fill) < 0:
+            job.status = -1
+            break
+    lattice_free(&t)
+
+
 cdef void _words_range(void* ctx, Py_ssize_t start, Py_ssize_t end) noexcept nogil:
     cdef RunJob* job = <RunJob*>ctx
     cdef Lattice t
@@ -598,8 +798,7 @@ cdef void _words_range(void* ctx, Py_ssize_t start, Py_ssize_t end) noexcept nog
     cdef int64_t* acc = (<UnigramEM>job.em).slots[slot]
     memset(&t, 0, sizeof(Lattice))
     for w in range(start, end):
-        (<UnigramEM>job.em)._word(&t, acc, job.blob + job.offsets[w], job.offsets[w + 1] - job.offsets[w],
-                                  job.freqs[w], job.mode)
+        (<UnigramEM>job.em)._word(&t, acc, w, job.freqs[w], job.mode)
     lattice_free(&t)
     toksmith_em_release(&(<UnigramEM>job.em).slot_busy[slot])
 

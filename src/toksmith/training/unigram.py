@@ -26,6 +26,7 @@ from toksmith.training.spm_normalization import NormalizationRule
 from toksmith.training.spm_options import DEFAULT_UNK_SURFACE, SpmTrainerSpec
 
 MODEL_TYPE_UNIGRAM = 1
+CACHE_BUDGET_PER_BYTE = 8       # bytes of cached lattice nodes per byte of normalized corpus
 MIN_SCORE_PENALTY_DELTA = f32(0.0001)    # Parity: FinalizeSentencePieces kMinScorePenaltyDelta (float)
 
 
@@ -108,6 +109,7 @@ class UnigramTrainer:
             pieces, scores = self.seed_pieces(sentences)
         if not pieces:
             raise CorpusError("no seed piece could be made from the corpus")
+        corpus_bytes = sentences.blob_bytes
         words = sentences
         if spec.split_by_whitespace:
             words = sentences.split_words(spec.treat_whitespace_as_suffix, spec.allow_whitespace_only_pieces)
@@ -115,6 +117,8 @@ class UnigramTrainer:
         from toksmith._core.unigram_trainer import UnigramEM
         em = UnigramEM(words, pieces, scores)
         del pieces, scores
+        # The words' candidate nodes, kept while they take less than the seed search did.
+        em.build_cache(self.threads, CACHE_BUDGET_PER_BYTE * corpus_bytes)
         self._em(em)
         em.prune_unreachable(self.threads)
         final = finalize_pieces(em.pieces(), em.min_score, required, spec, len(meta))
