@@ -126,3 +126,15 @@ def test_meta_pieces_placed_like_spm_train():
                 byte_fallback=True, pad_id=3)
     assert [tok.id_to_piece(i) for i in range(6)] == ["<unk>", "<s>", "</s>", "<pad>", "<sep>", "<mask>"]
     assert tok.id_to_piece(6) == "<0x00>" and tok.id_to_piece(261) == "<0xFF>"
+
+
+def test_same_model_with_or_without_the_node_cache(tmp_path, monkeypatch):
+    """The words' lattice nodes are cached within a memory budget; without the cache (the
+    trie walked on every pass) the model is byte-identical."""
+    import toksmith.training.unigram as unigram
+    cached = tmp_path / "cached.model"
+    train(vocab_size=150).save(cached)
+    monkeypatch.setattr(unigram, "CACHE_BUDGET_PER_BYTE", 0)
+    walked = tmp_path / "walked.model"
+    train(vocab_size=150).save(walked)
+    assert cached.read_bytes() == walked.read_bytes()
