@@ -133,8 +133,8 @@ def test_same_model_with_or_without_the_node_cache(tmp_path, monkeypatch):
     trie walked on every pass) the model is byte-identical."""
     import toksmith.training.unigram as unigram
     cached = tmp_path / "cached.model"
-    train(vocab_size=150).save(cached)
+    train(vocab_size=120).save(cached)
     monkeypatch.setattr(unigram, "CACHE_BUDGET_PER_BYTE", 0)
     walked = tmp_path / "walked.model"
-    train(vocab_size=150).save(walked)
+    train(vocab_size=120).save(walked)
     assert cached.read_bytes() == walked.read_bytes()
