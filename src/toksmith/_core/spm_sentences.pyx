@@ -18,6 +18,7 @@ thread count).
 """
 from array import array
 
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
 from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc, qsort, realloc
 from libc.string cimport memchr, memcmp, memcpy, memset
@@ -469,6 +470,38 @@ cdef class SpmSentences:
             return words
         finally:
             table_free(&table)
+
+    def chunk(self, Py_ssize_t start, Py_ssize_t max_bytes):
+        """(text, next): sentences start, start+1, ... each repeated by its frequency and
+        followed by a NUL, until the text reaches max_bytes (the last sentence may pass it,
+        as its repeats stop there); `next` is the first sentence not taken.
+        Parity: unigram_model_trainer.cc MakeSeedSentencePiecesFromCorpus (the chunk loop)."""
+        cdef Py_ssize_t i = start, size = 0, length
+        cdef int64_t k
+        cdef bytes out
+        cdef char* p
+        while i < self.n and size < max_bytes:
+            length = self.offsets[i + 1] - self.offsets[i] + 1
+            k = 0
+            while k < self.freqs[i] and size < max_bytes:
+                size += length
+                k += 1
+            i += 1
+        out = PyBytes_FromStringAndSize(NULL, size)
+        p = PyBytes_AS_STRING(out)
+        i = start
+        size = 0
+        with nogil:
+            while i < self.n and size < max_bytes:
+                length = self.offsets[i + 1] - self.offsets[i]
+                k = 0
+                while k < self.freqs[i] and size < max_bytes:
+                    memcpy(p + size, self.blob + self.offsets[i], length)
+                    p[size + length] = 0
+                    size += length + 1
+                    k += 1
+                i += 1
+        return out, i
 
     def get(self, Py_ssize_t i):
         """Sentence i as bytes."""

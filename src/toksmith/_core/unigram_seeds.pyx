@@ -465,19 +465,8 @@ def seed_substrings(SpmSentences sentences, Py_ssize_t seed_size, int vocab_size
     rules.allow_whitespace_only_pieces = allow_whitespace_only_pieces
     merged = None
     while i < sentences.n:
-        parts = []
-        size = 0
         # Parity: each sentence repeated by its frequency, NUL after each, up to a chunk
-        while i < sentences.n and size < MAX_CHUNK_BYTES:
-            text = sentences.blob[sentences.offsets[i]:sentences.offsets[i + 1]] + b"\0"
-            k = 0
-            while k < sentences.freqs[i] and size < MAX_CHUNK_BYTES:
-                parts.append(text)
-                size += len(text)
-                k += 1
-            i += 1
-        chunk = b"".join(parts)
-        del parts
+        chunk, i = sentences.chunk(i, MAX_CHUNK_BYTES)
         if not chunk:
             break
         # Parity: min_freq = max(2, alpha * N / (K ln K)), all float
