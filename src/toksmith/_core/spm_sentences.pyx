@@ -10,8 +10,10 @@ are normalized in parallel, appended in block order (the result never depends on
 thread count).
 
 >>> from toksmith._core.normalizer import SentencePieceNormalizer
+>>> from toksmith._core.trie import DoubleArrayTrie
 >>> s = SpmSentences()
->>> s.add([b"Hello  world\\n\\n<s> hi\\n"], [None], SentencePieceNormalizer(b""), None, b"", 4192, 1)
+>>> meta = DoubleArrayTrie.build([b"<s>"], [0])
+>>> s.add([b"Hello  world\\n\\n<s> hi\\n"], [None], SentencePieceNormalizer(b""), meta, b"", 4192, 1)
 0
 >>> s.texts()
 ['▁Hello▁world', '▁\\x1f▁hi']

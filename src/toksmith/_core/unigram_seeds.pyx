@@ -15,7 +15,9 @@ the NUL, merged with the same text's own interval).
 >>> from toksmith._core.spm_sentences import SpmSentences
 >>> s = SpmSentences(); s.append("▁abab▁abab".encode()); s.append("▁ab".encode())
 >>> seed_substrings(s, 10, 100, 16, True, True, True, False, False, False)[0][:2]
-[b'\\xe2\\x96\\x81abab', b'\\xe2\\x96\\x81ab']
+[b'ab', b'\\xe2\\x96\\x81abab']
+
+("ab" counts 5 occurrences plus the 2 of its interval "ab" + NUL: 7 x 2 characters.)
 """
 from array import array
 
