@@ -1,4 +1,5 @@
-"""`toksmith train bpe` (src/toksmith/cli_train.py), run as ``python -m toksmith.cli``.
+"""`toksmith train bpe` and `toksmith train unigram` (src/toksmith/cli_train.py), run as
+``python -m toksmith.cli``.
 
 The trained file is compared with what tokenizers' own BpeTrainer learns with the same
 options on the same corpus (tests/parity/test_train_bpe_hf.py proves the trainer itself on
