@@ -1,13 +1,18 @@
-"""BPE training side by side: toksmith.train_bpe, HF tokenizers' BpeTrainer, sentencepiece.
+"""Training side by side: toksmith.train_bpe / train_unigram, HF tokenizers' BpeTrainer /
+UnigramTrainer, sentencepiece (bpe and unigram).
 
 Same input in one run: the fixture corpora concatenated into one file, vocabulary 32,000,
 2 threads. Every trainer runs in a process of its own (a fresh interpreter), which reports
 its wall time, user CPU time and peak RSS (ru_maxrss, the interpreter and imports
 included). toksmith and HF train on the same tokenizer.json pipeline (GPT-2's ByteLevel
 and Llama 3's Split + ByteLevel, made by tokenizers); sentencepiece runs its own BPE
-trainer (model_type=bpe) on the same file.
+trainer (model_type=bpe) on the same file. Unigram: toksmith.train_unigram and
+sentencepiece's Unigram trainer with spm_train's defaults (nmt_nfkc, character_coverage
+0.9995), and HF's UnigramTrainer on an NFKC + Metaspace pipeline (as transformers converts
+sentencepiece models); --kinds picks bpe, unigram or both.
 
     TOKSMITH_FIXTURES=../shared/fixtures python benchmarks/bench_train.py [--vocab 32000] [--threads 2]
+        [--kinds bpe,unigram] [--no-hf]
 """
 from __future__ import annotations
 
@@ -37,6 +42,28 @@ if kind == "toksmith":
     tok = toksmith.train_bpe([corpus], vocab, like=like, num_threads=threads, show_progress=False)
     tok.save(out)
     n = tok.vocab_size
+elif kind == "toksmith-unigram":
+    import toksmith
+    tok = toksmith.train_unigram([corpus], vocab, num_threads=threads, show_progress=False)
+    tok.save(out)
+    n = tok.vocab_size
+elif kind == "spm-unigram":
+    import sentencepiece as spm
+    spm.SentencePieceTrainer.train(input=corpus, model_prefix=out, vocab_size=vocab, model_type="unigram",
+                                   num_threads=threads, minloglevel=2)
+    n = spm.SentencePieceProcessor(model_file=out + ".model").get_piece_size()
+elif kind == "hf-unigram":
+    import os
+    os.environ["RAYON_NUM_THREADS"] = str(threads)
+    from tokenizers import Tokenizer, models, normalizers, pre_tokenizers
+    from tokenizers.trainers import UnigramTrainer
+    tok = Tokenizer(models.Unigram())
+    tok.normalizer = normalizers.NFKC()
+    tok.pre_tokenizer = pre_tokenizers.Metaspace()
+    tok.train([corpus], UnigramTrainer(vocab_size=vocab, special_tokens=["<unk>", "<s>", "</s>"],
+                                       unk_token="<unk>", show_progress=False))
+    tok.save(out)
+    n = tok.get_vocab_size()
 elif kind == "hf":
     import os
     os.environ["RAYON_NUM_THREADS"] = str(threads)
@@ -72,9 +99,11 @@ def main() -> None:
     parser.add_argument("--vocab", type=int, default=32000)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--pipelines", default="gpt2,llama3")
+    parser.add_argument("--kinds", default="bpe,unigram", help="bpe, unigram or both")
+    parser.add_argument("--no-hf", action="store_true", help="leave HF's trainers out (they take a minute)")
     args = parser.parse_args()
+    kinds = args.kinds.split(",")
     fixtures = Path(os.environ.get("TOKSMITH_FIXTURES", ROOT.parent / "shared" / "fixtures"))
-    from tests.parity.bpe_training_pipelines import write_pipeline
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
         corpus = tmp / "corpus.txt"
@@ -86,26 +115,53 @@ def main() -> None:
               f"{args.threads} threads; each trainer in its own process")
         print(f"{'trainer':34} {'wall s':>8} {'user s':>8} {'peak MB':>8} {'vocab':>7}")
         rows = []
-        for pipeline in args.pipelines.split(","):
-            like = write_pipeline(pipeline, fixtures, tmp)
-            for kind in ("toksmith", "hf"):
-                rows.append((f"{kind} ({pipeline})", run(kind, corpus, like, args.vocab, args.threads,
-                                                          tmp / f"{kind}-{pipeline}.json")))
-                _print(*rows[-1])
-        rows.append(("sentencepiece bpe", run("spm", corpus, None, args.vocab, args.threads, tmp / "spm")))
+        if "bpe" in kinds:
+            _bpe_rows(rows, args, fixtures, tmp, corpus)
+        if "unigram" in kinds:
+            _unigram_rows(rows, args, tmp, corpus)
+
+
+def _bpe_rows(rows: list, args, fixtures: Path, tmp: Path, corpus: Path) -> None:
+    from tests.parity.bpe_training_pipelines import write_pipeline
+    for pipeline in args.pipelines.split(","):
+        like = write_pipeline(pipeline, fixtures, tmp)
+        for kind in ("toksmith",) + (() if args.no_hf else ("hf",)):
+            rows.append((f"{kind} ({pipeline})", run(kind, corpus, like, args.vocab, args.threads,
+                                                      tmp / f"{kind}-{pipeline}.json")))
+            _print(*rows[-1])
+    rows.append(("sentencepiece bpe", run("spm", corpus, None, args.vocab, args.threads, tmp / "spm")))
+    _print(*rows[-1])
+    results = dict(rows)
+    spm = results["sentencepiece bpe"]
+    for pipeline in args.pipelines.split(","):
+        ours, hf = results[f"toksmith ({pipeline})"], results.get(f"hf ({pipeline})", {"error": "skipped"})
+        if "error" in ours or "error" in hf:
+            continue
+        line = (f"{pipeline}: toksmith {hf['wall'] / ours['wall']:.1f}x faster than HF (user CPU "
+                f"{hf['user'] / ours['user']:.1f}x), peak RSS {ours['rss_mb']:.0f} vs {hf['rss_mb']:.0f} MB")
+        if "error" not in spm:
+            line += (f"; vs sentencepiece {spm['wall'] / ours['wall']:.2f}x (user CPU "
+                     f"{spm['user'] / ours['user']:.2f}x), peak RSS {spm['rss_mb']:.0f} MB")
+        print(line)
+
+
+def _unigram_rows(rows: list, args, tmp: Path, corpus: Path) -> None:
+    names = {"toksmith-unigram": "toksmith unigram", "spm-unigram": "sentencepiece unigram",
+             "hf-unigram": "hf UnigramTrainer"}
+    results = {}
+    for kind in ("toksmith-unigram", "spm-unigram") + (() if args.no_hf else ("hf-unigram",)):
+        out = tmp / (kind + (".model" if kind == "toksmith-unigram" else ".json" if kind == "hf-unigram" else ""))
+        results[kind] = run(kind, corpus, None, args.vocab, args.threads, out)
+        rows.append((names[kind], results[kind]))
         _print(*rows[-1])
-        results = dict(rows)
-        spm = results["sentencepiece bpe"]
-        for pipeline in args.pipelines.split(","):
-            ours, hf = results[f"toksmith ({pipeline})"], results[f"hf ({pipeline})"]
-            if "error" in ours or "error" in hf:
-                continue
-            line = (f"{pipeline}: toksmith {hf['wall'] / ours['wall']:.1f}x faster than HF (user CPU "
-                    f"{hf['user'] / ours['user']:.1f}x), peak RSS {ours['rss_mb']:.0f} vs {hf['rss_mb']:.0f} MB")
-            if "error" not in spm:
-                line += (f"; vs sentencepiece {spm['wall'] / ours['wall']:.2f}x (user CPU "
-                         f"{spm['user'] / ours['user']:.2f}x), peak RSS {spm['rss_mb']:.0f} MB")
-            print(line)
+    ours, spm = results["toksmith-unigram"], results["spm-unigram"]
+    if "error" not in ours and "error" not in spm:
+        line = (f"unigram: toksmith {ours['wall'] / spm['wall']:.2f}x sentencepiece's wall time (user CPU "
+                f"{ours['user'] / spm['user']:.2f}x), peak RSS {ours['rss_mb']:.0f} vs {spm['rss_mb']:.0f} MB")
+        hf = results.get("hf-unigram", {"error": "skipped"})
+        if "error" not in hf:
+            line += f"; HF {hf['wall'] / ours['wall']:.1f}x slower than toksmith, {hf['rss_mb']:.0f} MB"
+        print(line)
 
 
 def _print(name: str, r: dict) -> None:

@@ -15,7 +15,7 @@ from toksmith.errors import (ModelFormatError, ReferenceAbortsError, TokenIdErro
 from toksmith import embedded
 from toksmith.spec import FileFormat, ReferenceRules, SplitPattern
 from toksmith.tokenizer import Tokenizer
-from toksmith.training import train_bpe
+from toksmith.training import NormalizationRule, train_bpe, train_unigram
 from toksmith.vocab import SpecialIds, TokenType, Vocab
 
 __version__ = "0.1.0"
@@ -54,7 +54,7 @@ def load_embedded(name: str = embedded.DEFAULT) -> Tokenizer:
 
 
 __all__ = [
-    "FileFormat", "ModelFormatError", "ReferenceAbortsError", "ReferenceRules", "SpecialIds", "SplitPattern", "TokenIdError", "TokenType", "Tokenizer", "ToksmithError",
+    "FileFormat", "ModelFormatError", "NormalizationRule", "ReferenceAbortsError", "ReferenceRules", "SpecialIds", "SplitPattern", "TokenIdError", "TokenType", "Tokenizer", "ToksmithError",
     "UnsupportedConversionError", "UnsupportedFeatureError", "UnsupportedModelError", "Vocab", "embedded_model_path", "load",
-    "load_embedded", "train_bpe", "__version__",
+    "load_embedded", "train_bpe", "train_unigram", "__version__",
 ]

@@ -1,10 +1,12 @@
-"""`toksmith train bpe`: train a vocabulary from the shell (toksmith.train_bpe).
+"""`toksmith train bpe|unigram`: train a vocabulary from the shell (toksmith.train_bpe,
+toksmith.train_unigram).
 
     toksmith train bpe --like tokenizer.json --vocab-size 32000 -o new.json corpus/
     cat *.txt | toksmith train bpe --like tokenizer.json --vocab-size 8000 -o new.json
+    toksmith train unigram --vocab-size 32000 -o m.model corpus/        # spm_train's options
 
 Inputs are files, directories (every file under them, sorted) or, with none or "-",
-standard input; each line is one sequence, as tokenizers' trainer reads files. The output
+standard input; each line is one sequence, as the trainers read files. The output
 format follows the output's suffix (.json, .model, .gguf, .tiktoken), or --format; the
 file is written whole or not at all.
 """
@@ -47,18 +49,104 @@ def add_train_parser(commands) -> None:
     bpe.add_argument("-q", "--quiet", action="store_true", help="no progress bars")
 
 
-def run_train(args: argparse.Namespace) -> None:
-    """Train as `args` says and write the output file."""
+    add_unigram_parser(kinds)
+
+
+# spm_train's flags taken by `train unigram` (name, type, help); booleans get --x / --no-x.
+UNIGRAM_NUMBERS = (
+    ("character_coverage", float, "share of the characters kept in the alphabet (default 0.9995)"),
+    ("seed_sentencepiece_size", int, "substrings the training starts from (default 1000000)"),
+    ("shrinking_factor", float, "share of the pieces kept by each pruning (default 0.75)"),
+    ("max_sentence_length", int, "longer lines (bytes) are skipped (default 4192)"),
+    ("num_sub_iterations", int, "EM iterations between two prunings (default 2)"),
+    ("max_sentencepiece_length", int, "longest piece, in characters (default 16)"),
+    ("unk_id", int, "id of <unk> (default 0)"), ("bos_id", int, "id of <s> (default 1, -1: none)"),
+    ("eos_id", int, "id of </s> (default 2, -1: none)"), ("pad_id", int, "id of <pad> (default -1: none)"),
+)
+UNIGRAM_STRINGS = (
+    ("unk_piece", "text of the unknown piece (default <unk>)"), ("bos_piece", "default <s>"),
+    ("eos_piece", "default </s>"), ("pad_piece", "default <pad>"),
+    ("unk_surface", "text an unknown piece decodes to (default ' \u2047 ')"),
+    ("required_chars", "characters always in the vocabulary"),
+    ("pretokenization_delimiter", "pieces never cross this string (it is dropped)"),
+)
+UNIGRAM_FLAGS = (
+    ("split_by_unicode_script", True), ("split_by_number", True), ("split_by_whitespace", True),
+    ("split_digits", False), ("treat_whitespace_as_suffix", False), ("allow_whitespace_only_pieces", False),
+    ("byte_fallback", False), ("hard_vocab_limit", True), ("add_dummy_prefix", True),
+    ("remove_extra_whitespaces", True),
+)
+
+
+def add_unigram_parser(kinds) -> None:
+    from toksmith.training.spm_normalization import NormalizationRule
+    unigram = kinds.add_parser(
+        "unigram", help="a sentencepiece Unigram model (sentencepiece's trainer, spm_train's options)",
+        description="Train a sentencepiece Unigram model as spm_train --model_type=unigram does, with its "
+                    "options and defaults; the .model loads in sentencepiece, .json / .gguf are converted.")
+    unigram.add_argument("inputs", nargs="*", help="corpus files or directories ('-' or none: stdin)")
+    unigram.add_argument("--vocab-size", type=int, required=True, help="pieces in the model")
+    unigram.add_argument("-o", "--output", required=True, help="file to write (replaced whole if it exists)")
+    unigram.add_argument("--format", choices=OUTPUT_FORMATS, help="output format (default: from OUTPUT's suffix)")
+    unigram.add_argument("--normalization-rule-name", choices=[r.value for r in NormalizationRule],
+                         default=NormalizationRule.NMT_NFKC.value, help="normalization (default nmt_nfkc)")
+    for name, kind, text in UNIGRAM_NUMBERS:
+        unigram.add_argument("--" + name.replace("_", "-"), type=kind, help=text)
+    for name, text in UNIGRAM_STRINGS:
+        unigram.add_argument("--" + name.replace("_", "-"), help=text)
+    for name in ("control_symbols", "user_defined_symbols"):
+        unigram.add_argument("--" + name.replace("_", "-"), default="", metavar="A,B,...",
+                             help="comma-separated, as spm_train takes them")
+    for name, default in UNIGRAM_FLAGS:
+        unigram.add_argument("--" + name.replace("_", "-"), action=argparse.BooleanOptionalAction, default=default,
+                             help=f"spm_train's --{name} (default {str(default).lower()})")
+    unigram.add_argument("--threads", type=int, help="threads (default: all cores; the result is the same)")
+    unigram.add_argument("-q", "--quiet", action="store_true", help="no progress bars")
+
+
+def _corpus(args: argparse.Namespace, strip_newline: bool):
     files = [p for p in args.inputs if p != "-"]
     if files and len(files) != len(args.inputs):
         raise ValueError("'-' (stdin) cannot be mixed with files")
-    corpus = expand_directories(files) if files else stream_texts(sys.stdin.buffer)
+    if files:
+        return expand_directories(files)
+    lines = stream_texts(sys.stdin.buffer)
+    # Parity: sentencepiece reads a line without its "\n", as from a file
+    return (line[:-1] if line.endswith("\n") else line for line in lines) if strip_newline else lines
+
+
+def _unigram_options(args: argparse.Namespace) -> dict:
+    options = {"normalization_rule_name": args.normalization_rule_name}
+    for name, _, _ in UNIGRAM_NUMBERS:
+        if getattr(args, name) is not None:
+            options[name] = getattr(args, name)
+    for name, _ in UNIGRAM_STRINGS:
+        if getattr(args, name) is not None:
+            options[name] = getattr(args, name)
+    for name in ("control_symbols", "user_defined_symbols"):
+        options[name] = [s for s in getattr(args, name).split(",") if s]
+    for name, _ in UNIGRAM_FLAGS:
+        options[name] = getattr(args, name)
+    return options
+
+
+def run_train(args: argparse.Namespace) -> None:
+    """Train as `args` says and write the output file."""
+    progress = not args.quiet and sys.stderr.isatty()
+    if args.kind == "unigram":
+        tok = toksmith.train_unigram(_corpus(args, True), args.vocab_size, show_progress=progress,
+                                     num_threads=args.threads, **_unigram_options(args))
+        written = tok.save(args.output, format=args.format)
+        if not args.quiet:
+            print(f"toksmith: wrote {written} ({tok.vocab_size} pieces)", file=sys.stderr)
+        return
+    corpus = _corpus(args, False)
     tok = toksmith.train_bpe(
         corpus, args.vocab_size, like=args.like, min_frequency=args.min_frequency,
         special_tokens=args.special_token, initial_alphabet=list(args.initial_alphabet),
         limit_alphabet=args.limit_alphabet, max_token_length=args.max_token_length,
         continuing_subword_prefix=args.continuing_subword_prefix, end_of_word_suffix=args.end_of_word_suffix,
-        show_progress=not args.quiet and sys.stderr.isatty(), num_threads=args.threads)
+        show_progress=progress, num_threads=args.threads)
     written = tok.save(args.output, format=args.format)
     if not args.quiet:
         print(f"toksmith: wrote {written} ({tok.vocab_size} tokens)", file=sys.stderr)

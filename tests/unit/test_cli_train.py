@@ -1,4 +1,5 @@
-"""`toksmith train bpe` (src/toksmith/cli_train.py), run as ``python -m toksmith.cli``.
+"""`toksmith train bpe` and `toksmith train unigram` (src/toksmith/cli_train.py), run as
+``python -m toksmith.cli``.
 
 The trained file is compared with what tokenizers' own BpeTrainer learns with the same
 options on the same corpus (tests/parity/test_train_bpe_hf.py proves the trainer itself on
@@ -91,4 +92,75 @@ def test_train_errors_leave_no_file(like, corpus_files, tmp_path):
     assert_cli_error(cli("train", "bpe", "--like", str(like), "-o", str(model), "-q", "--vocab-size", "300",
                          corpus_files[0]), "cannot")
     assert not model.exists()
+    assert list(tmp_path.iterdir()) == [empty]
+
+
+# ------------------------------------------------------------------ toksmith train unigram
+
+UNIGRAM_OPTIONS = ("--vocab-size", "1500", "--byte-fallback", "--control-symbols", "<sep>,<cls>", "-q")
+
+
+@pytest.fixture(scope="module")
+def unigram_reference(corpus_files, tmp_path_factory) -> bytes:
+    """The .model toksmith.train_unigram writes for the same corpus and options (the trainer
+    itself is compared with sentencepiece's in tests/parity/test_train_unigram_sentencepiece.py)."""
+    import toksmith
+    path = tmp_path_factory.mktemp("unigram") / "api.model"
+    toksmith.train_unigram(corpus_files, 1500, byte_fallback=True, control_symbols=["<sep>", "<cls>"],
+                           show_progress=False).save(path)
+    return path.read_bytes()
+
+
+def test_train_unigram_files_directory_stdin(corpus_files, unigram_reference, tmp_path):
+    import sentencepiece as spm
+    out = tmp_path / "files.model"
+    result = cli("train", "unigram", "-o", str(out), *UNIGRAM_OPTIONS, *corpus_files)
+    assert result.returncode == 0, result.stderr.decode()
+    assert out.read_bytes() == unigram_reference
+    sp = spm.SentencePieceProcessor(model_file=str(out))
+    assert sp.get_piece_size() == 1500 and sp.id_to_piece(3) == "<sep>" and sp.is_byte(5)
+    folder = tmp_path / "corpus"
+    folder.mkdir()
+    for i, path in enumerate(corpus_files):
+        (folder / f"{i}.txt").write_bytes(open(path, "rb").read())
+    from_dir, from_stdin = tmp_path / "dir.model", tmp_path / "stdin.model"
+    assert cli("train", "unigram", "-o", str(from_dir), *UNIGRAM_OPTIONS, str(folder)).returncode == 0
+    text = b"".join(open(path, "rb").read() for path in corpus_files)
+    assert cli("train", "unigram", "-o", str(from_stdin), *UNIGRAM_OPTIONS, stdin=text).returncode == 0
+    assert from_dir.read_bytes() == from_stdin.read_bytes() == unigram_reference
+
+
+def test_train_unigram_json_and_gguf_outputs(corpus_files, unigram_reference, tmp_path):
+    import toksmith
+    from tokenizers import Tokenizer as HfTokenizer
+    model = tmp_path / "m.model"
+    model.write_bytes(unigram_reference)
+    want = toksmith.load(model)
+    for name in ("tokenizer.json", "m.gguf"):
+        out = tmp_path / name
+        result = cli("train", "unigram", "-o", str(out), *UNIGRAM_OPTIONS, corpus_files[0], corpus_files[1])
+        assert result.returncode == 0, result.stderr.decode()
+        got = toksmith.load(out)
+        assert [got.id_to_piece(i) for i in range(1500)] == [want.id_to_piece(i) for i in range(1500)]
+    assert HfTokenizer.from_file(str(tmp_path / "tokenizer.json")).get_vocab_size() == 1500
+
+
+def test_train_unigram_errors_leave_no_file(corpus_files, tmp_path):
+    out = tmp_path / "m.model"
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    base = ("train", "unigram", "-o", str(out), "-q")
+    assert_cli_error(cli(*base, "--vocab-size", "1000", str(empty)), "holds no corpus file")
+    assert_cli_error(cli(*base, "--vocab-size", "1000", str(tmp_path / "missing.txt")), "no such corpus file")
+    assert_cli_error(cli(*base, "--vocab-size", "1000", stdin=b"good line\nbad \xff byte\n"),
+                     "<stdin>: byte offset 14: not UTF-8")
+    assert_cli_error(cli(*base, "--vocab-size", "1000", stdin=b"\n\n"), "the corpus is empty")
+    assert_cli_error(cli(*base, "--vocab-size", "50", corpus_files[0]), "vocab_size 50 is smaller")
+    assert_cli_error(cli(*base, "--vocab-size", "1000", "--shrinking-factor", "0.1", corpus_files[0]),
+                     "shrinking_factor must be in")
+    assert not out.exists()
+    # a tokenizer.json cannot hold user-defined symbols: refused, nothing written
+    json_out = tmp_path / "tokenizer.json"
+    assert_cli_error(cli("train", "unigram", "-o", str(json_out), "-q", "--vocab-size", "1000",
+                         "--user-defined-symbols", "<a>", corpus_files[0]), "USER_DEFINED")
     assert list(tmp_path.iterdir()) == [empty]

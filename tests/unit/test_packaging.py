@@ -36,6 +36,9 @@ def test_typing_files_and_data_are_shipped(package_files):
     assert "toksmith/py.typed" in package_files
     assert {"toksmith/_core/engine.pyi", "toksmith/_core/detokenizer.pyi"} <= package_files
     assert "toksmith/data/embedded.model" in package_files
+    # sentencepiece's precompiled charsmaps, for train_unigram (tools/gen_spm_charsmaps.py)
+    assert {f"toksmith/data/spm_{rule}.charsmap.gz" for rule in ("nmt_nfkc", "nfkc", "nmt_nfkc_cf", "nfkc_cf")} \
+        <= package_files
     assert "toksmith/cli.py" in package_files and "toksmith/__init__.py" in package_files
 
 

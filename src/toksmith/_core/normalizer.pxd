@@ -121,6 +121,9 @@ cdef class CharsMapNormalizer(Normalizer):
     cdef readonly bint add_dummy_prefix
     cdef readonly bint remove_extra_whitespaces
     cdef readonly bint escape_whitespaces
+    # the dummy space goes after the text instead of before it (sentencepiece's
+    # TrainerSpec.treat_whitespace_as_suffix; SentencePieceNormalizer only)
+    cdef readonly bint treat_whitespace_as_suffix
     # Set by each subclass, constant for its instances:
     cdef bint stop_at_nul              # a charsmap match ends at a NUL byte (llama.cpp)
     cdef bint structural_utf8          # characters are cut by lead byte only (llama.cpp)

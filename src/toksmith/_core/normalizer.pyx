@@ -124,13 +124,14 @@ cdef class CharsMapNormalizer(Normalizer):
 
     def __cinit__(self, bytes charsmap=b"", *, bint add_dummy_prefix=True,
                   bint remove_extra_whitespaces=True, bint escape_whitespaces=True,
-                  DoubleArrayTrie user_defined=None):
+                  DoubleArrayTrie user_defined=None, bint treat_whitespace_as_suffix=False):
         self.units = NULL
         self.replacement_lengths = NULL
         self.bmp_passes = NULL
         self.add_dummy_prefix = add_dummy_prefix
         self.remove_extra_whitespaces = remove_extra_whitespaces
         self.escape_whitespaces = escape_whitespaces
+        self.treat_whitespace_as_suffix = treat_whitespace_as_suffix
         self.user_defined = user_defined
         self.has_user_defined = user_defined is not None and user_defined.num_keys > 0
         self.stop_at_nul = False
@@ -412,7 +413,7 @@ cdef class SentencePieceNormalizer(CharsMapNormalizer):
                 n -= m
             if n == 0:
                 return 0
-        if self.add_dummy_prefix:
+        if self.add_dummy_prefix and not self.treat_whitespace_as_suffix:
             if self._append_space(out) < 0:
                 return ERR_NO_MEMORY
         is_prev_space = self.remove_extra_whitespaces
@@ -456,6 +457,11 @@ cdef class SentencePieceNormalizer(CharsMapNormalizer):
                         and out.data[out.size - 2] == space[1]
                         and out.data[out.size - 1] == space[2])):
                 out.size -= space_len
+        # Parity: normalizer.cc Normalizer::Normalize: the dummy space as a suffix
+        # (treat_whitespace_as_suffix), after the trailing spaces are removed.
+        if self.add_dummy_prefix and self.treat_whitespace_as_suffix:
+            if self._append_space(out) < 0:
+                return ERR_NO_MEMORY
         return 0
 
 

@@ -9,6 +9,7 @@ settings are ignored. Example::
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 from enum import IntEnum
@@ -102,8 +103,6 @@ def parse_sentencepiece(data: bytes, source: str = "<bytes>") -> TokenizerSpec:
         raise UnsupportedModelError(
             source, f"SentencePiece {ModelType(model_type).name} models are not supported yet "
                     f"(supported: UNIGRAM, BPE)")
-    if trainer.get(TRAINER_TREAT_WHITESPACE_AS_SUFFIX, 0):
-        raise UnsupportedModelError(source, "treat_whitespace_as_suffix is not supported yet")
 
     byte_fallback = bool(trainer.get(TRAINER_BYTE_FALLBACK, 0))
     _validate_pieces(pieces, types, scores, byte_fallback, ModelType(model_type), source)
@@ -111,6 +110,9 @@ def parse_sentencepiece(data: bytes, source: str = "<bytes>") -> TokenizerSpec:
     vocab = Vocab(pieces=pieces, scores=scores, types=types, special=special)
 
     norm_spec = _normalizer_spec(normalizer, source)
+    if trainer.get(TRAINER_TREAT_WHITESPACE_AS_SUFFIX, 0):
+        # Parity: sentencepiece_processor.cc: Normalizer(normalizer_spec, trainer_spec)
+        norm_spec = dataclasses.replace(norm_spec, treat_whitespace_as_suffix=True)
     denorm_spec = _normalizer_spec(denormalizer, source) if denormalizer else None
     if denorm_spec is not None and not denorm_spec.precompiled_charsmap:
         denorm_spec = None   # sentencepiece only denormalizes with a charsmap

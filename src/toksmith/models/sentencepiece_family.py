@@ -68,7 +68,8 @@ def build_charsmap_normalizer(spec: CharsMapNormalizerSpec, rules: ReferenceRule
         return CHARSMAP_NORMALIZERS[rules](
             spec.precompiled_charsmap, add_dummy_prefix=spec.add_dummy_prefix,
             remove_extra_whitespaces=spec.remove_extra_whitespaces,
-            escape_whitespaces=spec.escape_whitespaces, user_defined=user_defined)
+            escape_whitespaces=spec.escape_whitespaces, user_defined=user_defined,
+            treat_whitespace_as_suffix=spec.treat_whitespace_as_suffix)
 
 
 def user_defined_trie(spec: TokenizerSpec) -> DoubleArrayTrie | None:

@@ -1,8 +1,11 @@
-"""Training new vocabularies: `train_bpe` (tokenizers' BpeTrainer, exactly).
+"""Training new vocabularies: `train_bpe` (tokenizers' BpeTrainer, exactly) and
+`train_unigram` (sentencepiece's Unigram trainer).
 
 >>> import toksmith
 >>> tok = toksmith.train_bpe(iter(["low lower lowest"] * 3), 40, like="tokenizer.json")  # doctest: +SKIP
 """
 from toksmith.training.bpe import train_bpe
+from toksmith.training.spm_normalization import NormalizationRule
+from toksmith.training.unigram import train_unigram
 
-__all__ = ["train_bpe"]
+__all__ = ["NormalizationRule", "train_bpe", "train_unigram"]

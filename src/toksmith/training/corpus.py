@@ -157,8 +157,8 @@ def _check_utf8(path: str, block: bytes, offset: int) -> None:
         block.decode("utf-8")
     except UnicodeDecodeError as e:
         raise CorpusError(f"{path}: byte offset {offset + e.start}: not UTF-8 ({e.reason}: "
-                          f"{block[e.start:e.start + 4]!r}); tokenizers' trainer reads files as "
-                          f"UTF-8 text") from None
+                          f"{block[e.start:e.start + 4]!r}); the trainers read files as UTF-8 "
+                          f"text") from None
 
 
 def _text_batches(texts: Iterable[object]) -> Iterator[CorpusBatch]:

@@ -84,6 +84,8 @@ def check_expressible(spec: TokenizerSpec) -> None:
                            "false), llama.cpp's SPM vocabulary falls back to <0xXX> pieces")
     if not normalizer.escape_whitespaces:
         missing.append("escape_whitespaces=false (llama.cpp always writes spaces as U+2581)")
+    if normalizer.treat_whitespace_as_suffix:
+        missing.append("treat_whitespace_as_suffix (llama.cpp puts the space before a word)")
     decoder = spec.decoder
     if decoder is not None and decoder.denormalizer is not None:
         missing.append("the denormalizer (llama.cpp has no denormalizer)")

@@ -185,6 +185,8 @@ def hf_spec_from_sentencepiece(spec: TokenizerSpec) -> c.HfTokenizerSpec:
     norm, decoder_spec = spec.normalizer, spec.decoder
     if decoder_spec is not None and decoder_spec.denormalizer is not None:
         missing.append("a denormalizer charsmap (tokenizers has no decode-time normalizer)")
+    if norm.treat_whitespace_as_suffix:
+        missing.append("treat_whitespace_as_suffix (tokenizers' Metaspace and Prepend put the space first)")
     texts = piece_texts(spec)
     steps = whitespace_normalizers(norm.precompiled_charsmap, norm.add_dummy_prefix, norm.remove_extra_whitespaces,
                                    norm.escape_whitespaces)
