@@ -25,14 +25,17 @@ The rules (README "Training a BPE vocabulary"):
 - training stops when the vocabulary holds `vocab_size` tokens, or when the best pair's
   count is below `min_frequency` (or no pair is left).
 
-Memory: the sequences are laid out once as int32 ids (4 bytes a corpus byte, plus one
-separator slot a sequence), every pair keeps the places where it stands (an int32 each:
-4 bytes a corpus byte at the start, then the places merges make; a list is compacted
-when it would grow) and the pair table holds one record per distinct pair. A symbol
-spanning corpus bytes [s, e) holds its id at s and at e - 1 and DEAD in between, so the
-next symbol starts at s + len and the previous one ends at s - 1: no links are stored.
-The merge loop runs without the GIL; the layout and the first counts run on the core's
-thread pool, and the result never depends on the number of threads.
+Memory: the distinct sequences are laid out once as int32 ids (4 bytes a corpus byte,
+plus one separator slot a sequence), every pair keeps the places where it stands (an
+int32 each: 4 bytes a corpus byte at the start, then the places merges make; a list is
+compacted when its pair's count shows at least half of it stale, freed when the count
+falls to 0, and one of at most two places needs no allocation), and the pair table holds
+one record (32 bytes) and one map slot (16 bytes, at most half full) per distinct pair.
+A symbol spanning corpus bytes [s, e) holds its id at s and at e - 1 and DEAD in between,
+so the next symbol starts at s + len and the previous one ends at s - 1: no links are
+stored. The merge loop runs without the GIL and fetches the symbols and map slots of
+the places ahead; the layout and the first counts run on the core's thread pool, and
+the result never depends on the number of threads.
 """
 from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc, qsort, realloc
@@ -40,7 +43,7 @@ from libc.string cimport memcmp, memcpy, memset
 
 from toksmith._core.threadpool cimport parallel_for
 from toksmith._core.bpe_tables cimport (Entry, Heap, PairMap, PairSlot, PosList, _mix, heap_pop, heap_push, pair_key,
-                                        pairmap_entry, pairmap_get, pairmap_init, poslist_push)
+                                        pairmap_entry, pairmap_get, pairmap_init)
 from toksmith._core.word_table cimport WordTable, table_add, table_add_tail, table_find, table_free, table_tail
 
 cdef extern from *:
@@ -76,6 +79,46 @@ cdef struct PairRec:
     int32_t a
     int32_t b
     PosList pos                # places (slot of the left symbol's first byte); some may be stale
+
+
+# A place list of at most two places keeps them in its `data` field (cap 0): most pairs a
+# merge makes stand in one or two places, and then need no allocation.
+cdef inline int32_t* _places(PosList* l) noexcept nogil:
+    return l.data if l.cap > 0 else <int32_t*>&l.data
+
+
+cdef inline int _push_place(PosList* l, int32_t place) noexcept nogil:
+    cdef int32_t* d
+    cdef int32_t cap
+    if l.cap == 0:
+        if l.size < 2:
+            (<int32_t*>&l.data)[l.size] = place
+            l.size += 1
+            return 0
+        d = <int32_t*>malloc(8 * sizeof(int32_t))
+        if d == NULL:
+            return -1
+        memcpy(d, &l.data, 2 * sizeof(int32_t))
+        l.data = d
+        l.cap = 8
+    elif l.size == l.cap:
+        cap = l.cap * 2
+        d = <int32_t*>realloc(l.data, cap * sizeof(int32_t))
+        if d == NULL:
+            return -1
+        l.data = d
+        l.cap = cap
+    l.data[l.size] = place
+    l.size += 1
+    return 0
+
+
+cdef inline void _free_places(PosList* l) noexcept nogil:
+    if l.cap > 0:
+        free(l.data)
+    l.data = NULL
+    l.size = 0
+    l.cap = 0
 
 
 cdef struct Piece:
@@ -149,6 +192,7 @@ cdef class ByteStreamTrainer:
     cdef int64_t* class_end      # sequences sorted by count: class k ends before slot class_end[k]
     cdef int64_t* class_weight
     cdef Py_ssize_t n_classes
+    cdef int64_t min_weight      # the smallest count of a sequence
     # pairs
     cdef PairMap pairs           # pair key -> record index + 1 (value); pending: the merge that last raised it
     cdef PairRec* recs
@@ -190,7 +234,7 @@ cdef class ByteStreamTrainer:
         free(self.pairs.slots)
         if self.recs != NULL:
             for i in range(self.n_recs):
-                free(self.recs[i].pos.data)
+                _free_places(&self.recs[i].pos)
             free(self.recs)
         free(self.queue.data)
         free(self.raised)
@@ -373,6 +417,7 @@ cdef class ByteStreamTrainer:
         if self.n_classes == 0:
             self.class_weight[0] = 1
             self.n_classes = 1
+        self.min_weight = max(1, self.class_weight[0])     # classes ascend
         self.class_end[self.n_classes - 1] = self.n_slots
         self.sym[self.n_slots - 1] = SEP
         job.trainer = <void*>self
@@ -534,6 +579,8 @@ cdef class ByteStreamTrainer:
         cdef int32_t la = self.tlen[a]
         cdef int32_t* d
         cdef int32_t cap
+        if r.pos.cap == 0:
+            return 0
         for i in range(r.pos.size):
             p = r.pos.data[i]
             if self.sym[p] == a and self.sym[p + la] == b:
@@ -576,12 +623,16 @@ cdef class ByteStreamTrainer:
             self.n_raised += 1
         r = &self.recs[k]
         r.count += w
-        if r.pos.size == r.pos.cap and r.pos.cap >= COMPACT_MIN:
+        if r.pos.size == r.pos.cap and r.pos.cap >= COMPACT_MIN and r.count // self.min_weight <= r.pos.size // 2:
+            # at most count / min_weight places are live: at least half the list is stale
             self._compact(r)
-        return poslist_push(&r.pos, place)
+        return _push_place(&r.pos, place)
 
     cdef inline void _lower(self, int32_t a, int32_t b, int64_t w) noexcept nogil:
-        self.recs[pairmap_get(&self.pairs, pair_key(a, b)) - 1].count -= w
+        cdef PairRec* r = &self.recs[pairmap_get(&self.pairs, pair_key(a, b)) - 1]
+        r.count -= w
+        if r.count == 0:
+            _free_places(&r.pos)          # the pair stands nowhere: every place left is stale
 
     cdef inline void _prefetch_slot(self, int32_t a, int32_t b) noexcept nogil:
         toksmith_prefetch(&self.pairs.slots[<Py_ssize_t>(_mix(pair_key(a, b) + 1) & <uint64_t>self.pairs.mask)])
@@ -604,7 +655,8 @@ cdef class ByteStreamTrainer:
 
     cdef int _apply(self, Py_ssize_t k, int32_t a, int32_t b, int32_t n) noexcept nogil:
         """Merge every place of pair record k, left to right."""
-        cdef PosList places = self.recs[k].pos
+        cdef PosList list = self.recs[k].pos
+        cdef PosList places
         cdef int32_t* sym = self.sym
         cdef int32_t la = self.tlen[a], lb = self.tlen[b], ln
         cdef Py_ssize_t i
@@ -615,6 +667,9 @@ cdef class ByteStreamTrainer:
         cdef int64_t e
         cdef Entry entry
         ln = la + lb
+        places.data = _places(&list)       # (the places themselves when inline: in `list`)
+        places.size = list.size
+        places.cap = list.cap
         self.recs[k].pos.data = NULL
         self.recs[k].pos.size = 0
         self.recs[k].pos.cap = 0
@@ -626,6 +681,11 @@ cdef class ByteStreamTrainer:
                     break
         self.mark += 1
         self.n_raised = 0
+        # the loop fetches ahead; its first places are fetched here
+        for i in range(min(PREFETCH_AHEAD, places.size)):
+            toksmith_prefetch(&sym[places.data[i]])
+        for i in range(min(PREFETCH_PAIRS, places.size)):
+            self._prefetch_pairs(places.data[i], a, b, n, la, lb)
         for i in range(places.size):
             if i + PREFETCH_AHEAD < places.size:
                 toksmith_prefetch(&sym[places.data[i + PREFETCH_AHEAD]])
@@ -642,14 +702,14 @@ cdef class ByteStreamTrainer:
             if t >= 0:
                 self._lower(t, a, w)
                 if self._raise(t, n, w, p - self.tlen[t]) < 0:
-                    free(places.data)
+                    _free_places(&list)
                     return -1
             r = q + lb
             u = sym[r]
             if u >= 0:
                 self._lower(b, u, w)
                 if self._raise(n, u, w, p) < 0:
-                    free(places.data)
+                    _free_places(&list)
                     return -1
             if la > 1:
                 sym[q - 1] = DEAD
@@ -657,7 +717,7 @@ cdef class ByteStreamTrainer:
                 sym[q] = DEAD
             sym[p] = n
             sym[p + ln - 1] = n
-        free(places.data)
+        _free_places(&list)
         self.recs[k].count = 0         # every place was merged or taken by a neighbour's merge
         memset(&entry, 0, sizeof(Entry))
         for i in range(self.n_raised):
@@ -685,13 +745,17 @@ cdef class ByteStreamTrainer:
     cdef int32_t _token(self, int32_t a, int32_t b) noexcept nogil:
         """The id of the token spelling a's bytes then b's, added when new; -1: out of memory."""
         cdef Py_ssize_t na = self.tlen[a], nb = self.tlen[b], id
-        cdef char* s = <char*>malloc(na + nb + 1)
-        if s == NULL:
-            return -1
+        cdef char buf[256]
+        cdef char* s = &buf[0]
+        if na + nb > 256:
+            s = <char*>malloc(na + nb)
+            if s == NULL:
+                return -1
         memcpy(s, self.strings.data + self.strings.starts[a], na)
-        memcpy(s + na, self.strings.data + self.strings.starts[b], nb)
+        memcpy(s + na, self.strings.data + self.strings.starts[b], nb)   # (copied: table_add may move data)
         id = table_add(&self.strings, s, na + nb, 0)
-        free(s)
+        if s != &buf[0]:
+            free(s)
         if id < 0 or self._set_len(id, <int32_t>(na + nb)) < 0:
             return -1
         return <int32_t>id
@@ -771,7 +835,7 @@ cdef class ByteStreamTrainer:
         self.sym = NULL
         if self.recs != NULL:
             for i in range(self.n_recs):
-                free(self.recs[i].pos.data)
+                _free_places(&self.recs[i].pos)
             free(self.recs)
             self.recs = NULL
             self.n_recs = 0
