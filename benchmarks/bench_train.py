@@ -7,6 +7,12 @@ included). toksmith and HF train on the same tokenizer.json pipeline (GPT-2's By
 and Llama 3's Split + ByteLevel, made by tokenizers); sentencepiece runs its own BPE
 trainer (model_type=bpe) on the same file.
 
+The byte-stream configuration (`train_bpe(files, vocab, like=None)`, and with
+ascii_only) trains on the same file read whole as one byte sequence. Its nearest HF peer
+is BpeTrainer on a ByteLevel(use_regex=false) pipeline: no pre-tokenization either, but
+tokenizers reads a file line by line, so each line is one sequence there (merges never
+cross a line end); its vocabulary starts from the corpus's bytes, not all 256.
+
     TOKSMITH_FIXTURES=../shared/fixtures python benchmarks/bench_train.py [--vocab 32000] [--threads 2]
 """
 from __future__ import annotations
@@ -32,9 +38,10 @@ import json, resource, sys, time
 kind, corpus, like, vocab, threads, out = sys.argv[1:7]
 vocab, threads = int(vocab), int(threads)
 t0 = time.perf_counter()
-if kind == "toksmith":
+if kind in ("toksmith", "bytes", "ascii"):
     import toksmith
-    tok = toksmith.train_bpe([corpus], vocab, like=like, num_threads=threads, show_progress=False)
+    options = {"like": like} if kind == "toksmith" else {"ascii_only": kind == "ascii"}
+    tok = toksmith.train_bpe([corpus], vocab, num_threads=threads, show_progress=False, **options)
     tok.save(out)
     n = tok.vocab_size
 elif kind == "hf":
@@ -72,6 +79,7 @@ def main() -> None:
     parser.add_argument("--vocab", type=int, default=32000)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--pipelines", default="gpt2,llama3")
+    parser.add_argument("--no-byte-stream", action="store_true", help="leave out the byte-stream rows")
     args = parser.parse_args()
     fixtures = Path(os.environ.get("TOKSMITH_FIXTURES", ROOT.parent / "shared" / "fixtures"))
     from tests.parity.bpe_training_pipelines import write_pipeline
@@ -92,6 +100,13 @@ def main() -> None:
                 rows.append((f"{kind} ({pipeline})", run(kind, corpus, like, args.vocab, args.threads,
                                                           tmp / f"{kind}-{pipeline}.json")))
                 _print(*rows[-1])
+        if not args.no_byte_stream:
+            byte_like = _byte_stream_pipeline(tmp)
+            for name, kind, like in (("toksmith byte-stream", "bytes", None),
+                                     ("toksmith byte-stream ascii_only", "ascii", None),
+                                     ("hf (ByteLevel no regex, lines)", "hf", byte_like)):
+                rows.append((name, run(kind, corpus, like, args.vocab, args.threads, tmp / f"{kind}-bytes.json")))
+                _print(*rows[-1])
         rows.append(("sentencepiece bpe", run("spm", corpus, None, args.vocab, args.threads, tmp / "spm")))
         _print(*rows[-1])
         results = dict(rows)
@@ -106,6 +121,29 @@ def main() -> None:
                 line += (f"; vs sentencepiece {spm['wall'] / ours['wall']:.2f}x (user CPU "
                          f"{spm['user'] / ours['user']:.2f}x), peak RSS {spm['rss_mb']:.0f} MB")
             print(line)
+        if not args.no_byte_stream:
+            ours, hf = results["toksmith byte-stream"], results["hf (ByteLevel no regex, lines)"]
+            if "error" not in ours and "error" not in hf:
+                line = (f"byte-stream: toksmith {hf['wall'] / ours['wall']:.1f}x faster than HF on ByteLevel without "
+                        f"regex (user CPU {hf['user'] / ours['user']:.1f}x), peak RSS {ours['rss_mb']:.0f} vs "
+                        f"{hf['rss_mb']:.0f} MB")
+                if "error" not in spm:
+                    line += (f"; vs sentencepiece {spm['wall'] / ours['wall']:.2f}x (user CPU "
+                             f"{spm['user'] / ours['user']:.2f}x), peak RSS {spm['rss_mb']:.0f} MB")
+                print(line)
+
+
+def _byte_stream_pipeline(tmp: Path) -> Path:
+    """A tokenizer.json (made by tokenizers) with no pre-tokenization: BPE behind a
+    ByteLevel pre-tokenizer without its regex."""
+    from tokenizers import Tokenizer, decoders, pre_tokenizers
+    from tokenizers.models import BPE
+    tok = Tokenizer(BPE())
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)
+    tok.decoder = decoders.ByteLevel()
+    path = tmp / "byte-stream.tokenizer.json"
+    tok.save(str(path))
+    return path
 
 
 def _print(name: str, r: dict) -> None:
