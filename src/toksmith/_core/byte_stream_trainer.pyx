@@ -26,11 +26,13 @@ The rules (README "Training a BPE vocabulary"):
   count is below `min_frequency` (or no pair is left).
 
 Memory: the distinct sequences are laid out once as int32 ids (4 bytes a corpus byte,
-plus one separator slot a sequence), every pair keeps the places where it stands (an
-int32 each: 4 bytes a corpus byte at the start, then the places merges make; a list is
-compacted when its pair's count shows at least half of it stale, freed when the count
-falls to 0, and one of at most two places needs no allocation), and the pair table holds
-one record (32 bytes) and one map slot (16 bytes, at most half full) per distinct pair.
+plus one separator slot a sequence; their bytes are freed once laid out), every pair
+keeps the places where it stands (an int32 each: 4 bytes a corpus byte at the start,
+then the places merges make; a list is compacted when its pair's count shows three
+quarters of it stale, or half of it when it would grow, and one of at most two places
+needs no allocation), and the pair table holds one record (32 bytes) and one map slot
+(16 bytes, at most half full) per pair counted now: a pair counted 0 is forgotten (its
+places freed, its slot removed, its record reused).
 A symbol spanning corpus bytes [s, e) holds its id at s and at e - 1 and DEAD in between,
 so the next symbol starts at s + len and the previous one ends at s - 1: no links are
 stored. The merge loop runs without the GIL and fetches the symbols and map slots of
@@ -43,7 +45,7 @@ from libc.string cimport memcmp, memcpy, memset
 
 from toksmith._core.threadpool cimport parallel_for
 from toksmith._core.bpe_tables cimport (Entry, Heap, PairMap, PairSlot, PosList, _mix, heap_pop, heap_push, pair_key,
-                                        pairmap_entry, pairmap_get, pairmap_init)
+                                        pairmap_entry, pairmap_get, pairmap_init, pairmap_remove)
 from toksmith._core.word_table cimport WordTable, table_add, table_add_tail, table_find, table_free, table_tail
 
 cdef extern from *:
@@ -198,6 +200,10 @@ cdef class ByteStreamTrainer:
     cdef PairRec* recs
     cdef Py_ssize_t n_recs
     cdef Py_ssize_t recs_cap
+    cdef int32_t* free_recs      # records of pairs counted 0 (out of the map), for reuse
+    cdef Py_ssize_t n_free
+    cdef Py_ssize_t free_cap
+    cdef uint64_t merging        # the key of the pair being merged (its record stays until the merge ends)
     cdef Heap queue              # entries for (at least) every pair counted >= theta
     cdef int64_t theta
     cdef int32_t* raised         # records whose count rose in this merge
@@ -238,6 +244,7 @@ cdef class ByteStreamTrainer:
             free(self.recs)
         free(self.queue.data)
         free(self.raised)
+        free(self.free_recs)
         free(self.merge_triples)
 
     # ------------------------------------------------------------ reading
@@ -361,6 +368,7 @@ cdef class ByteStreamTrainer:
         cdef int rc
         memset(&job, 0, sizeof(CountJob))
         rc = self._lay_out_all(&job, &order)
+        table_free(&self.seqs)          # laid out: the bytes are no longer needed
         if rc == 0:
             rc = self._first_counts(&job)
         free(order)
@@ -528,8 +536,16 @@ cdef class ByteStreamTrainer:
 
     cdef Py_ssize_t _new_record(self, PairSlot* slot, int32_t a, int32_t b) noexcept nogil:
         """A record for the map's new slot of (a, b) (the map is not touched)."""
-        cdef Py_ssize_t cap
+        cdef Py_ssize_t cap, k
         cdef PairRec* d
+        if self.n_free:
+            self.n_free -= 1
+            k = self.free_recs[self.n_free]
+            memset(&self.recs[k], 0, sizeof(PairRec))
+            self.recs[k].a = a
+            self.recs[k].b = b
+            slot.value = <int32_t>(k + 1)
+            return k
         if self.n_recs == self.recs_cap:
             cap = self.recs_cap * 2 if self.recs_cap else 1 << 16
             d = <PairRec*>realloc(self.recs, cap * sizeof(PairRec))
@@ -582,13 +598,15 @@ cdef class ByteStreamTrainer:
         if r.pos.cap == 0:
             return 0
         for i in range(r.pos.size):
+            if i + PREFETCH_AHEAD < r.pos.size:
+                toksmith_prefetch(&self.sym[r.pos.data[i + PREFETCH_AHEAD]])
             p = r.pos.data[i]
             if self.sym[p] == a and self.sym[p + la] == b:
                 r.pos.data[k] = p
                 k += 1
         r.pos.size = <int32_t>k
-        if k * 4 < r.pos.cap:
-            cap = r.pos.cap // 2
+        if k * 2 < r.pos.cap:
+            cap = max(<int32_t>(k * 2), <int32_t>COMPACT_MIN)
             d = <int32_t*>realloc(r.pos.data, cap * sizeof(int32_t))
             if d != NULL:
                 r.pos.data = d
@@ -628,11 +646,33 @@ cdef class ByteStreamTrainer:
             self._compact(r)
         return _push_place(&r.pos, place)
 
-    cdef inline void _lower(self, int32_t a, int32_t b, int64_t w) noexcept nogil:
-        cdef PairRec* r = &self.recs[pairmap_get(&self.pairs, pair_key(a, b)) - 1]
+    cdef inline int _lower(self, int32_t a, int32_t b, int64_t w) noexcept nogil:
+        cdef uint64_t key = pair_key(a, b)
+        cdef int32_t k = pairmap_get(&self.pairs, key) - 1
+        cdef PairRec* r = &self.recs[k]
         r.count -= w
-        if r.count == 0:
-            _free_places(&r.pos)          # the pair stands nowhere: every place left is stale
+        if r.count == 0 and key != self.merging:
+            return self._forget(k, key)   # the pair stands nowhere: every place left is stale
+        if r.pos.cap >= COMPACT_MIN and (r.count // self.min_weight) * 4 <= r.pos.size:
+            self._compact(r)              # three quarters of the list or more are stale
+        return 0
+
+    cdef int _forget(self, int32_t k, uint64_t key) noexcept nogil:
+        """Drop a pair counted 0: its places, its map slot; its record is reused."""
+        cdef Py_ssize_t cap
+        cdef int32_t* d
+        _free_places(&self.recs[k].pos)
+        pairmap_remove(&self.pairs, key)
+        if self.n_free == self.free_cap:
+            cap = self.free_cap * 2 if self.free_cap else 4096
+            d = <int32_t*>realloc(self.free_recs, cap * sizeof(int32_t))
+            if d == NULL:
+                return -1
+            self.free_recs = d
+            self.free_cap = cap
+        self.free_recs[self.n_free] = k
+        self.n_free += 1
+        return 0
 
     cdef inline void _prefetch_slot(self, int32_t a, int32_t b) noexcept nogil:
         toksmith_prefetch(&self.pairs.slots[<Py_ssize_t>(_mix(pair_key(a, b) + 1) & <uint64_t>self.pairs.mask)])
@@ -667,6 +707,7 @@ cdef class ByteStreamTrainer:
         cdef int64_t e
         cdef Entry entry
         ln = la + lb
+        self.merging = pair_key(a, b)
         places.data = _places(&list)       # (the places themselves when inline: in `list`)
         places.size = list.size
         places.cap = list.cap
@@ -700,15 +741,13 @@ cdef class ByteStreamTrainer:
             w = w1 if one_class else self._weight(p)
             t = sym[p - 1]
             if t >= 0:
-                self._lower(t, a, w)
-                if self._raise(t, n, w, p - self.tlen[t]) < 0:
+                if self._lower(t, a, w) < 0 or self._raise(t, n, w, p - self.tlen[t]) < 0:
                     _free_places(&list)
                     return -1
             r = q + lb
             u = sym[r]
             if u >= 0:
-                self._lower(b, u, w)
-                if self._raise(n, u, w, p) < 0:
+                if self._lower(b, u, w) < 0 or self._raise(n, u, w, p) < 0:
                     _free_places(&list)
                     return -1
             if la > 1:
@@ -719,6 +758,9 @@ cdef class ByteStreamTrainer:
             sym[p + ln - 1] = n
         _free_places(&list)
         self.recs[k].count = 0         # every place was merged or taken by a neighbour's merge
+        self.merging = 0
+        if self._forget(<int32_t>k, pair_key(a, b)) < 0:
+            return -1
         memset(&entry, 0, sizeof(Entry))
         for i in range(self.n_raised):
             e = self.recs[self.raised[i]].count
@@ -782,6 +824,8 @@ cdef class ByteStreamTrainer:
                 continue
             top = heap_pop(&self.queue)
             k = pairmap_get(&self.pairs, pair_key(top.a, top.b)) - 1
+            if k < 0:
+                continue                  # counted 0 since: forgotten
             current = self.recs[k].count
             if <uint64_t>current != top.count:
                 if current >= self.theta:
@@ -844,6 +888,9 @@ cdef class ByteStreamTrainer:
         free(self.queue.data)
         self.queue.data = NULL
         self.queue.size = 0
+        free(self.free_recs)
+        self.free_recs = NULL
+        self.n_free = 0
 
     @property
     def n_tokens(self):
@@ -851,8 +898,8 @@ cdef class ByteStreamTrainer:
 
     @property
     def n_pairs(self):
-        """Distinct pairs recorded so far (for memory reports)."""
-        return self.n_recs
+        """Distinct pairs counted now (for memory reports)."""
+        return self.n_recs - self.n_free
 
     def memory(self):
         """Bytes held by each structure now (for memory reports)."""
@@ -869,7 +916,7 @@ cdef class ByteStreamTrainer:
                 "pair_records": self.recs_cap * sizeof(PairRec) if self.recs != NULL else 0,
                 "pair_map": (self.pairs.mask + 1) * sizeof(PairSlot) if self.pairs.slots != NULL else 0,
                 "queue": self.queue.cap * sizeof(Entry) if self.queue.data != NULL else 0,
-                "queue_entries": self.queue.size, "pairs": self.n_recs, "live_pairs": live}
+                "queue_entries": self.queue.size, "pairs": self.n_recs - self.n_free, "live_pairs": live}
 
     def vocab(self):
         """Every token's bytes, by id."""
