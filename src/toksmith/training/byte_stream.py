@@ -36,6 +36,7 @@ SPECIAL_TOKENS = ("<|unk|>", "<|bos|>", "<|eos|>", "<|pad|>")
 ASCII_BYTES = bytes([9, 10, 13]) + bytes(range(0x20, 0x7F))
 READ_BYTES = 1 << 20
 MERGES_PER_PROGRESS_STEP = 256
+MERGES_PER_CALL = 1024
 
 
 def base_size(ascii_only: bool) -> int:
@@ -159,8 +160,10 @@ def _feed_stream(trainer, stream, view: memoryview, progress) -> None:
 # ---------------------------------------------------------------- learning
 
 def _learn(trainer, vocab_size: int, show_progress: bool) -> None:
+    """The merge loop, a few hundred merges a call (Ctrl-C is seen between calls)."""
     if not show_progress:
-        trainer.run(1 << 62)
+        while not trainer.run(MERGES_PER_CALL):
+            pass
         return
     from tqdm import tqdm
     with tqdm(total=max(0, vocab_size - trainer.n_tokens), desc="Learning merges") as bar:
