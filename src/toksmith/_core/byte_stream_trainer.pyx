@@ -46,7 +46,7 @@ from libc.string cimport memcmp, memcpy, memset
 from toksmith._core.threadpool cimport parallel_for
 from toksmith._core.bpe_tables cimport (Entry, Heap, PairMap, PairSlot, PosList, _mix, heap_pop, heap_push, pair_key,
                                         pairmap_entry, pairmap_get, pairmap_init, pairmap_remove)
-from toksmith._core.word_table cimport WordTable, table_add, table_add_tail, table_find, table_free, table_tail
+from toksmith._core.word_table cimport WordTable, table_add, table_add_tail, table_free, table_tail
 
 cdef extern from *:
     """
