@@ -271,6 +271,11 @@ cdef class ByteStreamTrainer:
             raise RuntimeError("append() outside a sequence")
         if n == 0:
             return
+        if self.seqs.size + self.seqs.pending + n + self.seqs.n + 2 > MAX_SLOTS:
+            self.seqs.pending = 0
+            self.in_sequence = False
+            raise ValueError(f"the corpus's distinct sequences hold over {MAX_SLOTS} bytes: more than one "
+                             f"byte-stream training lays out (its places are int32)")
         out = table_tail(&self.seqs, n)
         if out == NULL:
             raise MemoryError("out of memory reading the corpus")
