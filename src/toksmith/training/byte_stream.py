@@ -137,24 +137,22 @@ def _feed(trainer, files: list[str] | None, items: Iterable[object] | None, prog
 def _feed_stream(trainer, stream, view: memoryview, progress) -> None:
     """One sequence: a binary stream read to its end."""
     trainer.begin()
-    try:
-        while True:
-            if hasattr(stream, "readinto"):
-                n = stream.readinto(view)
-                chunk = view[:n] if n else None
-            else:
-                data = stream.read(len(view))
-                if isinstance(data, str):
-                    raise TypeError("a corpus stream must be binary (it gave str)")
-                n = len(data) if data else 0
-                chunk = data
-            if not n:
-                break
-            trainer.append(chunk)
-            if progress is not None:
-                progress(n)
-    finally:
-        trainer.end()
+    while True:
+        if hasattr(stream, "readinto"):
+            n = stream.readinto(view)
+            chunk = view[:n] if n else None
+        else:
+            data = stream.read(len(view))
+            if isinstance(data, str):
+                raise TypeError("a corpus stream must be binary (it gave str)")
+            n = len(data) if data else 0
+            chunk = data
+        if not n:
+            break
+        trainer.append(chunk)
+        if progress is not None:
+            progress(n)
+    trainer.end()
 
 
 # ---------------------------------------------------------------- learning
