@@ -179,6 +179,8 @@ def test_bad_arguments():
         toksmith.train_bpe(42, 300)
     with pytest.raises(CorpusError, match="text 0 of the corpus: character 1: a lone surrogate"):
         toksmith.train_bpe(iter(["a\ud800"]), 300)
+    with pytest.raises(TypeError, match="a corpus stream must be binary"):
+        toksmith.train_bpe(iter([io.StringIO("text")]), 300)
 
 
 def test_progress_bars_only_when_asked(capsys):
