@@ -9,10 +9,16 @@ and Llama 3's Split + ByteLevel, made by tokenizers); sentencepiece runs its own
 trainer (model_type=bpe) on the same file. Unigram: toksmith.train_unigram and
 sentencepiece's Unigram trainer with spm_train's defaults (nmt_nfkc, character_coverage
 0.9995), and HF's UnigramTrainer on an NFKC + Metaspace pipeline (as transformers converts
-sentencepiece models); --kinds picks bpe, unigram or both.
+sentencepiece models). --kinds picks which of them run.
+
+The byte-stream configuration (`train_bpe(files, vocab, like=None)`, and with
+ascii_only) trains on the same file read whole as one byte sequence. Its nearest HF peer
+is BpeTrainer on a ByteLevel(use_regex=false) pipeline: no pre-tokenization either, but
+tokenizers reads a file line by line, so each line is one sequence there (merges never
+cross a line end); its vocabulary starts from the corpus's bytes, not all 256.
 
     TOKSMITH_FIXTURES=../shared/fixtures python benchmarks/bench_train.py [--vocab 32000] [--threads 2]
-        [--kinds bpe,unigram] [--no-hf]
+        [--kinds bpe,bytes,unigram] [--no-hf]
 """
 from __future__ import annotations
 
@@ -37,9 +43,10 @@ import json, resource, sys, time
 kind, corpus, like, vocab, threads, out = sys.argv[1:7]
 vocab, threads = int(vocab), int(threads)
 t0 = time.perf_counter()
-if kind == "toksmith":
+if kind in ("toksmith", "bytes", "ascii"):
     import toksmith
-    tok = toksmith.train_bpe([corpus], vocab, like=like, num_threads=threads, show_progress=False)
+    options = {"like": like} if kind == "toksmith" else {"ascii_only": kind == "ascii"}
+    tok = toksmith.train_bpe([corpus], vocab, num_threads=threads, show_progress=False, **options)
     tok.save(out)
     n = tok.vocab_size
 elif kind == "toksmith-unigram":
@@ -99,7 +106,8 @@ def main() -> None:
     parser.add_argument("--vocab", type=int, default=32000)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--pipelines", default="gpt2,llama3")
-    parser.add_argument("--kinds", default="bpe,unigram", help="bpe, unigram or both")
+    parser.add_argument("--kinds", default="bpe,bytes,unigram",
+                        help="any of bpe (like= pipelines), bytes (the byte-stream configuration), unigram")
     parser.add_argument("--no-hf", action="store_true", help="leave HF's trainers out (they take a minute)")
     args = parser.parse_args()
     kinds = args.kinds.split(",")
@@ -117,6 +125,8 @@ def main() -> None:
         rows = []
         if "bpe" in kinds:
             _bpe_rows(rows, args, fixtures, tmp, corpus)
+        if "bytes" in kinds:
+            _byte_stream_rows(rows, args, tmp, corpus)
         if "unigram" in kinds:
             _unigram_rows(rows, args, tmp, corpus)
 
@@ -162,6 +172,45 @@ def _unigram_rows(rows: list, args, tmp: Path, corpus: Path) -> None:
         if "error" not in hf:
             line += f"; HF {hf['wall'] / ours['wall']:.1f}x slower than toksmith, {hf['rss_mb']:.0f} MB"
         print(line)
+
+
+def _byte_stream_rows(rows: list, args, tmp: Path, corpus: Path) -> None:
+    results = dict(rows)
+    if "sentencepiece bpe" not in results:
+        rows.append(("sentencepiece bpe", run("spm", corpus, None, args.vocab, args.threads, tmp / "spm")))
+        _print(*rows[-1])
+    byte_like = _byte_stream_pipeline(tmp)
+    for name, kind, like in (("toksmith byte-stream", "bytes", None),
+                             ("toksmith byte-stream ascii_only", "ascii", None)) + (
+            () if args.no_hf else (("hf (ByteLevel no regex, lines)", "hf", byte_like),)):
+        rows.append((name, run(kind, corpus, like, args.vocab, args.threads, tmp / f"{kind}-bytes.json")))
+        _print(*rows[-1])
+    results = dict(rows)
+    ours, spm = results["toksmith byte-stream"], results["sentencepiece bpe"]
+    hf = results.get("hf (ByteLevel no regex, lines)", {"error": "skipped"})
+    if "error" in ours:
+        return
+    line = f"byte-stream: peak RSS {ours['rss_mb']:.0f} MB"
+    if "error" not in hf:
+        line += (f"; {hf['wall'] / ours['wall']:.1f}x faster than HF on ByteLevel without regex (user CPU "
+                 f"{hf['user'] / ours['user']:.1f}x, {hf['rss_mb']:.0f} MB)")
+    if "error" not in spm:
+        line += (f"; vs sentencepiece {spm['wall'] / ours['wall']:.2f}x (user CPU "
+                 f"{spm['user'] / ours['user']:.2f}x), peak RSS {spm['rss_mb']:.0f} MB")
+    print(line)
+
+
+def _byte_stream_pipeline(tmp: Path) -> Path:
+    """A tokenizer.json (made by tokenizers) with no pre-tokenization: BPE behind a
+    ByteLevel pre-tokenizer without its regex."""
+    from tokenizers import Tokenizer, decoders, pre_tokenizers
+    from tokenizers.models import BPE
+    tok = Tokenizer(BPE())
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)
+    tok.decoder = decoders.ByteLevel()
+    path = tmp / "byte-stream.tokenizer.json"
+    tok.save(str(path))
+    return path
 
 
 def _print(name: str, r: dict) -> None:

@@ -3,16 +3,20 @@ toksmith.train_unigram).
 
     toksmith train bpe --like tokenizer.json --vocab-size 32000 -o new.json corpus/
     cat *.txt | toksmith train bpe --like tokenizer.json --vocab-size 8000 -o new.json
+    toksmith train bpe --vocab-size 32000 -o bytes.json --corpus-dir corpus/       # byte-stream
     toksmith train unigram --vocab-size 32000 -o m.model corpus/        # spm_train's options
 
-Inputs are files, directories (every file under them, sorted) or, with none or "-",
-standard input; each line is one sequence, as the trainers read files. The output
-format follows the output's suffix (.json, .model, .gguf, .tiktoken), or --format; the
-file is written whole or not at all.
+Inputs are files, directories (every file under them, sorted; --corpus-dir names one too)
+or, with none or "-", standard input. Each line is one sequence, as the trainers read
+files, except in the byte-stream configuration (`train bpe` without --like), where each
+file, or standard input, is one sequence of bytes. The output format follows the output's
+suffix (.json, .model, .gguf, .tiktoken), or --format; the file is written whole or not at
+all. Progress bars show on a terminal unless --quiet.
 """
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 import toksmith
@@ -27,28 +31,32 @@ def add_train_parser(commands) -> None:
                                 description="Train a new vocabulary on a corpus.")
     kinds = train.add_subparsers(dest="kind", required=True, metavar="KIND")
     bpe = kinds.add_parser(
-        "bpe", help="BPE for the pipeline of a tokenizer.json (tokenizers' BpeTrainer, exactly)",
-        description="Learn a BPE vocabulary for the normalizer, pre-tokenizer, post-processor and "
-                    "decoder of LIKE; vocabulary, merges and ids equal what tokenizers' BpeTrainer "
-                    "learns with the same options.")
+        "bpe", help="BPE: for the pipeline of a tokenizer.json (--like), or over raw bytes",
+        description="With --like: learn a BPE vocabulary for the normalizer, pre-tokenizer, post-processor "
+                    "and decoder of LIKE; vocabulary, merges and ids equal what tokenizers' BpeTrainer "
+                    "learns with the same options. Without: the byte-stream configuration (ids 0-3 "
+                    "<|unk|> <|bos|> <|eos|> <|pad|>, 4-259 the bytes, no pre-tokenization, each file one "
+                    "sequence of bytes).")
     bpe.add_argument("inputs", nargs="*", help="corpus files or directories ('-' or none: stdin)")
-    bpe.add_argument("--like", required=True, help="tokenizer.json (or .json.gz) whose pipeline is kept")
+    bpe.add_argument("--like", help="tokenizer.json (or .json.gz) whose pipeline is kept (none: byte-stream)")
+    bpe.add_argument("--corpus-dir", action="append", default=[], metavar="DIR",
+                     help="a directory of corpus files (every non-hidden file under it, in path order)")
+    bpe.add_argument("--ascii-only", action="store_true",
+                     help="byte-stream: only tab, LF, CR and 0x20-0x7E are base tokens (102 with the specials)")
     bpe.add_argument("--vocab-size", type=int, required=True, help="tokens in the new vocabulary")
     bpe.add_argument("-o", "--output", required=True, help="file to write (replaced whole if it exists)")
     bpe.add_argument("--format", choices=OUTPUT_FORMATS, help="output format (default: from OUTPUT's suffix)")
     bpe.add_argument("--min-frequency", type=int, default=0, help="a pair seen fewer times is not merged")
     bpe.add_argument("--special-token", action="append", default=[], metavar="TEXT",
-                     help="a special token, first in the vocabulary (repeat for more)")
+                     help="--like: a special token, first in the vocabulary (repeat for more)")
     bpe.add_argument("--initial-alphabet", default="", metavar="CHARS",
-                     help="characters always in the vocabulary")
-    bpe.add_argument("--limit-alphabet", type=int, help="keep at most this many characters")
-    bpe.add_argument("--max-token-length", type=int, help="no token longer than this many characters")
-    bpe.add_argument("--continuing-subword-prefix", help="prefix of a token that continues a word (e.g. ##)")
-    bpe.add_argument("--end-of-word-suffix", help="suffix of a token that ends a word (e.g. </w>)")
+                     help="--like: characters always in the vocabulary")
+    bpe.add_argument("--limit-alphabet", type=int, help="--like: keep at most this many characters")
+    bpe.add_argument("--max-token-length", type=int, help="--like: no token longer than this many characters")
+    bpe.add_argument("--continuing-subword-prefix", help="--like: prefix of a token that continues a word (e.g. ##)")
+    bpe.add_argument("--end-of-word-suffix", help="--like: suffix of a token that ends a word (e.g. </w>)")
     bpe.add_argument("--threads", type=int, help="counting threads (default: all cores; the result is the same)")
     bpe.add_argument("-q", "--quiet", action="store_true", help="no progress bars")
-
-
     add_unigram_parser(kinds)
 
 
@@ -104,12 +112,22 @@ def add_unigram_parser(kinds) -> None:
     unigram.add_argument("-q", "--quiet", action="store_true", help="no progress bars")
 
 
-def _corpus(args: argparse.Namespace, strip_newline: bool):
-    files = [p for p in args.inputs if p != "-"]
-    if files and len(files) != len(args.inputs):
+def _files(args: argparse.Namespace) -> list[str]:
+    """The corpus files the arguments name (directories expanded); [] for standard input."""
+    corpus_dirs = getattr(args, "corpus_dir", [])
+    files = [p for p in args.inputs if p != "-"] + corpus_dirs
+    if files and len(files) != len(args.inputs) + len(corpus_dirs):
         raise ValueError("'-' (stdin) cannot be mixed with files")
+    for folder in corpus_dirs:
+        if not os.path.isdir(folder):
+            raise ValueError(f"--corpus-dir {folder}: not a directory")
+    return expand_directories(files) if files else []
+
+
+def _corpus(args: argparse.Namespace, strip_newline: bool):
+    files = _files(args)
     if files:
-        return expand_directories(files)
+        return files
     lines = stream_texts(sys.stdin.buffer)
     # Parity: sentencepiece reads a line without its "\n", as from a file
     return (line[:-1] if line.endswith("\n") else line for line in lines) if strip_newline else lines
@@ -140,13 +158,29 @@ def run_train(args: argparse.Namespace) -> None:
         if not args.quiet:
             print(f"toksmith: wrote {written} ({tok.vocab_size} pieces)", file=sys.stderr)
         return
-    corpus = _corpus(args, False)
-    tok = toksmith.train_bpe(
-        corpus, args.vocab_size, like=args.like, min_frequency=args.min_frequency,
-        special_tokens=args.special_token, initial_alphabet=list(args.initial_alphabet),
-        limit_alphabet=args.limit_alphabet, max_token_length=args.max_token_length,
-        continuing_subword_prefix=args.continuing_subword_prefix, end_of_word_suffix=args.end_of_word_suffix,
-        show_progress=progress, num_threads=args.threads)
+    if args.like is None:
+        # byte-stream: each file (or stdin) is one sequence of bytes
+        files = _files(args)
+        tok = toksmith.train_bpe(
+            files if files else iter([sys.stdin.buffer]), args.vocab_size, min_frequency=args.min_frequency,
+            ascii_only=args.ascii_only, show_progress=progress, num_threads=args.threads,
+            **_like_only_options(args))
+    else:
+        tok = toksmith.train_bpe(
+            _corpus(args, False), args.vocab_size, like=args.like, min_frequency=args.min_frequency,
+            special_tokens=args.special_token, initial_alphabet=list(args.initial_alphabet),
+            limit_alphabet=args.limit_alphabet, max_token_length=args.max_token_length,
+            continuing_subword_prefix=args.continuing_subword_prefix, end_of_word_suffix=args.end_of_word_suffix,
+            ascii_only=args.ascii_only, show_progress=progress, num_threads=args.threads)
     written = tok.save(args.output, format=args.format)
     if not args.quiet:
         print(f"toksmith: wrote {written} ({tok.vocab_size} tokens)", file=sys.stderr)
+
+
+def _like_only_options(args: argparse.Namespace) -> dict:
+    """The --like options given without --like (train_bpe refuses them, naming each)."""
+    given = {"special_tokens": args.special_token, "initial_alphabet": list(args.initial_alphabet),
+             "limit_alphabet": args.limit_alphabet, "max_token_length": args.max_token_length,
+             "continuing_subword_prefix": args.continuing_subword_prefix,
+             "end_of_word_suffix": args.end_of_word_suffix}
+    return {k: v for k, v in given.items() if v not in (None, [])}

@@ -164,3 +164,55 @@ def test_train_unigram_errors_leave_no_file(corpus_files, tmp_path):
     assert_cli_error(cli("train", "unigram", "-o", str(json_out), "-q", "--vocab-size", "1000",
                          "--user-defined-symbols", "<a>", corpus_files[0]), "USER_DEFINED")
     assert list(tmp_path.iterdir()) == [empty]
+
+
+# ---------------------------------------------------------------- byte-stream (no --like)
+
+def _api_bytes(tmp_path, name, source, vocab_size, **options) -> bytes:
+    import toksmith
+    path = tmp_path / name
+    toksmith.train_bpe(source, vocab_size, show_progress=False, **options).save(str(path))
+    return path.read_bytes()
+
+
+def test_byte_stream_from_files_folders_and_stdin(corpus_files, tmp_path):
+    folder = tmp_path / "corpus"
+    folder.mkdir()
+    for i, path in enumerate(corpus_files):   # names sort in the files' order
+        (folder / f"{i}.txt").write_bytes(open(path, "rb").read())
+    want = _api_bytes(tmp_path, "api.json", corpus_files, VOCAB_SIZE, min_frequency=2)
+    for name, inputs in (("files.json", corpus_files), ("folder.json", [str(folder)]),
+                         ("corpus_dir.json", ["--corpus-dir", str(folder)])):
+        out = tmp_path / name
+        result = cli("train", "bpe", "--vocab-size", str(VOCAB_SIZE), "--min-frequency", "2", "-o", str(out), *inputs)
+        assert result.returncode == 0, result.stderr.decode()
+        assert out.read_bytes() == want, name
+        # not a terminal: no progress bar, one line saying what was written
+        assert result.stderr.decode().splitlines() == [f"toksmith: wrote {out} ({VOCAB_SIZE} tokens)"]
+    # standard input is one sequence of bytes (here not UTF-8: a byte-stream reads bytes)
+    data = open(corpus_files[1], "rb").read()[1:] + b"\xff\xfe"
+    out = tmp_path / "stdin.json"
+    result = cli("train", "bpe", "--vocab-size", "400", "--ascii-only", "-q", "-o", str(out), stdin=data)
+    assert result.returncode == 0, result.stderr.decode()
+    assert result.stderr == b""
+    assert out.read_bytes() == _api_bytes(tmp_path, "stdin_api.json", iter([data]), 400, ascii_only=True)
+
+
+def test_byte_stream_errors_leave_no_file(corpus_files, like, tmp_path):
+    out = tmp_path / "new.json"
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    base = ("train", "bpe", "-o", str(out), "-q")
+    assert_cli_error(cli(*base, "--vocab-size", "300", "--corpus-dir", str(empty)), "holds no corpus file")
+    assert_cli_error(cli(*base, "--vocab-size", "300", "--corpus-dir", corpus_files[0]), "not a directory")
+    assert_cli_error(cli(*base, "--vocab-size", "300", stdin=b""), "the corpus is empty")
+    assert_cli_error(cli(*base, "--vocab-size", "200", corpus_files[0]), "vocab_size 200 is smaller", "260 tokens")
+    assert_cli_error(cli(*base, "--vocab-size", "300", "--special-token", "<s>", corpus_files[0]),
+                     "special_tokens is an option of a like= pipeline")
+    assert_cli_error(cli(*base, "--vocab-size", "300", "--like", str(like), "--ascii-only", corpus_files[0]),
+                     "ascii_only is an option of the byte-stream configuration")
+    assert not out.exists()
+    # a .model cannot hold the byte-level pipeline: nothing written
+    model = tmp_path / "new.model"
+    assert_cli_error(cli("train", "bpe", "-o", str(model), "-q", "--vocab-size", "300", corpus_files[0]), "cannot")
+    assert list(tmp_path.iterdir()) == [empty]

@@ -94,6 +94,30 @@ cdef inline int32_t pairmap_get(const PairMap* m, uint64_t key) noexcept nogil:
     return 0
 
 
+cdef inline bint pairmap_remove(PairMap* m, uint64_t key) noexcept nogil:
+    """Remove `key`; False when it is not there. The slots after it in its probe run move
+    back into the hole when their home allows (no tombstones: lookups stay as short)."""
+    cdef uint64_t key1 = key + 1
+    cdef Py_ssize_t j = <Py_ssize_t>(_mix(key1) & <uint64_t>m.mask), k, home
+    while m.slots[j].key1 != key1:
+        if m.slots[j].key1 == 0:
+            return False
+        j = (j + 1) & m.mask
+    k = j
+    while True:
+        k = (k + 1) & m.mask
+        if m.slots[k].key1 == 0:
+            break
+        home = <Py_ssize_t>(_mix(m.slots[k].key1) & <uint64_t>m.mask)
+        # slot k may fill hole j unless its home lies cyclically in (j, k]
+        if (j < k and (home <= j or home > k)) or (j > k and home <= j and home > k):
+            m.slots[j] = m.slots[k]
+            j = k
+    m.slots[j].key1 = 0
+    m.used -= 1
+    return True
+
+
 cdef inline uint64_t pair_key(uint32_t a, uint32_t b) noexcept nogil:
     return (<uint64_t>a << 32) | b
 

@@ -1,5 +1,7 @@
 # A table of distinct words (byte strings) and their counts, in order of first
-# appearance (_core/word_count.pyx counts each block into one, then merges them).
+# appearance (_core/word_count.pyx counts each block into one, then merges them;
+# _core/byte_stream_trainer.pyx its distinct sequences, written in parts with
+# table_tail / table_add_tail).
 # nogil; table_add returns -1 when memory runs out.
 from libc.stdint cimport int32_t, int64_t, uint64_t
 from libc.stdlib cimport calloc, free, realloc
@@ -18,6 +20,7 @@ cdef struct WordTable:
     Py_ssize_t n_cap
     int32_t* slots       # open addressing: key index + 1, 0 = free
     Py_ssize_t mask
+    Py_ssize_t pending   # bytes written after the keys by table_tail, not yet a key
 
 
 cdef inline uint64_t _hash(const char* s, Py_ssize_t n) noexcept nogil:
@@ -100,6 +103,73 @@ cdef inline Py_ssize_t table_add(WordTable* t, const char* key, Py_ssize_t n, ui
     if t.n == 0:
         t.starts[0] = 0
     memcpy(t.data + t.size, key, n)
+    t.size += n
+    t.counts[t.n] = count
+    t.n += 1
+    t.starts[t.n] = t.size
+    t.slots[j] = <int32_t>t.n
+    if t.n * 2 > t.mask + 1 and _rehash(t, (t.mask + 1) * 2) < 0:
+        return -1
+    return t.n - 1
+
+
+cdef inline char* table_tail(WordTable* t, Py_ssize_t n) noexcept nogil:
+    """Room for `n` more bytes after the keys (a key written there in parts, then added
+    with table_add_tail); the place to write them, or NULL when out of memory. The bytes
+    already written after the keys stay."""
+    cdef Py_ssize_t cap, need
+    cdef char* d
+    if t.pending < 0:
+        t.pending = 0
+    need = t.size + t.pending + n
+    if need > t.cap:
+        cap = t.cap * 2 if t.cap else 65536
+        while cap < need:
+            cap *= 2
+        d = <char*>realloc(t.data, cap)
+        if d == NULL:
+            return NULL
+        t.data = d
+        t.cap = cap
+    t.pending += n
+    return t.data + t.size + t.pending - n
+
+
+cdef inline Py_ssize_t table_add_tail(WordTable* t, uint64_t count) noexcept nogil:
+    """table_add of the bytes written after the keys (table_tail), which are not copied
+    again: counts[key] += count, the bytes dropped when the key is there already. The
+    key's index, or -1 when out of memory."""
+    cdef Py_ssize_t j, i, cap
+    cdef Py_ssize_t n = t.pending if t.pending > 0 else 0
+    cdef const char* key
+    cdef int64_t* st
+    cdef uint64_t* ct
+    t.pending = 0
+    if t.slots == NULL and _rehash(t, 1024) < 0:
+        return -1
+    if t.data == NULL and table_tail(t, 0) == NULL:
+        return -1
+    key = t.data + t.size
+    j = <Py_ssize_t>(_hash(key, n) & <uint64_t>t.mask)
+    while t.slots[j] != 0:
+        i = t.slots[j] - 1
+        if t.starts[i + 1] - t.starts[i] == n and memcmp(t.data + t.starts[i], key, n) == 0:
+            t.counts[i] += count
+            return i
+        j = (j + 1) & t.mask
+    if t.n + 2 > t.n_cap:
+        cap = t.n_cap * 2 if t.n_cap else 4096
+        st = <int64_t*>realloc(t.starts, cap * sizeof(int64_t))
+        if st == NULL:
+            return -1
+        t.starts = st
+        ct = <uint64_t*>realloc(t.counts, cap * sizeof(uint64_t))
+        if ct == NULL:
+            return -1
+        t.counts = ct
+        t.n_cap = cap
+    if t.n == 0:
+        t.starts[0] = 0
     t.size += n
     t.counts[t.n] = count
     t.n += 1

@@ -1,4 +1,5 @@
-"""`train_bpe`: a new BPE vocabulary for the pipeline of an existing tokenizer.json.
+"""`train_bpe`: a new BPE vocabulary for the pipeline of an existing tokenizer.json
+(`like=`), or in the byte-stream configuration (`like=None`, training/byte_stream.py).
 
 >>> tok = train_bpe(["corpus.txt"], 8000, like="gpt2/tokenizer.json")   # doctest: +SKIP
 >>> tok.save("my-tokenizer.json")                                       # doctest: +SKIP
@@ -38,27 +39,51 @@ class BpeTrainerOptions:
     end_of_word_suffix: str | None = None
 
 
-def train_bpe(files_or_texts: object, vocab_size: int, *, like: object, min_frequency: int = 0,
+def train_bpe(files_or_texts: object, vocab_size: int, *, like: object = None, min_frequency: int = 0,
               special_tokens: Iterable[str] = (), initial_alphabet: Iterable[str] = (),
               limit_alphabet: int | None = None, max_token_length: int | None = None,
               continuing_subword_prefix: str | None = None, end_of_word_suffix: str | None = None,
-              show_progress: bool | None = None, num_threads: int | None = None):
-    """Train a BPE vocabulary of `vocab_size` tokens on a corpus for `like`'s pipeline.
+              ascii_only: bool = False, show_progress: bool | None = None, num_threads: int | None = None):
+    """Train a BPE vocabulary of `vocab_size` tokens on a corpus, for `like`'s pipeline
+    or (`like=None`) in the byte-stream configuration.
 
+    With `like` (tokenizers' BpeTrainer, exactly):
     - `files_or_texts`: a path or a list/tuple of paths (read as UTF-8, line by line), or
       any other iterable of str (each one sequence), as tokenizers' `train` and
       `train_from_iterator` take them.
     - `like`: a tokenizer.json path (``.json`` or ``.json.gz``) or a toksmith Tokenizer
       loaded from one; its model must be BPE (tokenizers' BpeTrainer trains only BPE).
     - the other options mean what BpeTrainer's do; `initial_alphabet` keeps the first
-      character of each string; `num_threads` (default: all cores) never changes the result.
-    - `show_progress`: tqdm bars for reading/counting and merging (default: on a terminal).
+      character of each string.
+
+    With `like=None`, the byte-stream configuration (training/byte_stream.py): ids 0-3
+    <|unk|> <|bos|> <|eos|> <|pad|>, 4-259 the bytes, no pre-tokenization, the most
+    frequent pair merged (ties: the smallest (left id, right id)) until `vocab_size` or
+    until the best count is below `min_frequency`; `ascii_only` keeps tab, LF, CR and
+    0x20-0x7E as the only base tokens. `files_or_texts`: a path, a directory (every
+    non-hidden file under it, in path order) or a list of them, each file read whole as
+    bytes (one sequence); or an iterable of str, bytes or binary files (one sequence each).
+    The options of a `like` pipeline are refused here, and `ascii_only` with `like`.
+
+    Both: `num_threads` (default: all cores) never changes the result; `show_progress`:
+    tqdm bars for reading/counting and merging (default: on a terminal).
 
     Returns the new `toksmith.Tokenizer` (``tok.save("tokenizer.json")`` writes it).
     """
+    threads = _threads(num_threads)
+    if like is None:
+        _refuse_pipeline_options(special_tokens=special_tokens, initial_alphabet=initial_alphabet,
+                                 limit_alphabet=limit_alphabet, max_token_length=max_token_length,
+                                 continuing_subword_prefix=continuing_subword_prefix,
+                                 end_of_word_suffix=end_of_word_suffix)
+        from toksmith.training.byte_stream import train_byte_stream
+        return train_byte_stream(files_or_texts, vocab_size, min_frequency=min_frequency, ascii_only=ascii_only,
+                                 show_progress=show_progress, num_threads=threads)
+    if ascii_only is not False:
+        raise ValueError("ascii_only is an option of the byte-stream configuration (like=None); a like= "
+                         "pipeline's alphabet is the corpus's characters (see initial_alphabet, limit_alphabet)")
     options = _options(vocab_size, min_frequency, special_tokens, initial_alphabet, limit_alphabet,
                        max_token_length, continuing_subword_prefix, end_of_word_suffix)
-    threads = _threads(num_threads)
     if show_progress is None:
         show_progress = sys.stderr.isatty()
     like_json, hf = _like(like)
@@ -79,6 +104,17 @@ def train_bpe(files_or_texts: object, vocab_size: int, *, like: object, min_freq
     vocab, merges = learn_merges(words, initial, options, show_progress, threads)
     from toksmith.training.tokenizer_json import trained_tokenizer
     return trained_tokenizer(like_json, hf.source, vocab, merges, options)
+
+
+def _refuse_pipeline_options(**given) -> None:
+    """The options that only mean something for a like= pipeline, refused with like=None."""
+    for name, value in given.items():
+        empty = value is None if name in ("limit_alphabet", "max_token_length", "continuing_subword_prefix",
+                                          "end_of_word_suffix") else (not isinstance(value, str) and not list(value))
+        if not empty:
+            raise ValueError(f"{name} is an option of a like= pipeline; the byte-stream configuration "
+                             f"(like=None) has fixed special tokens (<|unk|> <|bos|> <|eos|> <|pad|>), the 256 bytes "
+                             f"(or ascii_only's 98) as its alphabet and no pre-tokenizer")
 
 
 def _options(vocab_size, min_frequency, special_tokens, initial_alphabet, limit_alphabet, max_token_length,

@@ -1,0 +1,274 @@
+"""`toksmith.train_bpe(..., like=None)`, the byte-stream configuration (issue 12).
+
+1. Exactness against a naive implementation of the rules, written here from the spec
+   (README "Training a BPE vocabulary"): ids 0-3 <|unk|> <|bos|> <|eos|> <|pad|>, 4-259
+   the bytes (ascii_only: tab, LF, CR, 0x20-0x7E, every other byte a gap); a pair's
+   count is the number of places its two tokens stand side by side in every sequence
+   (each file or item on its own); the most frequent pair is merged, ties to the
+   smallest (left id, right id), places replaced left to right; the merged bytes give
+   the existing token when there is one; a pair spelling a special token is never
+   merged; stop at vocab_size or when the best count is below min_frequency. The
+   trained tokenizer.json must hold the same vocabulary (GPT-2's byte<->unicode map, or
+   the ASCII characters as themselves) and merges (each pair once, where first learnt).
+2. The trained tokenizer.json gives the same ids (and decodes) in `tokenizers` and in
+   toksmith on every line of every fixture corpus, and on each whole corpus as one text.
+3. The files written do not depend on the number of threads.
+"""
+from __future__ import annotations
+
+import json
+from collections import Counter
+
+import pytest
+from tokenizers import Tokenizer as HfTokenizer
+
+import toksmith
+from tests.conftest import CORPUS_FILES, fixture_file, report
+from tests.parity.test_byte_bpe_gguf import spliced
+
+SPECIALS = ["<|unk|>", "<|bos|>", "<|eos|>", "<|pad|>"]
+ASCII = bytes([9, 10, 13]) + bytes(range(0x20, 0x7F))
+
+
+# ---------------------------------------------------------------- the naive reference
+
+def gpt2_bytes_to_unicode() -> dict[int, str]:
+    """GPT-2's encoder.py `bytes_to_unicode`, as published."""
+    bs = list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1)) + list(range(ord("®"), ord("ÿ") + 1))
+    cs = bs[:]
+    n = 0
+    for b in range(256):
+        if b not in bs:
+            bs.append(b)
+            cs.append(256 + n)
+            n += 1
+    return dict(zip(bs, map(chr, cs)))
+
+
+def naive_train(sequences: list[bytes], vocab_size: int, min_frequency: int = 0, ascii_only: bool = False):
+    """(vocab as bytes by id, merges as (a, b) in order learnt, stats): the spec, slowly."""
+    vocab = [s.encode() for s in SPECIALS]
+    for byte in (ASCII if ascii_only else range(256)):
+        vocab.append(bytes([byte]))
+    ids = {t: i for i, t in enumerate(vocab)}
+    runs = []                      # the parts of each sequence between bytes that are no token
+    for seq in sequences:
+        run = []
+        for byte in seq:
+            token = ids.get(bytes([byte]))
+            if token is None:
+                runs.append(run)
+                run = []
+            else:
+                run.append(token)
+        runs.append(run)
+    merges = []
+    stats = Counter()
+    while len(vocab) < vocab_size:
+        counts = Counter()
+        for run in runs:
+            counts.update(zip(run, run[1:]))
+        allowed = {}
+        for pair, count in counts.items():
+            if (vocab[pair[0]] + vocab[pair[1]]).decode("latin-1") in SPECIALS:
+                stats["special spelt"] += 1
+            else:
+                allowed[pair] = count
+        if not allowed:
+            break
+        best = max(allowed.values())
+        if best < min_frequency:
+            break
+        pair = min(p for p, c in allowed.items() if c == best)
+        text = vocab[pair[0]] + vocab[pair[1]]
+        if text in ids:
+            stats["existing token"] += 1
+        else:
+            ids[text] = len(vocab)
+            vocab.append(text)
+        new = ids[text]
+        merges.append(pair)
+        for k, run in enumerate(runs):
+            out, i = [], 0
+            while i < len(run):
+                if i + 1 < len(run) and run[i] == pair[0] and run[i + 1] == pair[1]:
+                    out.append(new)
+                    i += 2
+                else:
+                    out.append(run[i])
+                    i += 1
+            runs[k] = out
+    return vocab, merges, stats
+
+
+def expected_json_model(vocab: list[bytes], merges: list[tuple[int, int]], ascii_only: bool):
+    """(vocab text -> id, merges as text pairs, each once where first learnt)."""
+    to_char = gpt2_bytes_to_unicode()
+    texts = list(SPECIALS) + [t.decode("ascii") if ascii_only else "".join(to_char[b] for b in t)
+                              for t in vocab[len(SPECIALS):]]
+    seen, pairs = set(), []
+    for pair in merges:
+        if pair not in seen:
+            seen.add(pair)
+            pairs.append((texts[pair[0]], texts[pair[1]]))
+    return {t: i for i, t in enumerate(texts)}, pairs
+
+
+def trained(tmp_path, name, source, vocab_size, **options) -> tuple[object, object, dict]:
+    tok = toksmith.train_bpe(source, vocab_size, show_progress=False, **options)
+    path = tmp_path / f"{name}.json"
+    tok.save(str(path))
+    return tok, path, json.loads(path.read_text(encoding="utf-8"))
+
+
+def assert_model(got: dict, want_vocab: dict, want_merges: list, label: str) -> None:
+    model = got["model"]
+    assert model["vocab"] == want_vocab, label
+    merges = [tuple(m) for m in model["merges"]]
+    at = next((i for i, (a, b) in enumerate(zip(merges, want_merges)) if a != b), None)
+    assert merges == want_merges, f"{label}: {len(merges)} vs {len(want_merges)} merges, first difference at {at}"
+
+
+# ---------------------------------------------------------------- 1. exactness
+
+def _slices(fixtures, size: int) -> dict[str, bytes]:
+    """A slice of `size` bytes from the middle of each of a few corpora (cut anywhere:
+    byte mode reads bytes, a slice may end inside a character)."""
+    out = {}
+    for name in ("botchan.txt", "man_ru.txt", "markup_json.txt", "man_ja.txt", "code_python_stdlib.py.txt",
+                 "tricky_strings.txt"):
+        data = fixture_file(fixtures, f"corpus/{name}").read_bytes()
+        at = len(data) // 3
+        out[name] = data[at:at + size]
+    return out
+
+
+ORACLE_CASES = [
+    # (label, options, vocab_size)
+    ("bytes", {}, 520),
+    ("bytes-min3", {"min_frequency": 3}, 900),
+    ("ascii", {"ascii_only": True}, 380),
+    ("ascii-min2", {"ascii_only": True, "min_frequency": 2}, 700),
+]
+
+
+@pytest.mark.parametrize("label,options,vocab_size", ORACLE_CASES, ids=[c[0] for c in ORACLE_CASES])
+def test_files_match_naive_reference(fixtures, tmp_path, label, options, vocab_size):
+    """Slices as files (one sequence each), read from a folder."""
+    folder = tmp_path / "corpus"
+    folder.mkdir()
+    slices = _slices(fixtures, 1500)
+    for i, (name, data) in enumerate(slices.items()):
+        (folder / f"{i:02d}-{name}").write_bytes(data)
+    vocab, merges, stats = naive_train(list(slices.values()), vocab_size, **options)
+    _, _, got = trained(tmp_path, label, str(folder), vocab_size, num_threads=2, **options)
+    assert_model(got, *expected_json_model(vocab, merges, options.get("ascii_only", False)), label)
+    report(f"byte-stream {label} (files) vs naive reference: {len(vocab)} tokens, {len(merges)} merges, "
+           f"0 mismatches")
+
+
+def test_lines_match_naive_reference(corpus_lines, tmp_path):
+    """Items of an iterator (lines: many repeat, so sequences are counted, not copied)."""
+    lines = []
+    for name in ("botchan.txt", "markup_svg.txt", "man_de.txt"):
+        lines += corpus_lines[name][200:290]
+    lines += lines[:40]
+    data = [line.encode("utf-8") for line in lines]
+    for label, options, vocab_size in (("bytes", {}, 600), ("ascii-min2", {"ascii_only": True, "min_frequency": 2}, 500)):
+        vocab, merges, _ = naive_train(data, vocab_size, **options)
+        _, _, got = trained(tmp_path, label, iter(lines), vocab_size, num_threads=2, **options)
+        assert_model(got, *expected_json_model(vocab, merges, options.get("ascii_only", False)), label)
+        report(f"byte-stream {label} ({len(lines)} lines as items) vs naive reference: {len(merges)} merges, "
+               f"0 mismatches")
+
+
+def test_edge_rules_match_naive_reference(fixtures, tmp_path):
+    """Runs of one byte (overlapping pairs), texts spelling the special tokens in many
+    contexts (so that the pair spelling one is the most frequent), invalid UTF-8, bytes
+    outside ascii_only's alphabet."""
+    invalid = fixture_file(fixtures, "corpus/tricky_invalid_utf8.bin").read_bytes()
+    sequences = [f"{c}<|unk|>{d} {c}<|eos|>".encode() for c in "abcdefgh" for d in "ijklmnop"]
+    sequences += [b"aaaaaaa", b"aaa", b"abababa", b"abcabcbcab" * 5, invalid, invalid[:50],
+                  b"\xff\xfe" * 20 + b"a\tb\r\n" * 3]
+    totals = Counter()
+    for label, options, vocab_size in (("bytes", {}, 330), ("ascii", {"ascii_only": True}, 200),
+                                       ("bytes-min2", {"min_frequency": 2}, 400)):
+        vocab, merges, stats = naive_train(sequences, vocab_size, **options)
+        totals.update(stats)
+        _, _, got = trained(tmp_path, label, iter(sequences), vocab_size, num_threads=2, **options)
+        assert_model(got, *expected_json_model(vocab, merges, options.get("ascii_only", False)), label)
+    assert totals["special spelt"] > 0, totals     # the rule is reached
+    report(f"byte-stream edge rules vs naive reference: 3 trainings, {totals['special spelt']} turns where the "
+           f"best pair spelt a special token, 0 mismatches")
+
+
+def test_random_small_corpora_match_naive_reference(tmp_path):
+    import random
+    rnd = random.Random(12)
+    compared = 0
+    for case in range(150):
+        alphabet = rnd.choice([b"ab", b"abc", b"a b\n\xff", b"<|unk>", b"xyz\t", b"aab"])
+        sequences = [bytes(rnd.choice(alphabet) for _ in range(rnd.randint(0, 120))) for _ in range(rnd.randint(1, 6))]
+        sequences += sequences[:rnd.randint(0, 2)]
+        if not any(sequences):
+            sequences.append(b"ab")
+        ascii_only = rnd.random() < 0.3
+        options = {"ascii_only": ascii_only, "min_frequency": rnd.choice([0, 0, 2, 4])}
+        vocab_size = rnd.randint(102, 140) if ascii_only else rnd.randint(260, 300)
+        if ascii_only and not any(byte in ASCII for s in sequences for byte in s):
+            continue
+        vocab, merges, _ = naive_train(sequences, vocab_size, **options)
+        _, _, got = trained(tmp_path, f"r{case}", iter(sequences), vocab_size, num_threads=1 + case % 3, **options)
+        assert_model(got, *expected_json_model(vocab, merges, ascii_only), f"case {case} {options}")
+        compared += 1
+    report(f"byte-stream random small corpora vs naive reference: {compared} trainings, 0 mismatches")
+
+
+# ---------------------------------------------------------------- 2. tokenizers vs toksmith
+
+def _all_files(fixtures) -> list[str]:
+    return [str(fixture_file(fixtures, f"corpus/{name}")) for name in CORPUS_FILES]
+
+
+@pytest.mark.parametrize("ascii_only,vocab_size", [(False, 8000), (True, 3000)], ids=["bytes", "ascii"])
+def test_trained_json_same_ids_in_tokenizers(fixtures, corpus_lines, tmp_path, ascii_only, vocab_size):
+    tok, path, _ = trained(tmp_path, "full", _all_files(fixtures), vocab_size, ascii_only=ascii_only, num_threads=2)
+    assert tok.vocab_size == vocab_size
+    ref = HfTokenizer.from_file(str(path))
+    loaded = toksmith.load(str(path))
+    lines = [line for corpus in corpus_lines.values() for line in corpus]
+    wholes = ["\n".join(corpus) for corpus in corpus_lines.values()]
+    bad = 0
+    for texts in (lines, wholes):
+        want = [e.ids for e in ref.encode_batch(texts)]
+        for ours in (tok, loaded):
+            got = ours.encode_batch(texts)
+            bad += sum(g != w for g, w in zip(got, want))
+        for ids in want[:: max(1, len(want) // 3000)]:
+            bad += ref.decode(ids, skip_special_tokens=False) != loaded.decode(ids)
+            bad += ref.decode(ids, skip_special_tokens=True) != loaded.decode(ids, skip_special=True)
+    # special tokens in the text: tokenizers splits them unless encode_special_tokens
+    combos = spliced(lines[:: max(1, len(lines) // 2000)], SPECIALS, 12)
+    for parse_special in (False, True):
+        ref.encode_special_tokens = not parse_special
+        want = [e.ids for e in ref.encode_batch(combos)]
+        got = loaded.encode_batch(combos, parse_special=parse_special)
+        bad += sum(g != w for g, w in zip(got, want))
+    report(f"byte-stream {'ascii_only' if ascii_only else 'bytes'} vocab {vocab_size}: tokenizers vs toksmith on "
+           f"{len(lines)} lines + {len(wholes)} whole corpora + 2x{len(combos)} spliced lines, {bad} mismatches")
+    assert bad == 0
+    if not ascii_only:
+        # lossless: decode gives every line back
+        assert all(loaded.decode(ids) == line for ids, line in zip(loaded.encode_batch(lines), lines))
+
+
+# ---------------------------------------------------------------- 3. determinism
+
+def test_same_file_whatever_the_threads(fixtures, tmp_path):
+    files = _all_files(fixtures)[:6]
+    for ascii_only in (False, True):
+        written = set()
+        for threads in (1, 2, 3):
+            _, path, _ = trained(tmp_path, f"t{threads}", files, 2000, ascii_only=ascii_only, num_threads=threads)
+            written.add(path.read_bytes())
+        assert len(written) == 1
