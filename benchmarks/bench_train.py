@@ -1,12 +1,13 @@
 """Training side by side: toksmith.train_bpe / train_unigram, HF tokenizers' BpeTrainer /
-UnigramTrainer, sentencepiece (bpe and unigram).
+UnigramTrainer, sentencepiece (bpe and unigram), toksmith.train_sentencepiece_bpe.
 
 Same input in one run: the fixture corpora concatenated into one file, vocabulary 32,000,
 2 threads. Every trainer runs in a process of its own (a fresh interpreter), which reports
 its wall time, user CPU time and peak RSS (ru_maxrss, the interpreter and imports
 included). toksmith and HF train on the same tokenizer.json pipeline (GPT-2's ByteLevel
 and Llama 3's Split + ByteLevel, made by tokenizers); sentencepiece runs its own BPE
-trainer (model_type=bpe) on the same file. Unigram: toksmith.train_unigram and
+trainer (model_type=bpe) on the same file, and toksmith.train_sentencepiece_bpe beside it with the
+same options (character_coverage 1.0, no sentence length limit, soft vocabulary limit). Unigram: toksmith.train_unigram and
 sentencepiece's Unigram trainer with spm_train's defaults (nmt_nfkc, character_coverage
 0.9995), and HF's UnigramTrainer on an NFKC + Metaspace pipeline (as transformers converts
 sentencepiece models). --kinds picks which of them run.
@@ -52,6 +53,13 @@ if kind in ("toksmith", "bytes", "ascii"):
 elif kind == "toksmith-unigram":
     import toksmith
     tok = toksmith.train_unigram([corpus], vocab, num_threads=threads, show_progress=False)
+    tok.save(out)
+    n = tok.vocab_size
+elif kind == "toksmith-spm-bpe":
+    import toksmith
+    tok = toksmith.train_sentencepiece_bpe([corpus], vocab, num_threads=threads, show_progress=False,
+                                           character_coverage=1.0, max_sentence_length=1 << 20,
+                                           hard_vocab_limit=False)
     tok.save(out)
     n = tok.vocab_size
 elif kind == "spm-unigram":
@@ -141,8 +149,16 @@ def _bpe_rows(rows: list, args, fixtures: Path, tmp: Path, corpus: Path) -> None
             _print(*rows[-1])
     rows.append(("sentencepiece bpe", run("spm", corpus, None, args.vocab, args.threads, tmp / "spm")))
     _print(*rows[-1])
+    rows.append(("toksmith spm-bpe", run("toksmith-spm-bpe", corpus, None, args.vocab, args.threads,
+                                         tmp / "toksmith-spm-bpe.model")))
+    _print(*rows[-1])
     results = dict(rows)
     spm = results["sentencepiece bpe"]
+    ours = results["toksmith spm-bpe"]
+    if "error" not in spm and "error" not in ours:
+        print(f"spm-bpe: toksmith.train_sentencepiece_bpe {ours['wall'] / spm['wall']:.2f}x sentencepiece's BPE "
+              f"wall time (user CPU {ours['user'] / spm['user']:.2f}x), peak RSS {ours['rss_mb']:.0f} vs "
+              f"{spm['rss_mb']:.0f} MB")
     for pipeline in args.pipelines.split(","):
         ours, hf = results[f"toksmith ({pipeline})"], results.get(f"hf ({pipeline})", {"error": "skipped"})
         if "error" in ours or "error" in hf:

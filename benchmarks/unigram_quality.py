@@ -1,4 +1,5 @@
-"""Quality of toksmith.train_unigram against sentencepiece's own Unigram trainer.
+"""Quality of toksmith.train_unigram (or, --model-type bpe, train_sentencepiece_bpe) against
+sentencepiece's own trainer of the same model type.
 
 Each fixture corpus is split: its first 90% of lines train (all corpora concatenated), the
 last 10% are held out. Both trainers run with the same settings (spm_train's defaults,
@@ -7,6 +8,7 @@ the table gives tokens per byte of UTF-8 for each model (encoded by sentencepiec
 and, at the end, the share of sentencepiece's pieces that toksmith's model holds too.
 
     TOKSMITH_FIXTURES=../shared/fixtures python benchmarks/unigram_quality.py [--vocab 32000] [--threads 2]
+        [--model-type unigram|bpe]
 """
 from __future__ import annotations
 
@@ -38,6 +40,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--vocab", type=int, default=32000)
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--model-type", choices=["unigram", "bpe"], default="unigram")
     args = parser.parse_args()
     import sentencepiece as spm
 
@@ -49,16 +52,17 @@ def main() -> None:
         text = tmp / "train.txt"
         text.write_text("\n".join(train) + "\n", encoding="utf-8")
         t0 = time.perf_counter()
-        toksmith.train_unigram([str(text)], args.vocab, num_threads=args.threads,
-                               show_progress=False).save(tmp / "toksmith.model")
+        trainer = toksmith.train_unigram if args.model_type == "unigram" else toksmith.train_sentencepiece_bpe
+        trainer([str(text)], args.vocab, num_threads=args.threads, show_progress=False).save(tmp / "toksmith.model")
         t1 = time.perf_counter()
         spm.SentencePieceTrainer.train(input=str(text), model_prefix=str(tmp / "sentencepiece"),
-                                       vocab_size=args.vocab, num_threads=args.threads, minloglevel=2)
+                                       vocab_size=args.vocab, num_threads=args.threads, minloglevel=2,
+                                       model_type=args.model_type)
         t2 = time.perf_counter()
         ours = spm.SentencePieceProcessor(model_file=str(tmp / "toksmith.model"))
         ref = spm.SentencePieceProcessor(model_file=str(tmp / "sentencepiece.model"))
     size = text.stat().st_size if text.exists() else sum(len(x.encode()) + 1 for x in train)
-    print(f"trained on {len(train)} lines ({size / 1e6:.1f} MB), vocabulary {args.vocab}, {args.threads} threads: "
+    print(f"{args.model_type}: trained on {len(train)} lines ({size / 1e6:.1f} MB), vocabulary {args.vocab}, {args.threads} threads: "
           f"toksmith {t1 - t0:.1f} s, sentencepiece {t2 - t1:.1f} s")
     print(f"{'held-out corpus':28} {'lines':>6} {'toksmith tok/B':>15} {'spm tok/B':>10} {'diff':>8}")
     all_lines = []

@@ -15,7 +15,7 @@ from toksmith.errors import (ModelFormatError, ReferenceAbortsError, TokenIdErro
 from toksmith import embedded
 from toksmith.spec import FileFormat, ReferenceRules, SplitPattern
 from toksmith.tokenizer import Tokenizer
-from toksmith.training import NormalizationRule, train_bpe, train_unigram
+from toksmith.training import NormalizationRule, train_bpe, train_sentencepiece_bpe, train_unigram
 from toksmith.vocab import SpecialIds, TokenType, Vocab
 
 __version__ = "0.1.0"
@@ -56,5 +56,5 @@ def load_embedded(name: str = embedded.DEFAULT) -> Tokenizer:
 __all__ = [
     "FileFormat", "ModelFormatError", "NormalizationRule", "ReferenceAbortsError", "ReferenceRules", "SpecialIds", "SplitPattern", "TokenIdError", "TokenType", "Tokenizer", "ToksmithError",
     "UnsupportedConversionError", "UnsupportedFeatureError", "UnsupportedModelError", "Vocab", "embedded_model_path", "load",
-    "load_embedded", "train_bpe", "train_unigram", "__version__",
+    "load_embedded", "train_bpe", "train_sentencepiece_bpe", "train_unigram", "__version__",
 ]

@@ -1,10 +1,11 @@
-"""`toksmith train bpe|unigram`: train a vocabulary from the shell (toksmith.train_bpe,
-toksmith.train_unigram).
+"""`toksmith train bpe|unigram|spm-bpe`: train a vocabulary from the shell (toksmith.train_bpe,
+toksmith.train_unigram, toksmith.train_sentencepiece_bpe).
 
     toksmith train bpe --like tokenizer.json --vocab-size 32000 -o new.json corpus/
     cat *.txt | toksmith train bpe --like tokenizer.json --vocab-size 8000 -o new.json
     toksmith train bpe --vocab-size 32000 -o bytes.json --corpus-dir corpus/       # byte-stream
     toksmith train unigram --vocab-size 32000 -o m.model corpus/        # spm_train's options
+    toksmith train spm-bpe --vocab-size 32000 -o m.model corpus/        # spm_train --model_type=bpe
 
 Inputs are files, directories (every file under them, sorted; --corpus-dir names one too)
 or, with none or "-", standard input. Each line is one sequence, as the trainers read
@@ -57,7 +58,9 @@ def add_train_parser(commands) -> None:
     bpe.add_argument("--end-of-word-suffix", help="--like: suffix of a token that ends a word (e.g. </w>)")
     bpe.add_argument("--threads", type=int, help="counting threads (default: all cores; the result is the same)")
     bpe.add_argument("-q", "--quiet", action="store_true", help="no progress bars")
+
     add_unigram_parser(kinds)
+    add_spm_bpe_parser(kinds)
 
 
 # spm_train's flags taken by `train unigram` (name, type, help); booleans get --x / --no-x.
@@ -86,11 +89,24 @@ UNIGRAM_FLAGS = (
 )
 
 
+# The Unigram-only flags, which `train spm-bpe` does not take (its BPE trainer ignores them).
+UNIGRAM_ONLY = ("seed_sentencepiece_size", "shrinking_factor", "num_sub_iterations")
+
+
 def add_unigram_parser(kinds) -> None:
+    _add_spm_parser(kinds, "unigram", "Unigram", ())
+
+
+def add_spm_bpe_parser(kinds) -> None:
+    _add_spm_parser(kinds, "spm-bpe", "BPE", UNIGRAM_ONLY)
+
+
+def _add_spm_parser(kinds, command: str, model: str, leave_out: tuple[str, ...]) -> None:
     from toksmith.training.spm_normalization import NormalizationRule
+    model_type = "unigram" if model == "Unigram" else "bpe"
     unigram = kinds.add_parser(
-        "unigram", help="a sentencepiece Unigram model (sentencepiece's trainer, spm_train's options)",
-        description="Train a sentencepiece Unigram model as spm_train --model_type=unigram does, with its "
+        command, help=f"a sentencepiece {model} model (sentencepiece's trainer, spm_train's options)",
+        description=f"Train a sentencepiece {model} model as spm_train --model_type={model_type} does, with its "
                     "options and defaults; the .model loads in sentencepiece, .json / .gguf are converted.")
     unigram.add_argument("inputs", nargs="*", help="corpus files or directories ('-' or none: stdin)")
     unigram.add_argument("--vocab-size", type=int, required=True, help="pieces in the model")
@@ -99,6 +115,8 @@ def add_unigram_parser(kinds) -> None:
     unigram.add_argument("--normalization-rule-name", choices=[r.value for r in NormalizationRule],
                          default=NormalizationRule.NMT_NFKC.value, help="normalization (default nmt_nfkc)")
     for name, kind, text in UNIGRAM_NUMBERS:
+        if name in leave_out:
+            continue
         unigram.add_argument("--" + name.replace("_", "-"), type=kind, help=text)
     for name, text in UNIGRAM_STRINGS:
         unigram.add_argument("--" + name.replace("_", "-"), help=text)
@@ -136,7 +154,7 @@ def _corpus(args: argparse.Namespace, strip_newline: bool):
 def _unigram_options(args: argparse.Namespace) -> dict:
     options = {"normalization_rule_name": args.normalization_rule_name}
     for name, _, _ in UNIGRAM_NUMBERS:
-        if getattr(args, name) is not None:
+        if getattr(args, name, None) is not None:
             options[name] = getattr(args, name)
     for name, _ in UNIGRAM_STRINGS:
         if getattr(args, name) is not None:
@@ -151,9 +169,10 @@ def _unigram_options(args: argparse.Namespace) -> dict:
 def run_train(args: argparse.Namespace) -> None:
     """Train as `args` says and write the output file."""
     progress = not args.quiet and sys.stderr.isatty()
-    if args.kind == "unigram":
-        tok = toksmith.train_unigram(_corpus(args, True), args.vocab_size, show_progress=progress,
-                                     num_threads=args.threads, **_unigram_options(args))
+    if args.kind in ("unigram", "spm-bpe"):
+        trainer = toksmith.train_unigram if args.kind == "unigram" else toksmith.train_sentencepiece_bpe
+        tok = trainer(_corpus(args, True), args.vocab_size, show_progress=progress, num_threads=args.threads,
+                      **_unigram_options(args))
         written = tok.save(args.output, format=args.format)
         if not args.quiet:
             print(f"toksmith: wrote {written} ({tok.vocab_size} pieces)", file=sys.stderr)

@@ -1,4 +1,4 @@
-"""`toksmith train bpe` and `toksmith train unigram` (src/toksmith/cli_train.py), run as
+"""`toksmith train bpe`, `toksmith train unigram` and `toksmith train spm-bpe` (src/toksmith/cli_train.py), run as
 ``python -m toksmith.cli``.
 
 The trained file is compared with what tokenizers' own BpeTrainer learns with the same
@@ -216,3 +216,43 @@ def test_byte_stream_errors_leave_no_file(corpus_files, like, tmp_path):
     model = tmp_path / "new.model"
     assert_cli_error(cli("train", "bpe", "-o", str(model), "-q", "--vocab-size", "300", corpus_files[0]), "cannot")
     assert list(tmp_path.iterdir()) == [empty]
+
+
+# ------------------------------------------------------------------ toksmith train spm-bpe
+
+SPM_BPE_OPTIONS = ("--vocab-size", "1500", "--byte-fallback", "--user-defined-symbols", "<sep>", "-q")
+
+
+def test_train_spm_bpe_files_and_stdin_as_the_api(corpus_files, tmp_path):
+    """The CLI writes what toksmith.train_sentencepiece_bpe writes (the trainer itself is
+    compared with spm_train in tests/parity/test_train_spm_bpe_sentencepiece.py)."""
+    import sentencepiece as spm
+
+    import toksmith
+    api = tmp_path / "api.model"
+    toksmith.train_sentencepiece_bpe(corpus_files, 1500, byte_fallback=True, user_defined_symbols=["<sep>"],
+                                     show_progress=False).save(api)
+    out, from_stdin = tmp_path / "files.model", tmp_path / "stdin.model"
+    result = cli("train", "spm-bpe", "-o", str(out), *SPM_BPE_OPTIONS, *corpus_files)
+    assert result.returncode == 0, result.stderr.decode()
+    text = b"".join(open(path, "rb").read() for path in corpus_files)
+    assert cli("train", "spm-bpe", "-o", str(from_stdin), *SPM_BPE_OPTIONS, stdin=text).returncode == 0
+    assert out.read_bytes() == from_stdin.read_bytes() == api.read_bytes()
+    sp = spm.SentencePieceProcessor(model_file=str(out))
+    assert sp.get_piece_size() == 1500 and sp.id_to_piece(3) == "<sep>" and sp.is_byte(4)
+    json_out = tmp_path / "tokenizer.json"
+    assert cli("train", "spm-bpe", "-o", str(json_out), "-q", "--vocab-size", "1500", *corpus_files).returncode == 0
+    assert toksmith.load(json_out).vocab_size == 1500
+
+
+def test_train_spm_bpe_errors_leave_no_file(corpus_files, tmp_path):
+    out = tmp_path / "m.model"
+    base = ("train", "spm-bpe", "-o", str(out), "-q")
+    assert_cli_error(cli(*base, "--vocab-size", "1000", stdin=b"\n\n"), "the corpus is empty")
+    assert_cli_error(cli(*base, "--vocab-size", "1000", stdin=b"good line\nbad \xff byte\n"), "not UTF-8")
+    assert_cli_error(cli(*base, "--vocab-size", "50", corpus_files[0]), "vocab_size 50 is smaller")
+    assert_cli_error(cli(*base, "--vocab-size", "100000", corpus_files[0]), "Vocabulary size too high")
+    # a Unigram-only flag is not a flag of the BPE trainer
+    result = cli(*base, "--vocab-size", "1000", "--shrinking-factor", "0.7", corpus_files[0])
+    assert result.returncode == 2 and b"unrecognized arguments" in result.stderr
+    assert list(tmp_path.iterdir()) == []

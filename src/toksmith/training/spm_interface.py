@@ -1,7 +1,7 @@
 """What sentencepiece's trainers share (its TrainerInterface): meta pieces, sentence loading
 and normalization, required characters, and the .model they write.
 
-A trainer (training/unigram.py; a sentencepiece BPE trainer could reuse all of this)::
+A trainer (training/unigram.py, training/spm_bpe.py)::
 
     meta = meta_pieces(spec)                                   # <unk>, <s>, </s>, symbols, bytes
     sentences = load_sentences(source, spec, meta, threads)    # normalized, meta pieces cut out
@@ -14,6 +14,7 @@ Serialize) and sentencepiece_trainer.cc (PopulateNormalizerSpec).
 """
 from __future__ import annotations
 
+import os
 import struct
 from collections.abc import Callable
 
@@ -127,6 +128,28 @@ def load_sentences(source: object, spec: SpmTrainerSpec, meta: MetaPieces, threa
                           f"max_sentence_length={spec.max_sentence_length} bytes and lines holding U+2585 "
                           "are skipped)")
     return sentences
+
+
+def load_sentences_shown(source: object, spec: SpmTrainerSpec, meta: MetaPieces, threads: int,
+                         show_progress: bool) -> SpmSentences:
+    """`load_sentences`, with a tqdm bar of the bytes read when `show_progress`."""
+    if not show_progress:
+        return load_sentences(source, spec, meta, threads)
+    from tqdm import tqdm
+
+    from toksmith.training.corpus import corpus_paths, is_file_list
+    total = sum(os.path.getsize(p) for p in corpus_paths(source)) if is_file_list(source) else None
+    with tqdm(total=total, unit="B", unit_scale=True, desc="Reading sentences") as bar:
+        return load_sentences(source, spec, meta, threads, on_batch=bar.update)
+
+
+def thread_count(num_threads: int | None) -> int:
+    """`num_threads`, checked (None: the cores this process may run on)."""
+    if num_threads is None:
+        return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
+    if isinstance(num_threads, bool) or not isinstance(num_threads, int) or num_threads < 1:
+        raise ValueError(f"num_threads must be an int >= 1, not {num_threads!r}")
+    return num_threads
 
 
 class SentenceSample:

@@ -14,14 +14,13 @@ does not depend on the thread count.
 from __future__ import annotations
 
 import math
-import os
 import sys
 from array import array
 from collections.abc import Iterable
 
 from toksmith.training.corpus import CorpusError, corpus_paths, is_file_list
-from toksmith.training.spm_interface import (BOUNDARY_CHAR, UNK_CHAR, f32, load_sentences, meta_pieces,
-                                             required_chars, serialize)
+from toksmith.training.spm_interface import (BOUNDARY_CHAR, UNK_CHAR, f32, load_sentences_shown, meta_pieces,
+                                             required_chars, serialize, thread_count)
 from toksmith.training.spm_normalization import NormalizationRule
 from toksmith.training.spm_options import DEFAULT_UNK_SURFACE, SpmTrainerSpec
 
@@ -73,7 +72,7 @@ def train_unigram(files_or_texts: object, vocab_size: int, *, character_coverage
         eos_piece=eos_piece, pad_piece=pad_piece, unk_surface=unk_surface,
         normalization_rule_name=normalization_rule_name, add_dummy_prefix=add_dummy_prefix,
         remove_extra_whitespaces=remove_extra_whitespaces)
-    threads = _threads(num_threads)
+    threads = thread_count(num_threads)
     if show_progress is None:
         show_progress = sys.stderr.isatty()
     data = UnigramTrainer(spec, threads, show_progress).train(files_or_texts)
@@ -96,7 +95,7 @@ class UnigramTrainer:
         meta = meta_pieces(spec)
         if is_file_list(source):
             corpus_paths(source)            # every file exists, before any work
-        sentences = self._load(source, meta)
+        sentences = load_sentences_shown(source, spec, meta, self.threads, self.show_progress)
         required = required_chars(sentences, spec, meta)
         if not required:
             raise CorpusError("no character of the corpus is covered: nothing to learn from")
@@ -123,14 +122,6 @@ class UnigramTrainer:
         em.prune_unreachable(self.threads)
         final = finalize_pieces(em.pieces(), em.min_score, required, spec, len(meta))
         return serialize(final, meta, spec, MODEL_TYPE_UNIGRAM)
-
-    def _load(self, source: object, meta):
-        if not self.show_progress:
-            return load_sentences(source, self.spec, meta, self.threads)
-        from tqdm import tqdm
-        total = sum(os.path.getsize(p) for p in corpus_paths(source)) if is_file_list(source) else None
-        with tqdm(total=total, unit="B", unit_scale=True, desc="Reading sentences") as bar:
-            return load_sentences(source, self.spec, meta, self.threads, on_batch=bar.update)
 
     def seed_pieces(self, sentences) -> tuple[list[bytes], list[float]]:
         """Every character (by count) then the best substrings, scored as log probabilities.
@@ -211,11 +202,3 @@ def finalize_pieces(pieces: list[tuple[bytes, float]], min_score: float, require
             break
         final[text] = score
     return sorted(final.items(), key=lambda p: (-p[1], p[0]))
-
-
-def _threads(num_threads: int | None) -> int:
-    if num_threads is None:
-        return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
-    if isinstance(num_threads, bool) or not isinstance(num_threads, int) or num_threads < 1:
-        raise ValueError(f"num_threads must be an int >= 1, not {num_threads!r}")
-    return num_threads
