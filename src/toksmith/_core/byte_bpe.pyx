@@ -66,6 +66,10 @@ cdef extern from "<stdlib.h>" nogil:
 # of its merges were of words merged before.
 cdef Py_ssize_t CACHE_SLOTS = 1 << 14
 cdef Py_ssize_t CACHE_SETS = CACHE_SLOTS // 2
+# The whole-token lookup (_encode_word) is tried for pre-tokens of at least this many bytes:
+# shorter ones merge through the small byte-pair and short-pair tables, which stay in cache,
+# faster than a lookup in the token map (megabytes: a cache miss or two).
+cdef Py_ssize_t WHOLE_TOKEN_MIN_BYTES = 5
 # Slots of the per-thread memo of pair lookups covering 5 bytes or more (16 bytes each:
 # 128 KB stays in a core's L2 cache, the token and pair maps do not).
 cdef Py_ssize_t PAIR_MEMO_SLOTS = 1 << 13
@@ -409,10 +413,10 @@ cdef class ByteLevelBpe(Model):
         return 0
 
     cdef int _find_whole_tokens(self) except -1:
-        """Mark each token whose own text merges into exactly that token (GPT-2: all but a
-        few), so that a pre-token that is such a token's text needs one lookup, not a merge
-        (_encode_word). The same _merge_word as encode decides, so the mark is exact; it is
-        a property of the vocabulary, found once at load (about 0.2 us a token)."""
+        """Mark each token (of WHOLE_TOKEN_MIN_BYTES or more) whose own text merges into
+        exactly that token (GPT-2: all but a few), so that a pre-token that is such a token's
+        text needs one lookup, not a merge (_encode_word). The same _merge_word as encode
+        decides, so the mark is exact; it is a property of the vocabulary, found once at load."""
         cdef ByteBpeWork* w = <ByteBpeWork*>self.new_work()
         cdef Py_ssize_t i, length
         cdef int rc = 0
@@ -425,8 +429,8 @@ cdef class ByteLevelBpe(Model):
         with nogil:
             for i in range(self.n_pieces):
                 length = self.text_offsets[i + 1] - self.text_offsets[i]
-                if length < 2:
-                    continue      # one byte: _encode_piece's single-byte table answers
+                if length < WHOLE_TOKEN_MIN_BYTES:
+                    continue      # never looked up (_encode_word)
                 w.out_ids.size = 0
                 rc = self._merge_word(self.texts + self.text_offsets[i], length, w)
                 if rc < 0:
@@ -1219,7 +1223,7 @@ cdef class ByteLevelBpe(Model):
             whole = self._token_of(s, n)
             if whole >= 0:
                 return self._emit(s, whole, 0, <int32_t>n, w)
-        elif self.whole_tokens != NULL and n <= self.max_token_length:
+        elif self.whole_tokens != NULL and WHOLE_TOKEN_MIN_BYTES <= n <= self.max_token_length:
             # A pre-token that is a token's text, where merging that text gives the token
             # (marked at load by the same merge): the one lookup replaces the merge.
             whole = self._token_of(s, n)

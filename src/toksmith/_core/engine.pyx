@@ -52,6 +52,7 @@ cdef extern from "Python.h":
     void Py_XDECREF_RAW "Py_XDECREF" (PyObject* o)
     PyObject* PyLong_FromLong_RAW "PyLong_FromLong" (long v)   # a new reference, or NULL
     void PyList_SET_ITEM(object lst, Py_ssize_t i, PyObject* item)
+    void PyObject_GC_UnTrack(void* op)
 
 cdef extern from "<pthread.h>" nogil:
     ctypedef unsigned int pthread_key_t
@@ -210,8 +211,15 @@ cdef list _id_list(const int32_t* ids, Py_ssize_t n, PyObject** objects):
 
     `objects[id]` is made on the first use of `id` and kept: the ints a text needs are
     then allocated in the order the ids first appear, so the frequent ones sit together
-    in memory, where building lists and the cyclic GC's passes over them find them in
-    cache (made in id order, 128k ints spread over 4 MB and most touches missed)."""
+    in memory, where building lists finds them in cache (made in id order, 128k ints
+    spread over 4 MB and most touches missed).
+
+    The list is out of the cyclic garbage collector's sight (as `pieces.untrack_flat_list`
+    does for a vocabulary's lists): it holds only ints, so it closes no reference cycle,
+    and every collection would otherwise visit each id of every list a program keeps; on
+    GPT-2, one call per line with the results kept, those visits were a fifth of the
+    pass. A list the caller later makes part of a cycle (ids.append(ids)) is then not
+    freed by the collector; list(ids) is an ordinary, tracked copy (README: Use)."""
     cdef list out = PyList_New(n)   # its items are NULL until set (a list frees NULL items)
     cdef Py_ssize_t i
     cdef PyObject* item
@@ -224,6 +232,7 @@ cdef list _id_list(const int32_t* ids, Py_ssize_t n, PyObject** objects):
             objects[ids[i]] = item
         Py_INCREF_RAW(item)
         PyList_SET_ITEM(out, i, item)   # steals the reference
+    PyObject_GC_UnTrack(<void*>out)
     return out
 
 
