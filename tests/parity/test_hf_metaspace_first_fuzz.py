@@ -5,7 +5,9 @@ tokenizers prepends the replacement only to a pre-token whose original offset st
 dropped or replaced the text's first characters decides the ids. toksmith carries that as
 a flag (NORMALIZED_LATE_START) through its normalizer sequence; this test draws seeded
 sequences of Replace (by a string, by a regex, to nothing or to longer text), Strip,
-Prepend, Lowercase, NFKC and Nmt, and texts built to start with what they change, and
+Prepend, Lowercase, NFKC, Nmt and Precompiled (sentencepiece's nmt_nfkc charsmap, which
+drops control characters such as ESC: tokenizers then aligns the next character with the
+text's start), and texts built to start with what they change, and
 compares ids with a character-level model that knows every character (so only the
 pre-tokens decide).
 
@@ -22,15 +24,18 @@ import tokenizers
 from tokenizers import Regex, models, normalizers, pre_tokenizers
 
 import toksmith
-from tests.conftest import report
+from sentencepiece import sentencepiece_model_pb2 as pb
+from tests.conftest import fixture_file, report
 
 PIPELINES = 3000
 PIECES = ["a", "aa", "b", " ", "  ", "\t", "x", "日", "本", "é", "É", "ﬁ", "\u00a0", "\u200b", "▁", "ab", "-",
-          "İ", "e\u0301", "\u0301", "\u3000"]
+          "İ", "e\u0301", "\u0301", "\u3000", "\x1b", "\x01", "ｱ", "①", "\u00ad"]
 CONTENTS = ["", "a", "▁", " ", "yy", "日本", "-"]
 
 
-def _random_normalizer(rng: random.Random, kind: int):
+def _random_normalizer(rng: random.Random, kind: int, charsmap: bytes):
+    if kind == 10:
+        return normalizers.Precompiled(charsmap)
     if kind == 0:
         return normalizers.Replace(rng.choice(PIECES), rng.choice(CONTENTS))
     if kind == 1:
@@ -63,11 +68,14 @@ def _texts(rng: random.Random) -> list[str]:
     return texts
 
 
-def test_metaspace_first_behind_random_normalizers(tmp_path):
+def test_metaspace_first_behind_random_normalizers(tmp_path, fixtures):
+    proto = pb.ModelProto()
+    proto.ParseFromString(fixture_file(fixtures, "spm/t5_base_japanese_spiece.model").read_bytes())
+    charsmap = proto.normalizer_spec.precompiled_charsmap      # sentencepiece's nmt_nfkc
     rng = random.Random(20261124)
     cases = compared = 0
     for case in range(PIPELINES):
-        sequence = [_random_normalizer(rng, rng.randrange(10)) for _ in range(rng.randrange(1, 5))]
+        sequence = [_random_normalizer(rng, rng.randrange(11), charsmap) for _ in range(rng.randrange(1, 5))]
         texts = _texts(rng)
         normalizer = normalizers.Sequence(sequence)
         pre = pre_tokenizers.Metaspace(replacement="▁", prepend_scheme="first", split=rng.random() < 0.5)

@@ -13,7 +13,7 @@ key prefixes, go character by character the same way.
 """
 from libc.stdint cimport uint8_t, uint32_t, uint64_t
 from libc.stdlib cimport free, malloc
-from libc.string cimport memcpy
+from libc.string cimport memcpy, memset
 
 from toksmith._core.buffers cimport ByteBuf, bytebuf_append, bytebuf_free
 from toksmith._core.errors cimport ERR_NO_MEMORY
@@ -43,6 +43,32 @@ cdef enum:
 # A cluster this long or longer is never looked up whole (precompiled.rs `grapheme.len() < 6`).
 cdef Py_ssize_t WHOLE_CLUSTER_BELOW = 6
 cdef int INVALID_UTF8 = -1000
+
+
+cdef struct CarryCount:
+    Py_ssize_t want      # characters in the input's flagged prefix
+    Py_ssize_t zeros     # output characters so far that each took the next input character's alignment
+    Py_ssize_t bytes     # output bytes aligned with the flagged prefix (carry_start's answer)
+
+
+cdef inline void _count_copied(CarryCount* cc, const unsigned char* p, Py_ssize_t size) noexcept nogil:
+    """Characters copied unchanged: each takes the alignment of the next input character."""
+    cdef Py_ssize_t i = 0, k
+    while i < size and cc.zeros < cc.want:
+        k = i + 1
+        while k < size and (p[k] & 0xC0) == 0x80:
+            k += 1
+        cc.bytes += k - i
+        cc.zeros += 1
+        i = k
+
+
+cdef inline void _count_replacement(CarryCount* cc, Py_ssize_t size) noexcept nogil:
+    """A replacement: its first character takes the next input character's alignment, the
+    others that of the character before them; an empty one takes none."""
+    if size > 0 and cc.zeros < cc.want:
+        cc.bytes += size
+        cc.zeros += 1
 
 
 cdef class HfPrecompiledNormalizer(CharsMapNormalizer):
@@ -152,7 +178,7 @@ cdef class HfPrecompiledNormalizer(CharsMapNormalizer):
 
     cdef int normalize(self, const unsigned char* s, Py_ssize_t n, ByteBuf* out) noexcept nogil:
         cdef ByteBuf repaired
-        cdef int rc = self._normalize_valid(s, n, out)
+        cdef int rc = self._normalize_valid(s, n, out, NULL)
         if rc != INVALID_UTF8:
             return rc
         # Parity: tokenizers takes str; bytes are decoded as Python's
@@ -163,16 +189,18 @@ cdef class HfPrecompiledNormalizer(CharsMapNormalizer):
         repaired.cap = 0
         rc = self.repair.normalize(s, n, &repaired)
         if rc >= 0:
-            rc = self._normalize_valid(<const unsigned char*>repaired.data, repaired.size, out)
+            rc = self._normalize_valid(<const unsigned char*>repaired.data, repaired.size, out, NULL)
             if rc == TEXT_UNCHANGED:
                 out.size = 0
                 rc = 0 if bytebuf_append(out, repaired.data, repaired.size) == 0 else ERR_NO_MEMORY
         bytebuf_free(&repaired)
         return rc
 
-    cdef int _normalize_valid(self, const unsigned char* s, Py_ssize_t n, ByteBuf* out) noexcept nogil:
+    cdef int _normalize_valid(self, const unsigned char* s, Py_ssize_t n, ByteBuf* out,
+                              CarryCount* cc) noexcept nogil:
         # Parity: tokenizers normalizers/precompiled.rs Precompiled::normalize. The output
         # is built lazily: s[copied:] is not in `out` yet; nothing replaced -> TEXT_UNCHANGED.
+        # cc (or NULL) counts the output's alignments for carry_start.
         cdef Py_ssize_t pos = 0, copied = 0, end, m, first_len = 0, k, next_len = 0
         cdef GraphemeCursor cursor
         cdef uint8_t props, kind, cat, skipped_cat
@@ -271,20 +299,20 @@ cdef class HfPrecompiledNormalizer(CharsMapNormalizer):
             if end - pos == first_len:
                 # one character
                 if kind == KIND_LEAF:
-                    if self._replace(s, &copied, pos, end, value, out) < 0:
+                    if self._replace(s, &copied, pos, end, value, out, cc) < 0:
                         return ERR_NO_MEMORY
                     replaced = True
                 pos = end
                 continue
             if end - pos < WHOLE_CLUSTER_BELOW:
                 if kind == KIND_LEAF or (kind == KIND_CONT and self._first_key(s + pos, end - pos, &value)):
-                    if self._replace(s, &copied, pos, end, value, out) < 0:
+                    if self._replace(s, &copied, pos, end, value, out, cc) < 0:
                         return ERR_NO_MEMORY
                     replaced = True
                     pos = end
                     continue
             elif kind == KIND_LEAF:
-                if self._replace(s, &copied, pos, pos + first_len, value, out) < 0:
+                if self._replace(s, &copied, pos, pos + first_len, value, out, cc) < 0:
                     return ERR_NO_MEMORY
                 replaced = True
             # Then character by character (the first one is done).
@@ -292,16 +320,51 @@ cdef class HfPrecompiledNormalizer(CharsMapNormalizer):
             while k < end:
                 m = valid_char_len(s + k, end - k)
                 if self._char_kind(s + k, m, decode_char(s + k, m), &value) == KIND_LEAF:
-                    if self._replace(s, &copied, k, k + m, value, out) < 0:
+                    if self._replace(s, &copied, k, k + m, value, out, cc) < 0:
                         return ERR_NO_MEMORY
                     replaced = True
                 k += m
             pos = end
         if not replaced:
             return TEXT_UNCHANGED
+        if cc != NULL:
+            _count_copied(cc, s + copied, n - copied)
         if bytebuf_append(out, <const char*>s + copied, n - copied) < 0:
             return ERR_NO_MEMORY
         return 0
+
+    cdef Py_ssize_t carry_start(self, const unsigned char* s, Py_ssize_t n, Py_ssize_t flagged,
+                                const unsigned char* o, Py_ssize_t m) noexcept nogil:
+        """Parity: tokenizers Precompiled::normalize hands NormalizedString::transform one
+        (char, 0) per output character copied or first of a replacement, (char, 1) for a
+        replacement's other characters and nothing for an empty one, so the k-th (char, 0)
+        takes the alignment of the k-th input character whatever replaced it: after a
+        dropped first character (ESC in nmt_nfkc) the next one is aligned with the input's
+        start."""
+        cdef CarryCount cc
+        cdef ByteBuf part
+        cdef Py_ssize_t i
+        cdef int rc
+        if flagged <= 0 or m == 0:
+            return 0
+        if flagged >= n:
+            return m
+        cc.want = 0
+        cc.zeros = 0
+        cc.bytes = 0
+        for i in range(flagged):
+            if (s[i] & 0xC0) != 0x80:
+                cc.want += 1
+        memset(&part, 0, sizeof(ByteBuf))
+        rc = self._normalize_valid(s, n, &part, &cc)
+        bytebuf_free(&part)
+        if rc == INVALID_UTF8:
+            return CharsMapNormalizer.carry_start(self, s, n, flagged, o, m)
+        if rc < 0:
+            return rc
+        if rc == TEXT_UNCHANGED:
+            return min(flagged, m)
+        return min(cc.bytes, m)
 
     cdef inline bint _joins(self, uint32_t cp) noexcept nogil:
         """A character that never starts a cluster after a props-0 one."""
@@ -312,8 +375,11 @@ cdef class HfPrecompiledNormalizer(CharsMapNormalizer):
         return cat == GB_EXTEND or cat == GB_ZWJ or cat == GB_SPACING_MARK
 
     cdef inline int _replace(self, const unsigned char* s, Py_ssize_t* copied, Py_ssize_t start,
-                             Py_ssize_t end, uint32_t value, ByteBuf* out) noexcept nogil:
+                             Py_ssize_t end, uint32_t value, ByteBuf* out, CarryCount* cc) noexcept nogil:
         """Put s[copied:start] then the replacement at `value` in `out`; s[start:end] is done."""
+        if cc != NULL:
+            _count_copied(cc, s + copied[0], start - copied[0])
+            _count_replacement(cc, self.replacement_lengths[value])
         if bytebuf_append(out, <const char*>s + copied[0], start - copied[0]) < 0:
             return -1
         if bytebuf_append(out, self.replacements + value, self.replacement_lengths[value]) < 0:
