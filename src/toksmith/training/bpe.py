@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 from toksmith.errors import ToksmithError
 from toksmith.training.corpus import CorpusError, corpus_batches, corpus_paths, is_file_list
+from toksmith.training.threads import thread_count
 
 MERGES_PER_PROGRESS_STEP = 256
 
@@ -70,7 +71,7 @@ def train_bpe(files_or_texts: object, vocab_size: int, *, like: object = None, m
 
     Returns the new `toksmith.Tokenizer` (``tok.save("tokenizer.json")`` writes it).
     """
-    threads = _threads(num_threads)
+    threads = thread_count(num_threads)
     if like is None:
         _refuse_pipeline_options(special_tokens=special_tokens, initial_alphabet=initial_alphabet,
                                  limit_alphabet=limit_alphabet, max_token_length=max_token_length,
@@ -144,14 +145,6 @@ def _strings(name: str, values: Iterable[str]) -> tuple[str, ...]:
         if not isinstance(v, str):
             raise TypeError(f"{name} must hold str, not {type(v).__name__}")
     return out
-
-
-def _threads(num_threads: int | None) -> int:
-    if num_threads is None:
-        return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
-    if isinstance(num_threads, bool) or not isinstance(num_threads, int) or num_threads < 1:
-        raise ValueError(f"num_threads must be an int >= 1, not {num_threads!r}")
-    return num_threads
 
 
 def _like(like: object):

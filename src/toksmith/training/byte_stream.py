@@ -27,7 +27,7 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 
 from toksmith.errors import ToksmithError
 from toksmith.training.corpus import CorpusError, corpus_paths, expand_directories, is_file_list

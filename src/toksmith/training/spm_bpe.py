@@ -12,12 +12,9 @@ score is minus its rank, as sentencepiece writes it.
 """
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterable
 
-from toksmith.training.corpus import CorpusError, corpus_paths, is_file_list
-from toksmith.training.spm_interface import (load_sentences_shown, meta_pieces, required_chars, serialize,
-                                             thread_count)
+from toksmith.training.spm_interface import SpmTrainer, serialize, trained_tokenizer
 from toksmith.training.spm_normalization import NormalizationRule
 from toksmith.training.spm_options import DEFAULT_UNK_SURFACE, SpmTrainerSpec
 
@@ -65,37 +62,19 @@ def train_sentencepiece_bpe(files_or_texts: object, vocab_size: int, *, characte
         eos_piece=eos_piece, pad_piece=pad_piece, unk_surface=unk_surface,
         normalization_rule_name=normalization_rule_name, add_dummy_prefix=add_dummy_prefix,
         remove_extra_whitespaces=remove_extra_whitespaces)
-    threads = thread_count(num_threads)
-    if show_progress is None:
-        show_progress = sys.stderr.isatty()
-    data = SpmBpeTrainer(spec, threads, show_progress).train(files_or_texts)
-    from toksmith.formats.sentencepiece import parse_sentencepiece
-    from toksmith.tokenizer import Tokenizer
-    return Tokenizer(parse_sentencepiece(data, "<trained bpe model>"))
+    return trained_tokenizer(SpmBpeTrainer, spec, files_or_texts, num_threads, show_progress,
+                             "<trained bpe model>")
 
 
-class SpmBpeTrainer:
-    """One training run (spec, thread count, progress bars); `train(source)` -> .model bytes."""
-
-    def __init__(self, spec: SpmTrainerSpec, threads: int, show_progress: bool) -> None:
-        self.spec = spec
-        self.threads = threads
-        self.show_progress = show_progress
+class SpmBpeTrainer(SpmTrainer):
+    """One BPE training run; `train(source)` -> .model bytes."""
 
     def train(self, source: object) -> bytes:
         """Parity: bpe_model_trainer.cc Trainer::Train."""
         spec = self.spec
-        meta = meta_pieces(spec)
-        if is_file_list(source):
-            corpus_paths(source)            # every file exists, before any work
-        sentences = load_sentences_shown(source, spec, meta, self.threads, self.show_progress)
-        required = required_chars(sentences, spec, meta)
-        if not required:
-            raise CorpusError("no character of the corpus is covered: nothing to learn from")
-        words = sentences
-        if spec.split_by_whitespace:
-            words = sentences.split_words(spec.treat_whitespace_as_suffix, spec.allow_whitespace_only_pieces)
-            del sentences
+        meta, sentences, required = self.load(source)
+        words = self.words(sentences)
+        del sentences
         # Parity: Train: vocab_size - meta_pieces_.size() - required_chars_.size() merges
         n_merges = spec.vocab_size - len(meta) - len(required)
         merged = self._merge(words, n_merges)
@@ -108,13 +87,7 @@ class SpmBpeTrainer:
     def _merge(self, words, n_merges: int) -> list[bytes]:
         from toksmith._core.spm_bpe_trainer import bpe_merges
         spec = self.spec
-        args = (words, n_merges, spec.max_sentencepiece_length, spec.split_by_unicode_script,
-                spec.split_by_number, spec.split_by_whitespace, spec.split_digits,
-                spec.treat_whitespace_as_suffix, spec.allow_whitespace_only_pieces, self.threads)
-        if not self.show_progress:
-            return bpe_merges(*args)
-        from tqdm import tqdm
-        with tqdm(total=1, desc="Merging pairs", unit="step") as bar:
-            merged = bpe_merges(*args)
-            bar.update(1)
-        return merged
+        return self.step("Merging pairs", bpe_merges, words, n_merges, spec.max_sentencepiece_length,
+                         spec.split_by_unicode_script, spec.split_by_number, spec.split_by_whitespace,
+                         spec.split_digits, spec.treat_whitespace_as_suffix, spec.allow_whitespace_only_pieces,
+                         self.threads)

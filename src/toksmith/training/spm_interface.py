@@ -1,13 +1,14 @@
 """What sentencepiece's trainers share (its TrainerInterface): meta pieces, sentence loading
 and normalization, required characters, and the .model they write.
 
-A trainer (training/unigram.py, training/spm_bpe.py)::
+A trainer (training/unigram.py, training/spm_bpe.py) is an `SpmTrainer`::
 
-    meta = meta_pieces(spec)                                   # <unk>, <s>, </s>, symbols, bytes
-    sentences = load_sentences(source, spec, meta, threads)    # normalized, meta pieces cut out
-    required = required_chars(sentences, spec, meta)           # the alphabet (character_coverage)
+    meta, sentences, required = self.load(source)    # meta pieces, normalized sentences, alphabet
+    words = self.words(sentences)                     # split at whitespace when the spec says so
     ... learn `pieces` ...
-    data = serialize(pieces, meta, spec, model_type)           # the .model bytes
+    return serialize(pieces, meta, spec, model_type)  # the .model bytes
+
+and `trained_tokenizer(Trainer, spec, source, num_threads, show_progress)` runs it.
 
 Parity: sentencepiece 0.2.3 trainer_interface.cc (InitMetaPieces, LoadSentences,
 Serialize) and sentencepiece_trainer.cc (PopulateNormalizerSpec).
@@ -21,8 +22,9 @@ from collections.abc import Callable
 from toksmith._core.normalizer import SentencePieceNormalizer
 from toksmith._core.spm_sentences import SpmSentences
 from toksmith._core.trie import DoubleArrayTrie
-from toksmith.training.corpus import CorpusError, corpus_batches
+from toksmith.training.corpus import CorpusError, corpus_batches, corpus_paths, is_file_list
 from toksmith.training.spm_options import SpmTrainerSpec
+from toksmith.training.threads import thread_count
 from toksmith.vocab import TokenType
 from toksmith.writers.protobuf_wire import float_field, int32_field, string_field
 
@@ -141,15 +143,6 @@ def load_sentences_shown(source: object, spec: SpmTrainerSpec, meta: MetaPieces,
     total = sum(os.path.getsize(p) for p in corpus_paths(source)) if is_file_list(source) else None
     with tqdm(total=total, unit="B", unit_scale=True, desc="Reading sentences") as bar:
         return load_sentences(source, spec, meta, threads, on_batch=bar.update)
-
-
-def thread_count(num_threads: int | None) -> int:
-    """`num_threads`, checked (None: the cores this process may run on)."""
-    if num_threads is None:
-        return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
-    if isinstance(num_threads, bool) or not isinstance(num_threads, int) or num_threads < 1:
-        raise ValueError(f"num_threads must be an int >= 1, not {num_threads!r}")
-    return num_threads
 
 
 class SentenceSample:
@@ -307,3 +300,54 @@ def serialize(pieces: list[tuple[bytes, float]], meta: MetaPieces, spec: SpmTrai
     body.append(string_field(2, _trainer_spec(spec, model_type, vocab_size)))
     body.append(string_field(3, _normalizer_spec(spec)))
     return b"".join(body)
+
+
+class SpmTrainer:
+    """One run of a sentencepiece trainer (spec, thread count, progress bars): the steps
+    every model type takes; a subclass's `train(source)` returns the .model bytes."""
+
+    def __init__(self, spec: SpmTrainerSpec, threads: int, show_progress: bool) -> None:
+        self.spec = spec
+        self.threads = threads
+        self.show_progress = show_progress
+
+    def load(self, source: object) -> tuple[MetaPieces, SpmSentences, dict[int, int]]:
+        """(meta pieces, the normalized sentences, the required characters by count).
+        Parity: TrainerInterface::InitMetaPieces, LoadSentences."""
+        meta = meta_pieces(self.spec)
+        if is_file_list(source):
+            corpus_paths(source)            # every file exists, before any work
+        sentences = load_sentences_shown(source, self.spec, meta, self.threads, self.show_progress)
+        required = required_chars(sentences, self.spec, meta)
+        if not required:
+            raise CorpusError("no character of the corpus is covered: nothing to learn from")
+        return meta, sentences, required
+
+    def words(self, sentences: SpmSentences) -> SpmSentences:
+        """The sentences cut at whitespace when split_by_whitespace (Parity: SplitIntoWords)."""
+        if not self.spec.split_by_whitespace:
+            return sentences
+        return sentences.split_words(self.spec.treat_whitespace_as_suffix, self.spec.allow_whitespace_only_pieces)
+
+    def step(self, description: str, fn: Callable, *args):
+        """fn(*args), under a one-step progress bar named `description` when showing progress."""
+        if not self.show_progress:
+            return fn(*args)
+        from tqdm import tqdm
+        with tqdm(total=1, desc=description, unit="step") as bar:
+            result = fn(*args)
+            bar.update(1)
+        return result
+
+
+def trained_tokenizer(trainer: type[SpmTrainer], spec: SpmTrainerSpec, source: object,
+                      num_threads: int | None, show_progress: bool | None, name: str):
+    """Train with `trainer` and load the .model it makes as a toksmith Tokenizer named `name`."""
+    import sys
+
+    from toksmith.formats.sentencepiece import parse_sentencepiece
+    from toksmith.tokenizer import Tokenizer
+    if show_progress is None:
+        show_progress = sys.stderr.isatty()
+    data = trainer(spec, thread_count(num_threads), show_progress).train(source)
+    return Tokenizer(parse_sentencepiece(data, name))

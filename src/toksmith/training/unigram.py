@@ -14,13 +14,12 @@ does not depend on the thread count.
 from __future__ import annotations
 
 import math
-import sys
 from array import array
 from collections.abc import Iterable
 
-from toksmith.training.corpus import CorpusError, corpus_paths, is_file_list
-from toksmith.training.spm_interface import (BOUNDARY_CHAR, UNK_CHAR, f32, load_sentences_shown, meta_pieces,
-                                             required_chars, serialize, thread_count)
+from toksmith.training.corpus import CorpusError
+from toksmith.training.spm_interface import (BOUNDARY_CHAR, UNK_CHAR, SpmTrainer, f32, serialize,
+                                             trained_tokenizer)
 from toksmith.training.spm_normalization import NormalizationRule
 from toksmith.training.spm_options import DEFAULT_UNK_SURFACE, SpmTrainerSpec
 
@@ -72,47 +71,23 @@ def train_unigram(files_or_texts: object, vocab_size: int, *, character_coverage
         eos_piece=eos_piece, pad_piece=pad_piece, unk_surface=unk_surface,
         normalization_rule_name=normalization_rule_name, add_dummy_prefix=add_dummy_prefix,
         remove_extra_whitespaces=remove_extra_whitespaces)
-    threads = thread_count(num_threads)
-    if show_progress is None:
-        show_progress = sys.stderr.isatty()
-    data = UnigramTrainer(spec, threads, show_progress).train(files_or_texts)
-    from toksmith.formats.sentencepiece import parse_sentencepiece
-    from toksmith.tokenizer import Tokenizer
-    return Tokenizer(parse_sentencepiece(data, "<trained unigram model>"))
+    return trained_tokenizer(UnigramTrainer, spec, files_or_texts, num_threads, show_progress,
+                             "<trained unigram model>")
 
 
-class UnigramTrainer:
-    """One training run (spec, thread count, progress bars); `train(source)` -> .model bytes."""
-
-    def __init__(self, spec: SpmTrainerSpec, threads: int, show_progress: bool) -> None:
-        self.spec = spec
-        self.threads = threads
-        self.show_progress = show_progress
+class UnigramTrainer(SpmTrainer):
+    """One Unigram training run; `train(source)` -> .model bytes."""
 
     def train(self, source: object) -> bytes:
         """Parity: unigram_model_trainer.cc Trainer::Train."""
         spec = self.spec
-        meta = meta_pieces(spec)
-        if is_file_list(source):
-            corpus_paths(source)            # every file exists, before any work
-        sentences = load_sentences_shown(source, spec, meta, self.threads, self.show_progress)
-        required = required_chars(sentences, spec, meta)
-        if not required:
-            raise CorpusError("no character of the corpus is covered: nothing to learn from")
-        if self.show_progress:
-            from tqdm import tqdm
-            with tqdm(total=1, desc="Counting substrings", unit="step") as bar:
-                pieces, scores = self.seed_pieces(sentences)
-                bar.update(1)
-        else:
-            pieces, scores = self.seed_pieces(sentences)
+        meta, sentences, required = self.load(source)
+        pieces, scores = self.step("Counting substrings", self.seed_pieces, sentences)
         if not pieces:
             raise CorpusError("no seed piece could be made from the corpus")
         corpus_bytes = sentences.blob_bytes
-        words = sentences
-        if spec.split_by_whitespace:
-            words = sentences.split_words(spec.treat_whitespace_as_suffix, spec.allow_whitespace_only_pieces)
-            del sentences
+        words = self.words(sentences)
+        del sentences
         from toksmith._core.unigram_trainer import UnigramEM
         em = UnigramEM(words, pieces, scores)
         del pieces, scores
