@@ -17,35 +17,25 @@ import pytest
 import sentencepiece as spm
 
 import toksmith
-from tests.conftest import CORPUS_FILES, first_difference, multilingual_sample, report
+from tests.conftest import multilingual_sample, report
+from tests.parity import spm_training
+from tests.parity.spm_training import split_corpora, write_lines
 
-TRAIN_LINES = 500           # first lines of each corpus trained on
-HELD_OUT_LINES = 500        # the next lines, measured on
 VOCAB = 6000
 
 
 @pytest.fixture(scope="module")
 def split(corpus_lines) -> tuple[list[str], list[str]]:
-    train, held_out = [], []
-    for name in CORPUS_FILES:
-        lines = corpus_lines[name]
-        train += lines[:TRAIN_LINES]
-        held_out += lines[TRAIN_LINES:TRAIN_LINES + HELD_OUT_LINES]
-    return train, held_out
+    return split_corpora(corpus_lines)
 
 
 @pytest.fixture(scope="module")
 def train_file(split, tmp_path_factory):
-    path = tmp_path_factory.mktemp("spm_bpe") / "train.txt"
-    path.write_text("\n".join(split[0]) + "\n", encoding="utf-8")
-    return path
+    return write_lines(tmp_path_factory.mktemp("spm_bpe") / "train.txt", split[0])
 
 
 def sentencepiece_model(train_file, out_dir, vocab_size: int, **options) -> spm.SentencePieceProcessor:
-    prefix = out_dir / "reference"
-    spm.SentencePieceTrainer.train(input=str(train_file), model_prefix=str(prefix), model_type="bpe",
-                                   vocab_size=vocab_size, num_threads=2, minloglevel=2, **options)
-    return spm.SentencePieceProcessor(model_file=str(prefix) + ".model")
+    return spm_training.sentencepiece_model(train_file, out_dir, "bpe", vocab_size, **options)
 
 
 def toksmith_model(train_file, out_dir, vocab_size: int, threads: int = 2, **options):
@@ -90,17 +80,7 @@ def test_trained_model_encodes_every_corpus_line_as_sentencepiece(default_model,
     tok, path = default_model
     sp = spm.SentencePieceProcessor(model_file=str(path))
     assert sp.get_piece_size() == tok.vocab_size == VOCAB
-    total = 0
-    for name in CORPUS_FILES:
-        lines = corpus_lines[name]
-        want = sp.encode(lines)
-        got = tok.encode_batch(lines, add_special=False)
-        bad = [i for i in range(len(lines)) if got[i] != want[i]]
-        assert not bad, f"{name} line {bad[0]}: {first_difference(got[bad[0]], want[bad[0]])}"
-        decoded = sp.decode(want)
-        bad = [i for i in range(len(lines)) if tok.decode(want[i]) != decoded[i]]
-        assert not bad, f"{name} line {bad[0]}: decode {tok.decode(want[bad[0]])!r} != {decoded[bad[0]]!r}"
-        total += len(lines)
+    total = spm_training.assert_encodes_every_corpus_line(tok, sp, corpus_lines)
     report(f"train_sentencepiece_bpe vocab {VOCAB} .model in sentencepiece vs toksmith: {total} lines, "
            f"0 mismatches, 0 decode mismatches")
 
@@ -110,9 +90,8 @@ def test_quality_against_sentencepiece_trainer(default_model, train_file, split,
     ours = spm.SentencePieceProcessor(model_file=str(default_model[1]))
     ref = sentencepiece_model(train_file, tmp_path, VOCAB)
     held_out = split[1]
-    n_bytes = sum(len(line.encode("utf-8")) for line in held_out)
-    ours_tpb = sum(map(len, ours.encode(held_out))) / n_bytes
-    ref_tpb = sum(map(len, ref.encode(held_out))) / n_bytes
+    ours_tpb = spm_training.tokens_per_byte(ours, held_out)
+    ref_tpb = spm_training.tokens_per_byte(ref, held_out)
     names = {p for p, _, _ in pieces(ours)}
     shared = len(names & {p for p, _, _ in pieces(ref)}) / ref.get_piece_size()
     report(f"train_sentencepiece_bpe vocab {VOCAB} quality on {len(held_out)} held-out lines: tokens/byte "
@@ -157,9 +136,5 @@ def test_trainer_options_against_sentencepiece(name, corpus_lines, tmp_path):
     bad = [i for i in range(min(len(a), len(b))) if a[i] != b[i]]
     assert len(a) == len(b) and not bad, f"id {bad[0] if bad else len(b)}: {a[bad[0]] if bad else ''} != {b[bad[0]] if bad else ''}"
     lines = multilingual_sample(corpus_lines, 400)
-    want = ours.encode(lines)
-    got = tok.encode_batch(lines, add_special=False)
-    bad = [i for i in range(len(lines)) if got[i] != want[i]]
-    assert not bad, f"line {bad[0]} {lines[bad[0]][:60]!r}: {first_difference(got[bad[0]], want[bad[0]])}"
-    assert [tok.decode(ids) for ids in want] == ours.decode(want)
+    spm_training.assert_encodes_sample(tok, ours, lines)
     report(f"train_sentencepiece_bpe {name}: the pieces of spm_train ({len(b)}); {len(lines)} lines, 0 mismatches")

@@ -17,35 +17,24 @@ import pytest
 import sentencepiece as spm
 
 import toksmith
-from tests.conftest import CORPUS_FILES, first_difference, multilingual_sample, report
+from tests.conftest import first_difference, multilingual_sample, report
+from tests.parity import spm_training
+from tests.parity.spm_training import split_corpora, write_lines
 
-TRAIN_LINES = 500           # first lines of each corpus trained on
-HELD_OUT_LINES = 500        # the next lines, measured on
 
 
 @pytest.fixture(scope="module")
 def split(corpus_lines) -> tuple[list[str], list[str]]:
-    """(training lines, held-out lines): the first TRAIN_LINES of each corpus, the next ones."""
-    train, held_out = [], []
-    for name in CORPUS_FILES:
-        lines = corpus_lines[name]
-        train += lines[:TRAIN_LINES]
-        held_out += lines[TRAIN_LINES:TRAIN_LINES + HELD_OUT_LINES]
-    return train, held_out
+    return split_corpora(corpus_lines)
 
 
 @pytest.fixture(scope="module")
 def train_file(split, tmp_path_factory):
-    path = tmp_path_factory.mktemp("unigram") / "train.txt"
-    path.write_text("\n".join(split[0]) + "\n", encoding="utf-8")
-    return path
+    return write_lines(tmp_path_factory.mktemp("unigram") / "train.txt", split[0])
 
 
 def sentencepiece_model(train_file, out_dir, vocab_size: int, **options) -> spm.SentencePieceProcessor:
-    prefix = out_dir / "reference"
-    spm.SentencePieceTrainer.train(input=str(train_file), model_prefix=str(prefix), model_type="unigram",
-                                   vocab_size=vocab_size, num_threads=2, minloglevel=2, **options)
-    return spm.SentencePieceProcessor(model_file=str(prefix) + ".model")
+    return spm_training.sentencepiece_model(train_file, out_dir, "unigram", vocab_size, **options)
 
 
 def toksmith_model(train_file, out_dir, vocab_size: int, **options):
@@ -68,17 +57,7 @@ def test_trained_model_encodes_every_corpus_line_as_sentencepiece(default_model,
     tok, path = default_model
     sp = spm.SentencePieceProcessor(model_file=str(path))
     assert sp.get_piece_size() == tok.vocab_size == 6000
-    total = 0
-    for name in CORPUS_FILES:
-        lines = corpus_lines[name]
-        want = sp.encode(lines)
-        got = tok.encode_batch(lines, add_special=False)
-        bad = [i for i in range(len(lines)) if got[i] != want[i]]
-        assert not bad, f"{name} line {bad[0]}: {first_difference(got[bad[0]], want[bad[0]])}"
-        decoded = sp.decode(want)
-        bad = [i for i in range(len(lines)) if tok.decode(want[i]) != decoded[i]]
-        assert not bad, f"{name} line {bad[0]}: decode {tok.decode(want[bad[0]])!r} != {decoded[bad[0]]!r}"
-        total += len(lines)
+    total = spm_training.assert_encodes_every_corpus_line(tok, sp, corpus_lines)
     report(f"train_unigram vocab 6000 .model in sentencepiece vs toksmith: {total} lines, "
            f"0 mismatches, 0 decode mismatches")
 
@@ -89,9 +68,8 @@ def test_quality_against_sentencepiece_trainer(default_model, train_file, split,
     ours = spm.SentencePieceProcessor(model_file=str(path))
     ref = sentencepiece_model(train_file, tmp_path, 6000)
     held_out = split[1]
-    n_bytes = sum(len(line.encode("utf-8")) for line in held_out)
-    ours_tpb = sum(map(len, ours.encode(held_out))) / n_bytes
-    ref_tpb = sum(map(len, ref.encode(held_out))) / n_bytes
+    ours_tpb = spm_training.tokens_per_byte(ours, held_out)
+    ref_tpb = spm_training.tokens_per_byte(ref, held_out)
     shared = len(set(pieces(ours)) & set(pieces(ref))) / ref.get_piece_size()
     report(f"train_unigram vocab 6000 quality on {len(held_out)} held-out lines: tokens/byte {ours_tpb:.5f} vs "
            f"sentencepiece {ref_tpb:.5f} ({ours_tpb / ref_tpb - 1:+.3%}), {shared:.2%} pieces shared")
@@ -142,12 +120,7 @@ def test_trainer_options_against_sentencepiece(name, corpus_lines, tmp_path):
     assert meta_pieces(ours) == meta_pieces(ref)
     shared = len(set(pieces(ours)) & set(pieces(ref))) / ref.get_piece_size()
     lines = multilingual_sample(corpus_lines, 400)
-    want = ours.encode(lines)
-    got = tok.encode_batch(lines, add_special=False)
-    bad = [i for i in range(len(lines)) if got[i] != want[i]]
-    assert not bad, f"line {bad[0]} {lines[bad[0]][:60]!r}: {first_difference(got[bad[0]], want[bad[0]])}"
-    decoded = ours.decode(want)
-    assert [tok.decode(ids) for ids in want] == decoded
+    spm_training.assert_encodes_sample(tok, ours, lines)
     report(f"train_unigram {name} .model in sentencepiece vs toksmith: {len(lines)} lines, 0 mismatches; "
            f"{shared:.2%} pieces shared with sentencepiece's trainer")
     assert shared >= 0.90
