@@ -15,7 +15,6 @@ from toksmith.errors import (ModelFormatError, ReferenceAbortsError, TokenIdErro
 from toksmith import embedded
 from toksmith.spec import FileFormat, ReferenceRules, SplitPattern
 from toksmith.tokenizer import Tokenizer
-from toksmith.training import NormalizationRule, train_bpe, train_sentencepiece_bpe, train_unigram
 from toksmith.vocab import SpecialIds, TokenType, Vocab
 
 __version__ = "0.1.0"
@@ -51,6 +50,18 @@ def load_embedded(name: str = embedded.DEFAULT) -> Tokenizer:
     """An embedded tokenizer: "o200k_base" (GPT-4o, the default), "cl100k_base" (GPT-4) or
     "sentencepiece-demo" (an 8,000-piece Unigram model). Works with no file and no network."""
     return embedded.load_embedded(name)
+
+
+# The trainers are imported on first use (PEP 562): `import toksmith` stays quick for
+# encoding, and a trainer loads only its own modules.
+_TRAINING_NAMES = ("NormalizationRule", "train_bpe", "train_sentencepiece_bpe", "train_unigram")
+
+
+def __getattr__(name: str):
+    if name in _TRAINING_NAMES:
+        import toksmith.training
+        return getattr(toksmith.training, name)
+    raise AttributeError(f"module 'toksmith' has no attribute {name!r}")
 
 
 __all__ = [

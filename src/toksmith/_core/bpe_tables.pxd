@@ -118,6 +118,41 @@ cdef inline bint pairmap_remove(PairMap* m, uint64_t key) noexcept nogil:
     return True
 
 
+cdef extern from *:
+    """
+    #if defined(__SSE2__) || defined(_M_X64)
+    #include <emmintrin.h>
+    #endif
+    #include <stdint.h>
+    /* The first r' >= r with s[r'] == c1 and s[r' + 1] == c2 (r' + 1 < n), or -1. */
+    static inline int32_t toksmith_find_pair(const int32_t* s, int32_t r, int32_t n, int32_t c1, int32_t c2) {
+    #if defined(__SSE2__) || defined(_M_X64)
+        __m128i v1 = _mm_set1_epi32(c1), v2 = _mm_set1_epi32(c2);
+        while (r + 4 < n) {       /* s[r..r+3] against c1 and s[r+1..r+4] against c2 */
+            __m128i a = _mm_cmpeq_epi32(_mm_loadu_si128((const __m128i*)(s + r)), v1);
+            __m128i b = _mm_cmpeq_epi32(_mm_loadu_si128((const __m128i*)(s + r + 1)), v2);
+            int m = _mm_movemask_ps(_mm_castsi128_ps(_mm_and_si128(a, b)));
+            if (m) {
+    #if defined(__GNUC__) || defined(__clang__)
+                return r + __builtin_ctz(m);
+    #else
+                return r + ((m & 1) ? 0 : (m & 2) ? 1 : (m & 4) ? 2 : 3);
+    #endif
+            }
+            r += 4;
+        }
+    #endif
+        for (; r + 1 < n; r++)
+            if (s[r] == c1 && s[r + 1] == c2)
+                return r;
+        return -1;
+    }
+    """
+    # the first index r' >= r of the pair (c1, c2) in s[:n], or -1 (SSE2 where there is one)
+    int32_t find_pair "toksmith_find_pair"(const int32_t* s, int32_t r, int32_t n, int32_t c1,
+                                           int32_t c2) noexcept nogil
+
+
 cdef inline uint64_t pair_key(uint32_t a, uint32_t b) noexcept nogil:
     return (<uint64_t>a << 32) | b
 

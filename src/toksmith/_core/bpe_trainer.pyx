@@ -25,11 +25,11 @@ No Python object is touched between two calls of `run`.
 """
 from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc, realloc
-from libc.string cimport memcmp, memcpy, memset
+from libc.string cimport memcmp, memcpy, memmove, memset
 
 from toksmith._core.threadpool cimport parallel_for
 from toksmith._core.bpe_tables cimport (Change, ChangeBuf, changes_push, Entry, Heap, PairMap, PairSlot, PosList, _utf8_len,
-                                        heap_pop, heap_push, pair_key, pairmap_entry, pairmap_get,
+                                        find_pair, heap_pop, heap_push, pair_key, pairmap_entry, pairmap_get,
                                         pairmap_init, poslist_push)
 from toksmith._core.word_table cimport WordTable, table_add, table_find, table_free
 
@@ -43,8 +43,16 @@ cdef Py_ssize_t PARALLEL_MIN_WORDS = 4096
 cdef Py_ssize_t CHUNKS_PER_THREAD = 4
 
 
+cdef struct WordSpan:
+    int64_t start        # the word's first symbol in `sym`
+    int32_t size         # how many symbols it has now
+    int32_t count        # how often it occurs (i32, as the pair counts add it)
+
+
 cdef struct MergeJob:
     void* trainer
+    const WordSpan* words    # the trainer's (read ahead of the merges)
+    const int32_t* sym
     const int32_t* pos
     Py_ssize_t n_pos
     Py_ssize_t n_chunks
@@ -52,6 +60,24 @@ cdef struct MergeJob:
     int32_t c1
     int32_t c2
     int32_t rep
+
+
+cdef extern from *:
+    """
+    #if defined(__GNUC__) || defined(__clang__)
+    #define toksmith_prefetch(p) __builtin_prefetch(p)
+    #else
+    #define toksmith_prefetch(p) ((void)(p))
+    #endif
+    """
+    # a hint to load p's cache line (nothing where the compiler has no such builtin)
+    void prefetch "toksmith_prefetch"(const void* p) noexcept nogil
+
+
+# How far ahead in a position list the words' records and symbols are prefetched: a
+# merge visits words scattered over the whole table, each visit a cache miss otherwise.
+cdef Py_ssize_t PREFETCH_RECORDS = 16
+cdef Py_ssize_t PREFETCH_SYMBOLS = 8
 
 
 cdef void _merge_chunks(void* ctx, Py_ssize_t start, Py_ssize_t end) noexcept nogil:
@@ -63,6 +89,10 @@ cdef void _merge_chunks(void* ctx, Py_ssize_t start, Py_ssize_t end) noexcept no
         job.bufs[chunk].size = 0
         job.bufs[chunk].failed = False
         for k in range(lo, hi):
+            if k + PREFETCH_RECORDS < hi:
+                prefetch(&job.words[job.pos[k + PREFETCH_RECORDS]])
+            if k + PREFETCH_SYMBOLS < hi:
+                prefetch(job.sym + job.words[job.pos[k + PREFETCH_SYMBOLS]].start)
             (<BpeMergeTrainer>job.trainer)._merge_word_recorded(job.pos[k], job.c1, job.c2, job.rep,
                                                                  &job.bufs[chunk])
 
@@ -71,11 +101,9 @@ cdef class BpeMergeTrainer:
     """See the module docstring. `run(max_merges)` learns up to that many merges (for a
     progress bar) and returns True when training is over."""
     cdef WordTable strings     # the tokens' texts, by id (counts unused)
-    cdef int32_t* sym            # every word's symbols (ids), word w at sym[start[w]:start[w]+size[w]]
-    cdef int32_t* sym_len        # length in characters of each symbol
-    cdef int64_t* start
-    cdef int32_t* size
-    cdef uint64_t* counts
+    cdef int32_t* sym            # every word's symbols (ids), word w at sym[words[w].start:][:words[w].size]
+    cdef int32_t* sym_len        # length in characters of each symbol (NULL: no max_token_length)
+    cdef WordSpan* words         # where each word's symbols are, how many, its count
     cdef Py_ssize_t n_words
     cdef PairMap pair_counts
     cdef PosList* pending_lists
@@ -98,6 +126,7 @@ cdef class BpeMergeTrainer:
                  list initial, Py_ssize_t vocab_size, uint64_t min_frequency, Py_ssize_t max_token_length,
                  bytes prefix, bytes suffix, int threads=1):
         cdef bytes token
+        cdef Py_ssize_t w
         cdef Py_ssize_t n_words = offsets.shape[0] - 1
         cdef Py_ssize_t total = offsets[n_words] if n_words >= 0 else 0
         self.vocab_size = vocab_size
@@ -115,15 +144,14 @@ cdef class BpeMergeTrainer:
             if table_add(&self.strings, token, len(token), 0) < 0:
                 raise MemoryError()
         self.sym = <int32_t*>malloc((total + 1) * sizeof(int32_t))
-        self.sym_len = <int32_t*>malloc((total + 1) * sizeof(int32_t))
-        self.start = <int64_t*>malloc((n_words + 1) * sizeof(int64_t))
-        self.size = <int32_t*>malloc((n_words + 1) * sizeof(int32_t))
-        self.counts = <uint64_t*>malloc((n_words + 1) * sizeof(uint64_t))
-        if (self.sym == NULL or self.sym_len == NULL or self.start == NULL or self.size == NULL
-                or self.counts == NULL):
+        if max_token_length >= 0:        # symbol lengths matter only under a max_token_length
+            self.sym_len = <int32_t*>malloc((total + 1) * sizeof(int32_t))
+        self.words = <WordSpan*>malloc((n_words + 1) * sizeof(WordSpan))
+        if self.sym == NULL or (max_token_length >= 0 and self.sym_len == NULL) or self.words == NULL:
             raise MemoryError()
-        if n_words:
-            memcpy(self.counts, &counts[0], n_words * sizeof(uint64_t))
+        for w in range(n_words):
+            # Parity: tokenizers keeps word counts as u64 and adds them to i32 pair counts `as i32`
+            self.words[w].count = <int32_t>counts[w]
         cdef const char* pre = <const char*>prefix if prefix is not None else NULL
         cdef const char* suf = <const char*>suffix if suffix is not None else NULL
         cdef Py_ssize_t npre = len(prefix) if prefix is not None else 0
@@ -141,9 +169,7 @@ cdef class BpeMergeTrainer:
         table_free(&self.strings)
         free(self.sym)
         free(self.sym_len)
-        free(self.start)
-        free(self.size)
-        free(self.counts)
+        free(self.words)
         free(self.pair_counts.slots)
         for i in range(self.n_pending):
             free(self.pending_lists[i].data)
@@ -170,7 +196,7 @@ cdef class BpeMergeTrainer:
         cdef char* s
         cdef bint first, last
         for w in range(self.n_words):
-            self.start[w] = out
+            self.words[w].start = out
             i = offsets[w]
             end = offsets[w + 1]
             first = True
@@ -206,11 +232,12 @@ cdef class BpeMergeTrainer:
                     if id < 0:
                         return -1
                     self.sym[out] = id
-                    self.sym_len[out] = 1
+                    if self.sym_len != NULL:
+                        self.sym_len[out] = 1
                     out += 1
                 first = False
                 i += clen
-            self.size[w] = <int32_t>(out - self.start[w])
+            self.words[w].size = <int32_t>(out - self.words[w].start)
         return 0
 
     cdef int _note_pending(self, PairSlot* slot, int32_t w) noexcept nogil:
@@ -282,10 +309,10 @@ cdef class BpeMergeTrainer:
         if pairmap_init(&self.pair_counts, 1 << 16) < 0:
             return -1
         for w in range(self.n_words):
-            s = self.start[w]
-            for k in range(self.size[w] - 1):
+            s = self.words[w].start
+            for k in range(self.words[w].size - 1):
                 key = pair_key(self.sym[s + k], self.sym[s + k + 1])
-                if self._add_new_pair(key, <int32_t>self.counts[w], <int32_t>w) < 0:
+                if self._add_new_pair(key, self.words[w].count, <int32_t>w) < 0:
                     return -1
         return self._flush_pending()
 
@@ -293,10 +320,48 @@ cdef class BpeMergeTrainer:
                                    ChangeBuf* out) noexcept nogil:
         """Parity: models/bpe/word.rs `Word::merge`: word w merged in place, its pair
         changes appended to `out` in Word::merge's order (applied by `_merge_words`)."""
-        cdef int32_t* sy = self.sym + self.start[w]
-        cdef int32_t* ln = self.sym_len + self.start[w]
-        cdef int32_t n = self.size[w], r = 0, o = 0, new_len
-        cdef int32_t count = <int32_t>self.counts[w]
+        cdef int32_t* sy = self.sym + self.words[w].start
+        cdef int32_t n = self.words[w].size, o, r, gap
+        cdef int32_t count = self.words[w].count
+        cdef int32_t minus = <int32_t>(0 - <uint32_t>count)
+        # The symbols before the first (c1, c2) stay where they are (a word of a stale
+        # position list may hold the pair no more); between two merges they move down.
+        r = find_pair(sy, 0, n, c1, c2)
+        if r < 0:
+            return
+        if self.sym_len != NULL:
+            self._merge_from(w, r, c1, c2, rep, out)
+            return
+        o = r
+        while True:                 # sy[r], sy[r + 1] is (c1, c2)
+            if o > 0:
+                changes_push(out, pair_key(sy[o - 1], c1), minus, -1)
+                changes_push(out, pair_key(sy[o - 1], rep), count, w)
+            sy[o] = rep
+            o += 1
+            r += 2
+            if r >= n:
+                break
+            changes_push(out, pair_key(c2, sy[r]), minus, -1)
+            changes_push(out, pair_key(rep, sy[r]), count, w)
+            gap = find_pair(sy, r, n, c1, c2)
+            if gap < 0:
+                gap = n
+            memmove(sy + o, sy + r, (gap - r) * sizeof(int32_t))
+            o += gap - r
+            r = gap
+            if r >= n:
+                break
+        self.words[w].size = o
+
+    cdef void _merge_from(self, int32_t w, int32_t r, int32_t c1, int32_t c2, int32_t rep,
+                          ChangeBuf* out) noexcept nogil:
+        """`_merge_word_recorded` from the first (c1, c2) at r, with symbol lengths kept
+        for `max_token_length` (a new neighbour pair counts only below it)."""
+        cdef int32_t* sy = self.sym + self.words[w].start
+        cdef int32_t* ln = self.sym_len + self.words[w].start
+        cdef int32_t n = self.words[w].size, o = r, new_len
+        cdef int32_t count = self.words[w].count
         cdef int32_t minus = <int32_t>(0 - <uint32_t>count)
         while r < n:
             if sy[r] == c1 and r + 1 < n and sy[r + 1] == c2:
@@ -318,7 +383,7 @@ cdef class BpeMergeTrainer:
                 ln[o] = ln[r]
                 o += 1
                 r += 1
-        self.size[w] = o
+        self.words[w].size = o
 
     cdef int _merge_words(self, const PosList* pos, int32_t c1, int32_t c2, int32_t rep) noexcept nogil:
         """Merge the words of `pos` (on the thread pool when they are many), then apply
@@ -327,6 +392,8 @@ cdef class BpeMergeTrainer:
         cdef Py_ssize_t chunk, k
         cdef Change* ch
         job.trainer = <void*>self
+        job.words = self.words
+        job.sym = self.sym
         job.pos = pos.data
         job.n_pos = pos.size
         job.bufs = self.bufs

@@ -155,23 +155,35 @@ def _section_object_or_null(f: Fields, key: str) -> bool:
 
 def read_hf_json(data: bytes | str, source: str) -> c.HfTokenizerSpec:
     """Parse the bytes of a tokenizer.json; `source` names the file in error messages."""
+    return read_hf_json_sections(data, source)[0]
+
+
+def read_hf_json_sections(data: bytes | str, source: str) -> tuple[c.HfTokenizerSpec, bytes | None]:
+    """(`read_hf_json`'s spec, the document with `$.model.vocab` and `$.model.merges`
+    replaced by null, or None where the native scanner declined the file). A trainer
+    keeps the rest of the document and replaces the vocabulary:
+
+    >>> spec, rest = read_hf_json_sections(open("tokenizer.json", "rb").read(), "x")  # doctest: +SKIP
+    """
     # Speed: json.loads and the merge tuples create ~1M containers; each collection of the
     # cyclic GC would walk all of them again (Llama 3: about half of the load time).
     was_enabled = gc.isenabled()
     gc.disable()
     try:
-        spec = _read_scanned(data, source)
-        return spec if spec is not None else _read(parse_json(data, source), source)
+        scanned = _read_scanned(data, source)
+        if scanned is not None:
+            return scanned
+        return _read(parse_json(data, source), source), None
     finally:
         if was_enabled:
             gc.enable()
 
 
-def _read_scanned(data: bytes | str, source: str) -> c.HfTokenizerSpec | None:
+def _read_scanned(data: bytes | str, source: str) -> tuple[c.HfTokenizerSpec, bytes] | None:
     """The fast path: `model.vocab` and `model.merges` read natively into tables
-    (_core/hf_json_sections.pyx), json.loads for the rest. None whenever the scanner or
-    any check declines: the plain path then reads the file again and gives the exact result
-    or error (messages come only from the plain path)."""
+    (_core/hf_json_sections.pyx), json.loads for the rest; (the spec, the rest). None
+    whenever the scanner or any check declines: the plain path then reads the file again
+    and gives the exact result or error (messages come only from the plain path)."""
     if type(data) is not bytes:
         return None
     scanned = scan_tokenizer_json(data)
@@ -184,7 +196,7 @@ def _read_scanned(data: bytes | str, source: str) -> c.HfTokenizerSpec | None:
         model["vocab"] = vocab
         if merges is not None:
             model["merges"] = merges
-        return _read(obj, source)
+        return _read(obj, source), rest
     except Exception:       # noqa: BLE001 -- any failure: the plain path decides
         return None
 

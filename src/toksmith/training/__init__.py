@@ -5,10 +5,27 @@ pipeline; the byte-stream configuration without one), `train_unigram` and
 >>> import toksmith
 >>> tok = toksmith.train_bpe(iter(["low lower lowest"] * 3), 40, like="tokenizer.json")  # doctest: +SKIP
 >>> tok = toksmith.train_bpe(["corpus/"], 32000)                                        # doctest: +SKIP
+
+Each trainer's module is imported on first use (PEP 562), so training BPE does not load
+the sentencepiece trainers' tables and writers.
 """
-from toksmith.training.bpe import train_bpe
-from toksmith.training.spm_bpe import train_sentencepiece_bpe
-from toksmith.training.spm_normalization import NormalizationRule
-from toksmith.training.unigram import train_unigram
+from __future__ import annotations
+
+import importlib
+
+# name -> the module that defines it
+_MODULES = {
+    "train_bpe": "toksmith.training.bpe",
+    "train_sentencepiece_bpe": "toksmith.training.spm_bpe",
+    "NormalizationRule": "toksmith.training.spm_normalization",
+    "train_unigram": "toksmith.training.unigram",
+}
+
+
+def __getattr__(name: str):
+    if name in _MODULES:
+        return getattr(importlib.import_module(_MODULES[name]), name)
+    raise AttributeError(f"module 'toksmith.training' has no attribute {name!r}")
+
 
 __all__ = ["NormalizationRule", "train_bpe", "train_sentencepiece_bpe", "train_unigram"]

@@ -150,7 +150,7 @@ def _strings(name: str, values: Iterable[str]) -> tuple[str, ...]:
 def _like(like: object):
     """(the tokenizer.json as a dict, its parsed `HfTokenizerSpec`). Its components are
     read as loading does; its model may be empty (a pipeline made to be trained)."""
-    from toksmith.hf.reader import read_hf_json, scan_tokenizer_json
+    from toksmith.hf.reader import read_hf_json_sections
     if isinstance(like, (str, os.PathLike)):
         source = os.fspath(like)
         with open(source, "rb") as f:
@@ -163,11 +163,10 @@ def _like(like: object):
                         f"tokenizer.json, not {type(like).__name__}")
     if data[:2] == b"\x1f\x8b":
         data = gzip.decompress(data)
-    hf = read_hf_json(data, source)
-    # Only the sections the output keeps as they are: the model's vocab and merges (the
-    # bulk of the file, replaced by training) are left to the native scanner.
-    scanned = scan_tokenizer_json(data)
-    return json.loads(scanned[0] if scanned is not None else data), hf
+    # The sections the output keeps as they are: the model's vocab and merges (the bulk
+    # of the file, replaced by training) are left out where the native scanner read them.
+    hf, rest = read_hf_json_sections(data, source)
+    return json.loads(rest if rest is not None else data), hf
 
 
 def _count(hf, files_or_texts: object, threads: int, show_progress: bool):

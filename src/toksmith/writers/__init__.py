@@ -21,10 +21,6 @@ from pathlib import Path
 
 from toksmith.spec import FileFormat, TokenizerSpec
 from toksmith.writers.atomic import check_destination, write_atomically
-from toksmith.writers.gguf_file import write_gguf
-from toksmith.writers.sentencepiece_model import write_sentencepiece_model
-from toksmith.writers.tiktoken_file import write_tiktoken
-from toksmith.writers.tokenizer_json import write_tokenizer_json
 
 # The format each file suffix means (`save` without `format=`).
 SUFFIX_FORMATS: dict[str, FileFormat] = {
@@ -33,6 +29,30 @@ SUFFIX_FORMATS: dict[str, FileFormat] = {
     ".gguf": FileFormat.GGUF,
     ".tiktoken": FileFormat.TIKTOKEN,
 }
+
+
+
+# Each writer module is imported when a file of its format is first written: together
+# they are most of `import toksmith`'s time, and a trainer saving a tokenizer.json needs one.
+def write_tokenizer_json(spec: TokenizerSpec) -> bytes:
+    from toksmith.writers.tokenizer_json import write_tokenizer_json as write
+    return write(spec)
+
+
+def write_sentencepiece_model(spec: TokenizerSpec) -> bytes:
+    from toksmith.writers.sentencepiece_model import write_sentencepiece_model as write
+    return write(spec)
+
+
+def write_gguf(spec: TokenizerSpec) -> bytes:
+    from toksmith.writers.gguf_file import write_gguf as write
+    return write(spec)
+
+
+def write_tiktoken(spec: TokenizerSpec) -> bytes:
+    from toksmith.writers.tiktoken_file import write_tiktoken as write
+    return write(spec)
+
 
 # The writer of each target format: spec -> the file's bytes.
 WRITERS: dict[FileFormat, Callable[[TokenizerSpec], bytes]] = {
