@@ -27,6 +27,7 @@ from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc, realloc
 from libc.string cimport memcmp, memcpy, memmove, memset
 
+from toksmith._core.byte_keys cimport prefetch
 from toksmith._core.threadpool cimport parallel_for
 from toksmith._core.bpe_tables cimport (Change, ChangeBuf, changes_push, Entry, Heap, PairMap, PairSlot, PosList, _utf8_len,
                                         find_pair, heap_pop, heap_push, pair_key, pairmap_entry, pairmap_get,
@@ -60,18 +61,6 @@ cdef struct MergeJob:
     int32_t c1
     int32_t c2
     int32_t rep
-
-
-cdef extern from *:
-    """
-    #if defined(__GNUC__) || defined(__clang__)
-    #define toksmith_prefetch(p) __builtin_prefetch(p)
-    #else
-    #define toksmith_prefetch(p) ((void)(p))
-    #endif
-    """
-    # a hint to load p's cache line (nothing where the compiler has no such builtin)
-    void prefetch "toksmith_prefetch"(const void* p) noexcept nogil
 
 
 # How far ahead in a position list the words' records and symbols are prefetched: a

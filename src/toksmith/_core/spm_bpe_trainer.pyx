@@ -26,17 +26,23 @@ from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc, realloc
 from libc.string cimport memcmp, memcpy, memset
 
+from toksmith._core.byte_keys cimport prefetch
 from toksmith._core.spm_piece_rules cimport PieceRules, decode_char, valid_piece
 from toksmith._core.spm_sentences cimport SpmSentences
 
 cdef enum:
     UNK_CHAR_CP = 0x2585
     NO_SYMBOL = -1
+    BOUNDARY = -3         # `sym` before the first sentence and after each one
     INVALID = -2          # pair map value: the pair's piece is not a valid piece
     F_ACTIVE = 1
     F_PENDING = 2
     F_RECOMPUTE = 4
     F_UNK = 8
+
+
+# How many positions ahead `accept` prefetches a pair's symbols.
+cdef uint32_t PREFETCH_AHEAD = 8
 
 
 cdef struct U32Vec:
@@ -82,12 +88,16 @@ cdef struct HeapEntry:
     int32_t symbol
 
 
+cdef struct PairEntry:
+    uint64_t key            # (left << 32) | right; ~0: an empty slot
+    int32_t value           # the pair's symbol or INVALID
+
+
 cdef struct Trainer:
-    # sentences: a symbol per character position (NO_SYMBOL once merged away)
+    # sentences: a symbol per character position (NO_SYMBOL once merged away), each
+    # sentence between two BOUNDARY entries (so a neighbour is found without its bounds)
     int32_t* sym
-    int32_t* sid_of         # sentence of each position
-    int64_t* starts         # first position of each sentence, n_sentences + 1 entries
-    const int64_t* weights
+    int64_t* weight_of      # the frequency of the sentence of each position
     # symbols
     Symbol* symbols
     int32_t n_symbols
@@ -96,8 +106,7 @@ cdef struct Trainer:
     int64_t arena_size
     int64_t arena_cap
     # (left, right) -> symbol or INVALID; open addressing, never shrinks
-    uint64_t* pair_keys
-    int32_t* pair_values
+    PairEntry* pairs        # key and value side by side: one cache line per probe
     uint64_t pair_mask
     uint64_t pair_used
     # taken pieces (symbol ids, by piece text)
@@ -171,27 +180,22 @@ cdef int new_symbol(Trainer* t, int32_t left, int32_t right, const char* piece, 
 
 
 cdef int pair_grow(Trainer* t) noexcept nogil:
-    cdef uint64_t old_size = t.pair_mask + 1 if t.pair_keys != NULL else 0
+    cdef uint64_t old_size = t.pair_mask + 1 if t.pairs != NULL else 0
     cdef uint64_t size = old_size * 2 if old_size else 1 << 16
-    cdef uint64_t* keys = <uint64_t*>malloc(size * sizeof(uint64_t))
-    cdef int32_t* values = <int32_t*>malloc(size * sizeof(int32_t))
+    cdef PairEntry* pairs = <PairEntry*>malloc(size * sizeof(PairEntry))
     cdef uint64_t i, h, mask = size - 1
-    if keys == NULL or values == NULL:
-        free(keys)
-        free(values)
+    if pairs == NULL:
         return -1
-    memset(keys, 0xFF, size * sizeof(uint64_t))      # ~0: empty
+    for i in range(size):
+        pairs[i].key = <uint64_t>-1           # empty
     for i in range(old_size):
-        if t.pair_keys[i] != <uint64_t>-1:
-            h = mix64(t.pair_keys[i]) & mask
-            while keys[h] != <uint64_t>-1:
+        if t.pairs[i].key != <uint64_t>-1:
+            h = mix64(t.pairs[i].key) & mask
+            while pairs[h].key != <uint64_t>-1:
                 h = (h + 1) & mask
-            keys[h] = t.pair_keys[i]
-            values[h] = t.pair_values[i]
-    free(t.pair_keys)
-    free(t.pair_values)
-    t.pair_keys = keys
-    t.pair_values = values
+            pairs[h] = t.pairs[i]
+    free(t.pairs)
+    t.pairs = pairs
     t.pair_mask = mask
     return 0
 
@@ -209,15 +213,15 @@ cdef int32_t get_pair(Trainer* t, int32_t left, int32_t right) noexcept nogil:
         return NO_SYMBOL
     if (t.symbols[left].flags & F_UNK) or (t.symbols[right].flags & F_UNK):
         return NO_SYMBOL
-    if (t.pair_used + 1) * 2 > t.pair_mask + 1 if t.pair_keys != NULL else True:
+    if (t.pair_used + 1) * 2 > t.pair_mask + 1 if t.pairs != NULL else True:
         if pair_grow(t) < 0:
             t.failed = 1
             return NO_SYMBOL
     key = (<uint64_t><uint32_t>left << 32) | <uint32_t>right
     h = mix64(key) & t.pair_mask
-    while t.pair_keys[h] != <uint64_t>-1:
-        if t.pair_keys[h] == key:
-            v = t.pair_values[h]
+    while t.pairs[h].key != <uint64_t>-1:
+        if t.pairs[h].key == key:
+            v = t.pairs[h].value
             if v == INVALID:
                 return NO_SYMBOL
             if t.symbols[v].flags & F_ACTIVE:
@@ -235,16 +239,16 @@ cdef int32_t get_pair(Trainer* t, int32_t left, int32_t right) noexcept nogil:
     mark = t.symbols[s].piece
     memcpy(t.arena + mark, t.arena + l.piece, l.piece_len)
     memcpy(t.arena + mark + l.piece_len, t.arena + r.piece, r.piece_len)
-    if t.pair_keys[h] != key:
-        t.pair_keys[h] = key
+    if t.pairs[h].key != key:
+        t.pairs[h].key = key
         t.pair_used += 1
     # Parity: GetPairSymbol "Do not make an invalid piece."
     if not valid_piece(<const unsigned char*>t.arena + mark, t.symbols[s].piece_len, &t.rules):
         t.n_symbols -= 1            # undo: an invalid pair is no symbol
         t.arena_size = mark
-        t.pair_values[h] = INVALID
+        t.pairs[h].value = INVALID
         return NO_SYMBOL
-    t.pair_values[h] = s
+    t.pairs[h].value = s
     return s
 
 
@@ -349,24 +353,18 @@ cdef inline void compute_freq(Trainer* t, int32_t s) noexcept nogil:
 
 cdef inline int64_t next_index(const Trainer* t, int64_t i) noexcept nogil:
     """Parity: Trainer::GetNextIndex (within the sentence; -1 at its end)."""
-    cdef int64_t end = t.starts[t.sid_of[i] + 1]
     i += 1
-    while i < end:
-        if t.sym[i] >= 0:
-            return i
+    while t.sym[i] == NO_SYMBOL:
         i += 1
-    return -1
+    return -1 if t.sym[i] == BOUNDARY else i
 
 
 cdef inline int64_t prev_index(const Trainer* t, int64_t i) noexcept nogil:
     """Parity: Trainer::GetPrevIndex."""
-    cdef int64_t start = t.starts[t.sid_of[i]]
     i -= 1
-    while i >= start:
-        if t.sym[i] >= 0:
-            return i
+    while t.sym[i] == NO_SYMBOL:
         i -= 1
-    return -1
+    return -1 if t.sym[i] == BOUNDARY else i
 
 
 cdef inline void add_new_pair(Trainer* t, int64_t left, int64_t right) noexcept nogil:
@@ -382,7 +380,7 @@ cdef inline void add_new_pair(Trainer* t, int64_t left, int64_t right) noexcept 
     if u32_push(&y.positions, <uint32_t>left) < 0:
         t.failed = 1
         return
-    y.freq += <uint64_t>t.weights[t.sid_of[left]]
+    y.freq += <uint64_t>t.weight_of[left]
     if not (y.flags & F_PENDING):
         y.flags |= F_PENDING
         push_pending(t, s)
@@ -395,7 +393,7 @@ cdef inline void reset_freq(Trainer* t, int64_t left, int64_t right, int32_t bes
         return
     s = get_pair(t, t.sym[left], t.sym[right])
     if s >= 0 and s != best:
-        t.symbols[s].freq -= <uint64_t>t.weights[t.sid_of[left]]
+        t.symbols[s].freq -= <uint64_t>t.weight_of[left]
         t.symbols[s].flags |= F_RECOMPUTE
 
 
@@ -405,8 +403,14 @@ cdef void accept(Trainer* t, int32_t best) noexcept nogil:
     cdef uint32_t k = 0
     cdef int64_t left, right, nxt, prv
     cdef int32_t bl = t.symbols[best].left, br = t.symbols[best].right
-    while k < t.symbols[best].positions.size:
-        left = t.symbols[best].positions.data[k]
+    cdef const uint32_t* positions = t.symbols[best].positions.data
+    cdef uint32_t n = t.symbols[best].positions.size
+    while k < n:
+        if k + PREFETCH_AHEAD < n:
+            # positions are scattered over the corpus: each visit a cache miss otherwise
+            prefetch(&t.sym[positions[k + PREFETCH_AHEAD]])
+            prefetch(&t.weight_of[positions[k + PREFETCH_AHEAD]])
+        left = positions[k]
         k += 1
         if t.sym[left] != bl:
             continue
@@ -521,10 +525,8 @@ cdef void trainer_free(Trainer* t) noexcept nogil:
     free(t.symbols)
     free(t.arena)
     free(t.sym)
-    free(t.sid_of)
-    free(t.starts)
-    free(t.pair_keys)
-    free(t.pair_values)
+    free(t.weight_of)
+    free(t.pairs)
     free(t.dup)
     free(t.heap)
     free(t.pending)
@@ -536,7 +538,7 @@ def bpe_merges(SpmSentences words, Py_ssize_t n_merges, int max_piece_length, bi
                bint treat_whitespace_as_suffix, bint allow_whitespace_only_pieces, int threads=1):
     """The pieces of up to n_merges merges (bytes, in the order taken); see the module docstring."""
     cdef Trainer t
-    cdef int64_t n_chars = 0, sid, i, pos, end
+    cdef int64_t n_chars = 0, n_positions, sid, i, pos, end
     cdef int32_t* char_sym = NULL
     cdef int32_t* out = NULL
     cdef uint32_t c
@@ -556,7 +558,6 @@ def bpe_merges(SpmSentences words, Py_ssize_t n_merges, int max_piece_length, bi
     t.rules.split_digits = split_digits
     t.rules.treat_whitespace_as_suffix = treat_whitespace_as_suffix
     t.rules.allow_whitespace_only_pieces = allow_whitespace_only_pieces
-    t.weights = words.freqs
     try:
         with nogil:
             for sid in range(words.n):
@@ -566,21 +567,21 @@ def bpe_merges(SpmSentences words, Py_ssize_t n_merges, int max_piece_length, bi
                     decode_char(<const unsigned char*>words.blob + i, end - i, &length)
                     i += length
                     n_chars += 1
-        if n_chars >= 0xFFFFFFFF:
+        n_positions = n_chars + words.n + 1          # the characters and the boundaries
+        if n_positions >= 0xFFFFFFFF:
             raise ValueError("the corpus has too many characters (2**32) for the BPE trainer")
-        t.sym = <int32_t*>malloc((n_chars + 1) * sizeof(int32_t))
-        t.sid_of = <int32_t*>malloc((n_chars + 1) * sizeof(int32_t))
-        t.starts = <int64_t*>malloc((words.n + 1) * sizeof(int64_t))
+        t.sym = <int32_t*>malloc(n_positions * sizeof(int32_t))
+        t.weight_of = <int64_t*>malloc(n_positions * sizeof(int64_t))
         char_sym = <int32_t*>malloc(0x110000 * sizeof(int32_t))
         out = <int32_t*>malloc((n_merges + 1) * sizeof(int32_t))
-        if t.sym == NULL or t.sid_of == NULL or t.starts == NULL or char_sym == NULL or out == NULL:
+        if t.sym == NULL or t.weight_of == NULL or char_sym == NULL or out == NULL:
             raise MemoryError()
         with nogil:
             memset(char_sym, 0xFF, 0x110000 * sizeof(int32_t))
             # Parity: InitSymbolsAndBigrams: a character symbol per character (U+2585 unknown)
-            pos = 0
+            t.sym[0] = BOUNDARY
+            pos = 1
             for sid in range(words.n):
-                t.starts[sid] = pos
                 i = words.offsets[sid]
                 end = words.offsets[sid + 1]
                 while i < end and not failed:
@@ -596,26 +597,28 @@ def bpe_merges(SpmSentences words, Py_ssize_t n_merges, int max_piece_length, bi
                         t.symbols[s].flags = F_ACTIVE | (F_UNK if c == UNK_CHAR_CP else 0)
                         char_sym[c] = s
                     t.sym[pos] = char_sym[c]
-                    t.sid_of[pos] = <int32_t>sid
+                    t.weight_of[pos] = words.freqs[sid]
                     pos += 1
                     i += length
-            t.starts[words.n] = pos
+                t.sym[pos] = BOUNDARY
+                pos += 1
         if failed:
             raise MemoryError()
         with nogil:
             # Parity: InitSymbolsAndBigrams: each pair's positions in sentence order
-            for sid in range(words.n):
-                for i in range(t.starts[sid], t.starts[sid + 1] - 1):
-                    v = get_pair(&t, t.sym[i], t.sym[i + 1])
-                    if v < 0:
-                        continue
-                    if u32_push(&t.symbols[v].positions, <uint32_t>i) < 0:
-                        t.failed = 1
-                        break
-                    t.symbols[v].freq += <uint64_t>t.weights[sid]
-                    if not (t.symbols[v].flags & F_PENDING):
-                        t.symbols[v].flags |= F_PENDING
-                        push_pending(&t, v)
+            for i in range(1, n_positions - 1):
+                if t.sym[i] < 0 or t.sym[i + 1] < 0:      # a boundary on either side
+                    continue
+                v = get_pair(&t, t.sym[i], t.sym[i + 1])
+                if v < 0:
+                    continue
+                if u32_push(&t.symbols[v].positions, <uint32_t>i) < 0:
+                    t.failed = 1
+                    break
+                t.symbols[v].freq += <uint64_t>t.weight_of[i]
+                if not (t.symbols[v].flags & F_PENDING):
+                    t.symbols[v].flags |= F_PENDING
+                    push_pending(&t, v)
             for i in range(t.n_pending):
                 s = t.pending[i]
                 t.symbols[s].flags &= ~F_PENDING
