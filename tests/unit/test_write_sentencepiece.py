@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import random
 import struct
 
 import pytest
@@ -14,10 +15,11 @@ from sentencepiece import sentencepiece_model_pb2 as pb
 
 import toksmith
 from tests.conftest import fixture_file
-from toksmith._core.wire import parse_message
+from toksmith._core.wire import encode_piece_messages, parse_message
 from toksmith.errors import UnsupportedConversionError
 from toksmith.writers.protobuf_wire import float_field, int32_field, raw_field, string_field, varint
 from toksmith.writers.sentencepiece_model import write_sentencepiece_model
+from toksmith.writers.spm_model_proto import encode_piece
 
 SPM_MODELS = ["spm/hf_test_sentencepiece_bpe.model", "spm/llama2_tokenizer.model", "spm/llama2c_tok512.model",
               "spm/sentencepiece_test_ja_model.model", "spm/sentencepiece_test_model.model",
@@ -30,6 +32,38 @@ SPM_MODELS = ["spm/hf_test_sentencepiece_bpe.model", "spm/llama2_tokenizer.model
 def test_varint_round_trips_through_the_reader(value):
     field = int32_field(9, value) if value < 2**63 else b"\x48" + varint(value)
     assert parse_message(field) == [(9, 0, value)]
+
+
+def _pieces_reference(pieces, scores, types, omitted):
+    """The pieces fields written one by one in Python (encode_piece, string_field)."""
+    return b"".join(string_field(1, encode_piece(piece, score, token_type, index not in omitted))
+                    for index, (piece, score, token_type) in enumerate(zip(pieces, scores, types)))
+
+
+def test_native_piece_messages_are_the_python_encoders_bytes():
+    rng = random.Random(7)
+    specials = [0.0, -0.0, 1e-45, -3.4e38, float("inf"), float("-inf"), float("nan"), 1 / 3,
+                struct.pack("<I", 0x7FC00001), struct.pack("<I", 0xFFFFFFFF)]
+    for _ in range(200):
+        n = rng.randrange(0, 40)
+        pieces = [bytes(rng.randrange(256) for _ in range(rng.choice([0, 1, 3, 127, 128, 300])))
+                  for _ in range(n)]
+        scores = [rng.choice(specials) if rng.random() < 0.2 else rng.uniform(-1e6, 1e6) for _ in range(n)]
+        types = bytes(rng.choice([1, 1, 1, 2, 3, 4, 5, 6, 200]) for _ in range(n))
+        omitted = frozenset(i for i in range(n) if rng.random() < 0.2)
+        assert encode_piece_messages(pieces, scores, types, omitted) == _pieces_reference(pieces, scores, types,
+                                                                                         omitted)
+
+
+def test_native_piece_messages_refuse_what_the_python_encoder_refuses():
+    with pytest.raises(OverflowError):
+        encode_piece_messages([b"a"], [1e39], b"\x01")
+    with pytest.raises(OverflowError):
+        float_field(2, 1e39)
+    with pytest.raises(ValueError, match="4 bytes"):
+        encode_piece_messages([b"a"], [b"\x00\x00"], b"\x01")
+    with pytest.raises(ValueError, match="2 pieces, 1 scores"):
+        encode_piece_messages([b"a", b"b"], [0.0], b"\x01\x01")
 
 
 def test_negative_int32_is_ten_bytes_as_protobuf_writes_it():

@@ -184,6 +184,8 @@ cdef class BpeMergeTrainer:
         cdef char buf[256]
         cdef char* s
         cdef bint first, last
+        if npre == 0 and nsuf == 0:
+            return self._split_plain_words(words, offsets)
         for w in range(self.n_words):
             self.words[w].start = out
             i = offsets[w]
@@ -225,6 +227,40 @@ cdef class BpeMergeTrainer:
                         self.sym_len[out] = 1
                     out += 1
                 first = False
+                i += clen
+            self.words[w].size = <int32_t>(out - self.words[w].start)
+        return 0
+
+    cdef int _split_plain_words(self, const unsigned char* words, const int64_t* offsets) noexcept nogil:
+        """`_split_words` without prefix or suffix: a symbol is its character's own token,
+        looked up once per ASCII character and once per occurrence of the others."""
+        cdef Py_ssize_t w, i, clen, end
+        cdef int64_t out = 0
+        cdef int32_t id
+        cdef int32_t ascii_ids[128]          # -2: not looked up yet, -1: not in the alphabet
+        for i in range(128):
+            ascii_ids[i] = -2
+        for w in range(self.n_words):
+            self.words[w].start = out
+            i = offsets[w]
+            end = offsets[w + 1]
+            while i < end:
+                if words[i] < 0x80:
+                    clen = 1
+                    id = ascii_ids[words[i]]
+                    if id == -2:
+                        id = <int32_t>table_find(&self.strings, <const char*>words + i, 1)
+                        ascii_ids[words[i]] = id
+                else:
+                    clen = _utf8_len(words[i])
+                    if i + clen > end:
+                        clen = end - i
+                    id = <int32_t>table_find(&self.strings, <const char*>words + i, clen)
+                if id >= 0:
+                    self.sym[out] = id
+                    if self.sym_len != NULL:
+                        self.sym_len[out] = 1
+                    out += 1
                 i += clen
             self.words[w].size = <int32_t>(out - self.words[w].start)
         return 0

@@ -22,6 +22,7 @@ from collections.abc import Callable
 from toksmith._core.normalizer import SentencePieceNormalizer
 from toksmith._core.spm_sentences import SpmSentences
 from toksmith._core.trie import DoubleArrayTrie
+from toksmith._core.wire import encode_piece_messages
 from toksmith.training.corpus import CorpusError, corpus_batches, corpus_paths, is_file_list
 from toksmith.training.spm_options import SpmTrainerSpec
 from toksmith.training.threads import thread_count
@@ -271,10 +272,10 @@ def _normalizer_spec(spec: SpmTrainerSpec) -> bytes:
 def serialize(pieces: list[tuple[bytes, float]], meta: MetaPieces, spec: SpmTrainerSpec, model_type: int) -> bytes:
     """The .model bytes: meta pieces at their ids, the learned pieces (text, score) in
     order at the others. Parity: trainer_interface.cc TrainerInterface::Serialize."""
-    body = []
-    texts: set[bytes] = set()
+    texts: list[bytes] = []
+    scores: list[float] = []
+    types = bytearray()
     k = 0
-    count = 0
     for token_id in range(spec.vocab_size):
         if token_id in meta:
             text, kind = meta[token_id]
@@ -285,14 +286,17 @@ def serialize(pieces: list[tuple[bytes, float]], meta: MetaPieces, spec: SpmTrai
             k += 1
         else:
             continue
-        if piece in texts:
-            raise ValueError(f"{piece.decode('utf-8', 'replace')} is already defined")
-        texts.add(piece)
-        message = string_field(1, piece) + float_field(2, score)
-        if type_ != TokenType.NORMAL:
-            message += int32_field(3, type_)
-        body.append(string_field(1, message))
-        count += 1
+        texts.append(piece)
+        scores.append(score)
+        types.append(type_)
+    if len(set(texts)) != len(texts):
+        seen: set[bytes] = set()
+        for piece in texts:
+            if piece in seen:
+                raise ValueError(f"{piece.decode('utf-8', 'replace')} is already defined")
+            seen.add(piece)
+    count = len(texts)
+    body = [encode_piece_messages(texts, scores, bytes(types))]
     if spec.hard_vocab_limit and count != spec.vocab_size:
         raise ValueError(f"Vocabulary size too high ({spec.vocab_size}). Please set it to a value <= {count} "
                          f"(or hard_vocab_limit=False)")

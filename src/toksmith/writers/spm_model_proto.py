@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from toksmith.formats.sentencepiece import ModelType
 from toksmith.normalizers.charsmap import CharsMapNormalizerSpec
 from toksmith.vocab import TokenType
+from toksmith._core.wire import encode_piece_messages
 from toksmith.writers.protobuf_wire import float_field, int32_field, raw_field, string_field
 
 # Field numbers of sentencepiece_model.proto (sentencepiece 0.2.3).
@@ -103,6 +104,8 @@ class ModelProtoParts:
 
 def encode_piece(piece: bytes, score: float, token_type: int, with_score: bool = True) -> bytes:
     """One ModelProto.SentencePiece: text, score, and the type unless NORMAL (the default).
+    (A file's pieces are written by the native `encode_piece_messages`, which the tests
+    hold to this function's bytes.)
 
     >>> encode_piece(b"a", -1.0, TokenType.NORMAL).hex()
     '0a016115000080bf'
@@ -117,9 +120,8 @@ def encode_piece(piece: bytes, score: float, token_type: int, with_score: bool =
 
 def encode_model_proto(parts: ModelProtoParts) -> bytes:
     """The serialized ModelProto of `parts`."""
-    omitted = parts.scores_omitted
-    out = [string_field(MODEL_PIECES, encode_piece(piece, score, token_type, index not in omitted))
-           for index, (piece, score, token_type) in enumerate(zip(parts.pieces, parts.scores, parts.types))]
+    # the pieces natively, each as encode_piece writes it inside a MODEL_PIECES field
+    out = [encode_piece_messages(list(parts.pieces), list(parts.scores), bytes(parts.types), parts.scores_omitted)]
     if parts.trainer is not None:
         out.append(string_field(MODEL_TRAINER_SPEC, parts.trainer.encode()))
     if parts.normalizer is not None:
