@@ -11,6 +11,8 @@ misspelled option is never silently dropped).
 """
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Collection
 from enum import Enum
 from typing import Any, NoReturn, TypeVar
 
@@ -168,3 +170,41 @@ class Fields:
             known = sorted(self._seen | set(also_allowed) | {"type"})
             fail(self.source, self.at(extra[0]),
                  f"unknown option '{extra[0]}' (known: {', '.join(known)})")
+
+
+def shown_component(component: Any, limit: int = 200) -> str:
+    """A component's repr cut at about `limit` characters, made without rendering all of
+    it (a BPE model's repr would spell out its whole vocabulary): dataclass fields, and
+    the first items of dicts, lists and tuples, in their own order.
+
+    >>> shown_component({"vocab": dict.fromkeys(range(10**6), 0)}, 40)
+    "{'vocab': {0: 0, 1: 0, 2: 0, 3: 0, 4: 0,..."
+    """
+    if dataclasses.is_dataclass(component) and not isinstance(component, type):
+        fields = ((f.name + "=", getattr(component, f.name)) for f in dataclasses.fields(component) if f.repr)
+        text = _joined(f"{type(component).__name__}(", fields, ")", limit)
+    elif isinstance(component, dict):
+        text = _joined("{", ((shown_component(k, limit) + ": ", v) for k, v in component.items()), "}", limit)
+    elif isinstance(component, (list, tuple)):
+        opening, closing = ("[", "]") if isinstance(component, list) else ("(", ")")
+        text = _joined(opening, (("", item) for item in component), closing, limit)
+    elif isinstance(component, Collection) and not isinstance(component, (str, bytes, frozenset, set)):
+        # a native table (TokenTable, MergeTable): its repr renders every entry
+        text = f"{type(component).__name__}({len(component)} entries)"
+    else:
+        text = repr(component)
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+def _joined(opening: str, items, closing: str, limit: int) -> str:
+    """opening + "label value, ..." + closing, stopping once `limit` characters are made."""
+    parts: list[str] = []
+    size = len(opening)
+    for label, value in items:
+        if size > limit:
+            parts.append("...")
+            break
+        part = label + shown_component(value, limit - size)
+        parts.append(part)
+        size += len(part) + 2
+    return opening + ", ".join(parts) + closing

@@ -24,6 +24,7 @@ from toksmith._core.stage_sequences import NormalizerSequence
 from toksmith._core.utf8_repair import PythonUtf8Repair
 from toksmith.errors import ModelFormatError, UnsupportedModelError
 from toksmith.hf import components as c
+from toksmith.hf._fields import shown_component
 from toksmith.hf.post_processing import engine_post_processor
 from toksmith.hf.split_patterns import byte_level_splitter
 from toksmith.models.common import bad_data_names_file
@@ -115,9 +116,7 @@ def _flat(component, sequence_type, field_name: str) -> list:
 def unsupported(hf: c.HfTokenizerSpec, path: str, component: object, why: str = "") -> UnsupportedModelError:
     """The error for a well-formed component this version cannot run natively yet,
     naming its JSON path and type."""
-    shown = repr(component)
-    if len(shown) > 200:
-        shown = shown[:200] + "..."
+    shown = shown_component(component, 200)
     return UnsupportedModelError(hf.source, f"{path}: {type(component).__name__} is not supported yet"
                                             + (f" ({why})" if why else "") + f": {shown}")
 

@@ -21,6 +21,7 @@ from typing import Union
 from toksmith._core.postprocessor import PostProcessor, TemplateIds, TemplateLayout
 from toksmith.errors import UnsupportedModelError
 from toksmith.hf import components as c
+from toksmith.hf._fields import shown_component
 
 Item = Union[int, c.Sequence]      # a special id, or where an input text goes
 Encoding = list[Item]
@@ -102,5 +103,4 @@ def _templated(hf: c.HfTokenizerSpec, post: c.TemplateProcessing, path: str, enc
 
 
 def _shown(component: object) -> str:
-    text = repr(component)
-    return text if len(text) <= 200 else text[:200] + "..."
+    return shown_component(component, 200)

@@ -18,6 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from toksmith.hf import components as c
+from toksmith.hf._fields import shown_component
 from toksmith.hf.split_patterns import GPT2_REGEX, LLAMA3_REGEX, O200K_REGEX
 from toksmith.formats.tiktoken import PATTERN_REGEX
 from toksmith.pretokenizers.llama_cpp import pre_tokenizer_spec
@@ -251,5 +252,4 @@ def _post_processor_additions(post) -> list[str]:
 
 
 def _short(component) -> str:
-    shown = repr(component)
-    return shown if len(shown) <= 120 else shown[:120] + "..."
+    return shown_component(component, 120)
