@@ -12,12 +12,12 @@ file and the JSON path.
 """
 from __future__ import annotations
 
-import gc
 import json
 import re
 from typing import Any, Callable
 
 from toksmith._core.hf_json_sections import PieceTable, TokenTable, scan_tokenizer_json
+from toksmith.gc_pause import paused_gc
 
 from . import components as c
 from ._fields import Fields, as_u32, expect_type, fail
@@ -167,16 +167,11 @@ def read_hf_json_sections(data: bytes | str, source: str) -> tuple[c.HfTokenizer
     """
     # Speed: json.loads and the merge tuples create ~1M containers; each collection of the
     # cyclic GC would walk all of them again (Llama 3: about half of the load time).
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
+    with paused_gc():
         scanned = _read_scanned(data, source)
         if scanned is not None:
             return scanned
         return _read(parse_json(data, source), source), None
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 def _read_scanned(data: bytes | str, source: str) -> tuple[c.HfTokenizerSpec, bytes] | None:

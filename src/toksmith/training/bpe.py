@@ -21,6 +21,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from toksmith.errors import ToksmithError
+from toksmith.gc_pause import paused_gc
 from toksmith.training.corpus import CorpusError, corpus_batches, corpus_paths, is_file_list
 from toksmith.training.threads import thread_count
 
@@ -78,8 +79,9 @@ def train_bpe(files_or_texts: object, vocab_size: int, *, like: object = None, m
                                  continuing_subword_prefix=continuing_subword_prefix,
                                  end_of_word_suffix=end_of_word_suffix)
         from toksmith.training.byte_stream import train_byte_stream
-        return train_byte_stream(files_or_texts, vocab_size, min_frequency=min_frequency, ascii_only=ascii_only,
-                                 show_progress=show_progress, num_threads=threads)
+        with paused_gc():
+            return train_byte_stream(files_or_texts, vocab_size, min_frequency=min_frequency,
+                                     ascii_only=ascii_only, show_progress=show_progress, num_threads=threads)
     if ascii_only is not False:
         raise ValueError("ascii_only is an option of the byte-stream configuration (like=None); a like= "
                          "pipeline's alphabet is the corpus's characters (see initial_alphabet, limit_alphabet)")
@@ -94,6 +96,13 @@ def train_bpe(files_or_texts: object, vocab_size: int, *, like: object = None, m
                             f"model (tokenizers' BpeTrainer refuses other models too)")
     if is_file_list(files_or_texts):
         corpus_paths(files_or_texts)          # every file exists, before any work
+    with paused_gc():       # the vocabulary and merges are tens of thousands of acyclic containers
+        return _train_like(hf, like_json, files_or_texts, options, threads, show_progress)
+
+
+def _train_like(hf, like_json: dict, files_or_texts: object, options: BpeTrainerOptions, threads: int,
+                show_progress: bool):
+    """Count, learn the merges, make the tokenizer (train_bpe with `like`, its inputs checked)."""
     words = _count(hf, files_or_texts, threads, show_progress)
     if len(words) == 0:
         raise CorpusError("the corpus is empty: no pre-token to learn from")

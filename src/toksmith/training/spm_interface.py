@@ -23,6 +23,7 @@ from toksmith._core.normalizer import SentencePieceNormalizer
 from toksmith._core.spm_sentences import SpmSentences
 from toksmith._core.trie import DoubleArrayTrie
 from toksmith._core.wire import encode_piece_messages
+from toksmith.gc_pause import paused_gc
 from toksmith.training.corpus import CorpusError, corpus_batches, corpus_paths, is_file_list
 from toksmith.training.spm_options import SpmTrainerSpec
 from toksmith.training.threads import thread_count
@@ -353,5 +354,6 @@ def trained_tokenizer(trainer: type[SpmTrainer], spec: SpmTrainerSpec, source: o
     from toksmith.tokenizer import Tokenizer
     if show_progress is None:
         show_progress = sys.stderr.isatty()
-    data = trainer(spec, thread_count(num_threads), show_progress).train(source)
-    return Tokenizer(parse_sentencepiece(data, name))
+    with paused_gc():       # the pieces are tens of thousands of acyclic containers
+        data = trainer(spec, thread_count(num_threads), show_progress).train(source)
+        return Tokenizer(parse_sentencepiece(data, name))

@@ -19,6 +19,7 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
+from toksmith.gc_pause import paused_gc
 from toksmith.spec import FileFormat, TokenizerSpec
 from toksmith.writers.atomic import check_destination, write_atomically
 
@@ -105,5 +106,6 @@ def save(spec: TokenizerSpec, path: str | os.PathLike[str], file_format: FileFor
         raise TypeError(f"path must be a str or os.PathLike, not {type(path).__name__}")
     target = target_format(path, file_format)
     check_destination(Path(path))
-    data = to_bytes(spec, target)
+    with paused_gc():       # a writer builds a container per token, none in a cycle
+        data = to_bytes(spec, target)
     return write_atomically(Path(path), data)
