@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING
 
 from toksmith.errors import (ModelFormatError, ReferenceAbortsError, TokenIdError, ToksmithError,
                              UnsupportedConversionError, UnsupportedFeatureError, UnsupportedModelError)
@@ -53,7 +54,10 @@ def load_embedded(name: str = embedded.DEFAULT) -> Tokenizer:
 
 
 # The trainers are imported on first use (PEP 562): `import toksmith` stays quick for
-# encoding, and a trainer loads only its own modules.
+# encoding, and a trainer loads only its own modules. (Type checkers see them imported.)
+if TYPE_CHECKING:
+    from toksmith.training import NormalizationRule, train_bpe, train_sentencepiece_bpe, train_unigram
+
 _TRAINING_NAMES = ("NormalizationRule", "train_bpe", "train_sentencepiece_bpe", "train_unigram")
 
 
@@ -62,6 +66,10 @@ def __getattr__(name: str):
         import toksmith.training
         return getattr(toksmith.training, name)
     raise AttributeError(f"module 'toksmith' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_TRAINING_NAMES))
 
 
 __all__ = [

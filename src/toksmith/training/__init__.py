@@ -12,6 +12,7 @@ the sentencepiece trainers' tables and writers.
 from __future__ import annotations
 
 import importlib
+from typing import TYPE_CHECKING
 
 # name -> the module that defines it
 _MODULES = {
@@ -22,10 +23,21 @@ _MODULES = {
 }
 
 
+if TYPE_CHECKING:
+    from toksmith.training.bpe import train_bpe
+    from toksmith.training.spm_bpe import train_sentencepiece_bpe
+    from toksmith.training.spm_normalization import NormalizationRule
+    from toksmith.training.unigram import train_unigram
+
+
 def __getattr__(name: str):
     if name in _MODULES:
         return getattr(importlib.import_module(_MODULES[name]), name)
     raise AttributeError(f"module 'toksmith.training' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_MODULES))
 
 
 __all__ = ["NormalizationRule", "train_bpe", "train_sentencepiece_bpe", "train_unigram"]
