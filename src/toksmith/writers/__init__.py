@@ -32,7 +32,6 @@ SUFFIX_FORMATS: dict[str, FileFormat] = {
 }
 
 
-
 # Each writer module is imported when a file of its format is first written: together
 # they are most of `import toksmith`'s time, and a trainer saving a tokenizer.json needs one.
 def write_tokenizer_json(spec: TokenizerSpec) -> bytes:
