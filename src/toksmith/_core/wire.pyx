@@ -361,12 +361,13 @@ def encode_piece_messages(list pieces, list scores, const uint8_t[::1] types not
     cdef object score
     cdef unsigned char head[32]
     cdef unsigned char tail[16]
-    cdef Py_ssize_t n_head, n_tail, body
+    cdef Py_ssize_t n_tail, body
     cdef bint check_omitted = bool(omitted)
     if len(scores) != n or types.shape[0] != n:
         raise ValueError(f"{n} pieces, {len(scores)} scores and {types.shape[0]} types")
     for i in range(n):
-        total += len(<bytes>pieces[i]) + 40
+        piece = pieces[i]           # (a TypeError for anything but bytes)
+        total += len(piece) + 40    # + the tags, lengths, score and type: at most 28
     out = bytearray(total)
     cdef unsigned char* o = out
     size = 0

@@ -276,6 +276,7 @@ def serialize(pieces: list[tuple[bytes, float]], meta: MetaPieces, spec: SpmTrai
     texts: list[bytes] = []
     scores: list[float] = []
     types = bytearray()
+    seen: set[bytes] = set()
     k = 0
     for token_id in range(spec.vocab_size):
         if token_id in meta:
@@ -287,15 +288,12 @@ def serialize(pieces: list[tuple[bytes, float]], meta: MetaPieces, spec: SpmTrai
             k += 1
         else:
             continue
+        if piece in seen:
+            raise ValueError(f"{piece.decode('utf-8', 'replace')} is already defined")
+        seen.add(piece)
         texts.append(piece)
         scores.append(score)
         types.append(type_)
-    if len(set(texts)) != len(texts):
-        seen: set[bytes] = set()
-        for piece in texts:
-            if piece in seen:
-                raise ValueError(f"{piece.decode('utf-8', 'replace')} is already defined")
-            seen.add(piece)
     count = len(texts)
     body = [encode_piece_messages(texts, scores, bytes(types))]
     if spec.hard_vocab_limit and count != spec.vocab_size:
