@@ -143,6 +143,7 @@ class ByteLevelVocab:
     utf8_symbols: bool = False          # BPE over UTF-8 characters (llama.cpp without the byte map)
     hex_byte_fallback: bool = False     # a merge result that is no token becomes <0xXX> tokens
     whole_newline_runs: bool = False    # gemma4: a newline run that is a token stays whole
+    drop_unknown_bytes: bool = False    # tokenizers: a byte whose character is no token is left out
     types: bytes | None = None
     special_tokens: dict[bytes, int] = field(default_factory=dict)
     special: SpecialIds = SpecialIds()
@@ -184,7 +185,8 @@ class ByteLevelVocab:
                                   byte_unicode=self.byte_unicode,
                                   llama_byte_fallback=self.llama_byte_fallback,
                                   utf8_symbols=self.utf8_symbols, hex_byte_fallback=self.hex_byte_fallback,
-                                  whole_newline_runs=self.whole_newline_runs)
+                                  whole_newline_runs=self.whole_newline_runs,
+                                  drop_unknown_bytes=self.drop_unknown_bytes)
 
     def __repr__(self) -> str:
         return (f"<ByteLevelVocab {len(self)} ids, {self.merge_order.value}"

@@ -66,6 +66,8 @@ cdef struct ByteBpeWork:
     uint64_t* cache_valid       # a bit per slot of each: filled by cache_model (emptying a
     uint64_t* memo_valid        # cache clears 3 KB of bits, not its megabyte of slots)
     uint64_t cache_model        # serial of the model both caches were filled by
+    ByteBuf kept                # drops_bytes: a pre-token without its dropped bytes
+    IdBuf kept_at               # ... and where each kept byte was in the pre-token
 
 
 @cython.final
@@ -74,6 +76,8 @@ cdef class ByteLevelBpe(Model):
     cdef readonly bint ignore_merges
     cdef readonly bint utf8_symbols        # first symbols are UTF-8 characters, not bytes
     cdef readonly bint whole_newline_runs
+    cdef readonly bint drops_bytes         # some byte is in `dropped` (see build's drop_unknown_bytes)
+    cdef unsigned char dropped[256]        # 1: the byte is left out of a pre-token before merging
     cdef TokenSlot* char_slots             # utf8_symbols: symbols of at most 4 bytes
     cdef CharStarts chars                  # characters that may start whole (index NULL: none)
     cdef RankMerged* byte_pairs            # 65536: merge of bytes (b0, b1) at [b0 | b1 << 8]
@@ -145,6 +149,8 @@ cdef class ByteLevelBpe(Model):
                          Py_ssize_t m, ByteBpeWork* w) noexcept nogil
     cdef int _encode_word(self, const unsigned char* s, Py_ssize_t n, ByteBpeWork* w) noexcept nogil
     cdef int _merge_word(self, const unsigned char* s, Py_ssize_t n, ByteBpeWork* w) noexcept nogil
+    cdef int _encode_dropping(self, const unsigned char* s, Py_ssize_t n, ByteBpeWork* w, IdBuf* ids,
+                              IdBuf* spans, Py_ssize_t base) noexcept nogil
     cdef inline int _encode_piece(self, const unsigned char* s, Py_ssize_t n, ByteBpeWork* w, IdBuf* ids,
                                   IdBuf* spans, Py_ssize_t base) noexcept nogil
     cdef int _encode_missed(self, const unsigned char* s, Py_ssize_t n, uint64_t h, uint64_t slot,

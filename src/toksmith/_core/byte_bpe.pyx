@@ -42,7 +42,8 @@ from libc.stdint cimport INT32_MAX, int32_t, int64_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc, realloc
 from libc.string cimport memchr, memcmp, memcpy, memset
 
-from toksmith._core.buffers cimport IdBuf, bytebuf_reserve, idbuf_append_triples, idbuf_free, idbuf_reserve
+from toksmith._core.buffers cimport (IdBuf, bytebuf_free, bytebuf_reserve, idbuf_append_triples, idbuf_free,
+                                     idbuf_reserve)
 from toksmith._core.model cimport Model, WorkHeader
 from toksmith._core.errors cimport ERR_NO_MEMORY, ERR_TOO_LONG
 from toksmith._core.tables cimport HeapItem, heap_free, heap_pop, heap_push, heap_reserve
@@ -104,6 +105,8 @@ cdef void _free_work(void* work) noexcept nogil:
     idbuf_free(&w.out_ids)
     heap_free(&w.heap)
     rq_free(&w.queue)
+    bytebuf_free(&w.kept)
+    idbuf_free(&w.kept_at)
     free(w.cache)
     free(w.pair_memo)
     free(w.cache_valid)
@@ -188,7 +191,8 @@ cdef class ByteLevelBpe(Model):
     @staticmethod
     def build(list tokens, merges=None, *, MergeOrder order, bint ignore_merges=False,
               bint byte_unicode=False, bint llama_byte_fallback=False, bint utf8_symbols=False,
-              bint hex_byte_fallback=False, bint whole_newline_runs=False, bint char_starts=True):
+              bint hex_byte_fallback=False, bint whole_newline_runs=False, bint drop_unknown_bytes=False,
+              bint char_starts=True):
         """Tables for a vocabulary; token id i has text tokens[i].
 
         tokens: raw bytes per id (byte<->unicode texts when `byte_unicode`), or None
@@ -207,6 +211,9 @@ cdef class ByteLevelBpe(Model):
             its bytes (llama.cpp without the byte map).
         whole_newline_runs: a pre-token of newlines only that is a token is emitted whole
             (llama.cpp's gemma4 pre type).
+        drop_unknown_bytes: a byte whose one-byte text is no token is left out of the
+            pre-token before merging, so the bytes around it may merge (tokenizers' BPE with
+            no unk_token and no byte_fallback; MERGE_LIST with `byte_unicode` only).
         char_starts: start characters whole where proven to give the same ids
             (char_starts.pyx); False merges every pre-token from its bytes (tests).
         """
@@ -247,6 +254,10 @@ cdef class ByteLevelBpe(Model):
             self.fallback[i][1] = -1
         if utf8_symbols and order != MergeOrder.MERGE_LIST:
             raise ValueError("utf8_symbols needs MERGE_LIST")
+        if drop_unknown_bytes and (order != MergeOrder.MERGE_LIST or not byte_unicode or utf8_symbols
+                                   or llama_byte_fallback or hex_byte_fallback):
+            raise ValueError("drop_unknown_bytes is tokenizers' rule: MERGE_LIST over bytes with byte_unicode, "
+                             "no llama.cpp fallback")
         self.utf8_symbols = utf8_symbols
         self.whole_newline_runs = whole_newline_runs
         if order == MergeOrder.TOKEN_RANK and not byte_unicode and not llama_byte_fallback:
@@ -352,6 +363,10 @@ cdef class ByteLevelBpe(Model):
                     else:
                         self.fallback[i][0] = one_byte_text[0xC0 | (cpt_of_byte(i) >> 6)]
                         self.fallback[i][1] = one_byte_text[0x80 | (cpt_of_byte(i) & 0x3F)]
+            if drop_unknown_bytes:
+                for i in range(256):
+                    self.dropped[i] = self.byte_symbol[i] >= n
+                    self.drops_bytes = self.drops_bytes or self.dropped[i]
             self._fill_single_byte_ids()
             if not ignore_merges:
                 self._find_whole_tokens()
@@ -1038,9 +1053,12 @@ cdef class ByteLevelBpe(Model):
         cdef Py_ssize_t held = (_idbuf_bytes(&w.symbols) + _idbuf_bytes(&w.starts)
                                 + _idbuf_bytes(&w.lengths) + _idbuf_bytes(&w.prev)
                                 + _idbuf_bytes(&w.next) + _idbuf_bytes(&w.out_ids)
-                                + w.heap.cap * <Py_ssize_t>sizeof(HeapItem) + rq_bytes(&w.queue))
+                                + w.heap.cap * <Py_ssize_t>sizeof(HeapItem) + rq_bytes(&w.queue)
+                                + w.kept.cap + _idbuf_bytes(&w.kept_at))
         if held <= keep_bytes:
             return
+        bytebuf_free(&w.kept)
+        idbuf_free(&w.kept_at)
         idbuf_free(&w.symbols)
         idbuf_free(&w.starts)
         idbuf_free(&w.lengths)
@@ -1094,6 +1112,10 @@ cdef class ByteLevelBpe(Model):
                 spans.data[spans.size + 1] = <int32_t>(base + 1)
                 spans.size += 2
             return 0
+        if self.drops_bytes:
+            for k in range(n):
+                if self.dropped[s[k]]:
+                    return self._encode_dropping(s, n, w, ids, spans, base)
         if n > WORD_IDS and s[0] == s[1] and self.run_id[s[0]] >= 0 and memchr_not(s, s[0], n) == NULL:
             # A run of one byte that never merges (GPT-2's indentation: 7 or 14 spaces),
             # too many ids for the word cache: n times the byte's id, as _merge_word gives.
@@ -1183,6 +1205,49 @@ cdef class ByteLevelBpe(Model):
                 e.starts[k] = <unsigned char>triples[3 * k + 1]
                 e.ends[k] = <unsigned char>triples[3 * k + 2]
         return ERR_NO_MEMORY if idbuf_append_triples(ids, spans, triples, count, base) < 0 else 0
+
+    cdef int _encode_dropping(self, const unsigned char* s, Py_ssize_t n, ByteBpeWork* w, IdBuf* ids,
+                              IdBuf* spans, Py_ssize_t base) noexcept nogil:
+        """encode() of a pre-token holding a dropped byte (build's drop_unknown_bytes).
+
+        Parity: tokenizers BPE::merge_word with no unk_token and no byte_fallback: a
+        character that is no token adds no symbol, and the symbols around it are merged
+        as neighbours; each id keeps the span of its bytes in the pre-token."""
+        cdef Py_ssize_t k, m = 0, count
+        cdef int32_t whole
+        cdef int32_t* t
+        cdef const int32_t* at
+        w.out_ids.size = 0
+        if self.ignore_merges:
+            # Parity: BPE::tokenize (ignore_merges) looks the whole word up first.
+            whole = self._token_of(s, n)
+            if whole >= 0:
+                if self._emit(s, whole, 0, <int32_t>n, w) < 0:
+                    return ERR_NO_MEMORY
+                return ERR_NO_MEMORY if idbuf_append_triples(ids, spans, w.out_ids.data, 1, base) < 0 else 0
+        w.kept.size = 0
+        w.kept_at.size = 0
+        if n > INT32_MAX - 1:
+            return ERR_TOO_LONG
+        if bytebuf_reserve(&w.kept, n) < 0 or idbuf_reserve(&w.kept_at, n) < 0:
+            return ERR_NO_MEMORY
+        for k in range(n):
+            if not self.dropped[s[k]]:
+                w.kept.data[m] = <char>s[k]
+                w.kept_at.data[m] = <int32_t>k
+                m += 1
+        if m == 0:
+            return 0
+        # No whole-pre-token rule: tokenizers looked the word up whole before dropping.
+        if self._merge_word(<const unsigned char*>w.kept.data, m, w) < 0:
+            return ERR_NO_MEMORY
+        t = w.out_ids.data
+        at = w.kept_at.data
+        count = w.out_ids.size // 3
+        for k in range(count):
+            t[3 * k + 2] = at[t[3 * k + 2] - 1] + 1
+            t[3 * k + 1] = at[t[3 * k + 1]]
+        return ERR_NO_MEMORY if idbuf_append_triples(ids, spans, t, count, base) < 0 else 0
 
     cdef int _ready_caches(self, ByteBpeWork* w) noexcept nogil:
         """Empty the word cache and the pair memo of a work last used by another model

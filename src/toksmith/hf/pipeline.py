@@ -194,20 +194,28 @@ def _build_byte_level(spec: TokenizerSpec, hf: c.HfTokenizerSpec) -> Engine:
     if isinstance(model.vocab, TokenTable) and isinstance(model.merges, MergeTable):
         # the scanner's tables (read_hf_json's fast path): the same lists, made natively
         texts = model.vocab.texts_by_id()
-        _check_byte_alphabet(hf, model.vocab.id_of_bytes)
+        missing = _bytes_without_token(model.vocab.id_of_bytes)
         merges = model.merges.byte_level_blob()
     else:
         texts = [None] * (max(model.vocab.values(), default=-1) + 1)
         for text, i in model.vocab.items():
             texts[i] = text.encode("utf-8", "surrogatepass")
         present = {t for t in texts if t is not None}
-        _check_byte_alphabet(hf, lambda text: text if text in present else None)
+        missing = _bytes_without_token(lambda text: text if text in present else None)
         # One join and one split in C instead of 280k small encodes (Llama 3). Byte-level
         # texts hold no space or newline (GPT-2's map shows them as Ġ and Ċ).
         merges = "\n".join([f"{a} {b}" for a, b in model.merges]).encode("utf-8", "surrogatepass").split(b"\n") \
             if model.merges else []
+    if missing and (model.unk_token is not None or model.byte_fallback):
+        # the unknown character becomes unk_token or byte tokens, which may merge further:
+        # the general path's model (hf_bpe.pyx) does that
+        raise unsupported(hf, "$.model.vocab", hf.model, f"byte-level vocabulary without the characters of bytes "
+                                                         f"{missing[:8]}, with an unk_token or byte_fallback")
+    # Parity: tokenizers BPE::merge_word: with neither, such a byte is left out before
+    # merging (a vocabulary trained without ByteLevel.alphabet() lacks the bytes its
+    # corpus never held).
     vocab = ByteLevelVocab(texts=texts, merge_order=MergeOrder.MERGE_LIST, merges=merges, byte_unicode=True,
-                           ignore_merges=model.ignore_merges)
+                           ignore_merges=model.ignore_merges, drop_unknown_bytes=bool(missing))
     with bad_data_names_file(hf.source, "$.model"):
         bpe = vocab.build_model()
     with bad_data_names_file(hf.source):
@@ -219,15 +227,11 @@ def _build_byte_level(spec: TokenizerSpec, hf: c.HfTokenizerSpec) -> Engine:
                       token_text=spec.vocab.piece, unknown_as_text=False)   # Encoding.tokens
 
 
-def _check_byte_alphabet(hf: c.HfTokenizerSpec, find: Callable[[bytes], object]) -> None:
-    """Every byte's character must be a token (`find`: UTF-8 text -> None when no token
-    has it): then the model's unk_token, byte_fallback and fuse_unk can never apply, and
-    ByteLevelBpe gives tokenizers' ids."""
+def _bytes_without_token(find: Callable[[bytes], object]) -> list[int]:
+    """The bytes whose GPT-2 character is no token (`find`: UTF-8 text -> None when no
+    token has it)."""
     from toksmith._core.byte_unicode import byte_unicode_encode
-    missing = [b for b in range(256) if find(byte_unicode_encode(bytes([b]))) is None]
-    if missing:
-        raise unsupported(hf, "$.model.vocab", hf.model,
-                          f"byte-level vocabulary without the characters of bytes {missing[:8]}")
+    return [b for b in range(256) if find(byte_unicode_encode(bytes([b]))) is None]
 
 
 def byte_level_decoder(spec: TokenizerSpec, hf: c.HfTokenizerSpec) -> Decoder:
