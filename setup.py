@@ -13,7 +13,7 @@ CORE_MODULES = ["trie", "normalizer", "unigram", "spm_bpe", "specials", "detoken
                 "pretok_metaspace", "hf_unigram", "hf_replace", "unicode_normalizers", "bert_pretokenizers",
                 "wordpiece", "linear_regex", "hf_regex_stages", "hf_json_sections", "llama_wpm", "rwkv", "plamo2",
                 "bpe_trainer", "word_count", "spm_sentences", "suffix_array", "unigram_seeds",
-                "unigram_trainer", "byte_stream_trainer", "spm_bpe_trainer"]
+                "unigram_trainer", "byte_stream_trainer", "spm_bpe_trainer", "json_text"]
 
 # Batches run on the core's own pthread pool (_core/threadpool.pyx), not OpenMP:
 # OpenMP's pool hangs a forked child.

@@ -80,11 +80,14 @@ def _plain_value(value):
     return value
 
 
-def _key(spec) -> tuple:
-    """Everything a spec says, floats by their bits (-0.0 is not 0.0 here)."""
+def _key(spec, merges: bool = True) -> tuple:
+    """Everything a spec says, floats by their bits (-0.0 is not 0.0 here); the BPE merges
+    left out unless `merges`."""
     model = spec.model
     fields = {}
     for name, value in vars(model).items():
+        if name == "merges" and not merges:
+            continue
         value = _plain_value(value)
         if name == "vocab" and isinstance(value, tuple):
             value = tuple((piece, score.hex()) for piece, score in value)
@@ -219,3 +222,40 @@ def test_real_files_read_the_same(rel, fixtures):
     merges = getattr(fast.model, "merges", None)
     if isinstance(merges, MergeTable):
         assert merges.byte_level_blob() == b"\n".join(merges.byte_level_lines())
+
+
+def check_like_read(data: bytes) -> None:
+    """A trainer's read of a like= file (read_merges=False) says what the plain reader says,
+    but for the merges: where the plain reader refuses the file, only the merges are to
+    blame (their JSON is still checked: the fast path declines broken JSON)."""
+    fast = reader._read_scanned(data, "t.json", read_merges=False)
+    if fast is None:
+        return
+    assert len(fast[0].model.merges) == 0
+    try:
+        plain = reader._read(reader.parse_json(data, "t.json"), "t.json")
+    except ModelFormatError as exc:
+        assert "$.model.merges" in str(exc), (str(exc), data[:300])
+        return
+    assert _key(fast[0], merges=False) == _key(plain, merges=False), data[:300]
+
+
+@pytest.mark.parametrize("name", ["bpe", "bpe-legacy-merges"])
+def test_like_read_skips_only_the_merges(name):
+    data = BASES[name].encode()
+    assert reader._read_scanned(data, "t.json", read_merges=False) is not None
+    for end in range(len(data)):
+        check_like_read(data[:end])
+    rng = random.Random(11)
+    for _ in range(600):
+        at = rng.randrange(len(data))
+        check_like_read(data[:at] + rng.choice([b'"', b"x", b"]", b",", b" ", b"\\", b"\xc3"]) + data[at + 1:])
+    # a merge naming no token: refused by loading, but training replaces the merges
+    unknown = data.replace(b'"ab","c"' if b'"ab","c"' in data else b'"ab c"',
+                           b'"ab","zz"' if b'"ab","c"' in data else b'"ab zz"', 1)
+    assert unknown != data
+    with pytest.raises(ModelFormatError, match=r"\$\.model\.merges"):
+        reader.read_hf_json(unknown, "t.json")
+    spec, rest = reader.read_hf_json_sections(unknown, "t.json", read_merges=False)
+    assert _key(spec, merges=False) == _key(reader.read_hf_json(data, "t.json"), merges=False)
+    assert json.loads(rest)["model"]["merges"] is None

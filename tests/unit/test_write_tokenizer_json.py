@@ -144,3 +144,43 @@ def test_sentencepiece_user_defined_pieces_are_refused(fixtures, tmp_path):
     with pytest.raises(UnsupportedConversionError, match="USER_DEFINED pieces") as error:
         write_tokenizer_json(toksmith.load(path).spec)
     assert "user_defined.model" in str(error.value)
+
+
+def test_bpe_tables_written_natively_as_tokenizers_writes_them():
+    """A BPE vocab and merges read into the scanner's tables are written natively: every
+    character JSON escapes (quotes, backslash, each control character), 0x7F, non-ASCII,
+    and texts equal to the writer's own placeholders come out as tokenizers writes them."""
+    from toksmith._core.hf_json_sections import MergeTable, TokenTable
+    from toksmith.writers import hf_serialize
+    odd = ['"', "\\", "\x7f", "é", "日本", "🙂", hf_serialize._BPE_VOCAB_SLOT, hf_serialize._BPE_MERGES_SLOT]
+    odd += [chr(c) for c in range(0x20)]
+    vocab, merges = {}, []
+    for text in ["a", *odd]:
+        vocab.setdefault(text, len(vocab))
+    for left in ["a", *odd[:12]]:
+        right = odd[len(merges) % len(odd)]
+        vocab.setdefault(left + right, len(vocab))
+        merges.append((left, right))
+    ref = tokenizers.Tokenizer(models.BPE(vocab=vocab, merges=merges, unk_token=hf_serialize._BPE_VOCAB_SLOT))
+    ref.add_special_tokens([hf_serialize._BPE_MERGES_SLOT])
+    text = ref.to_str()
+    spec = read_hf_json(text.encode("utf-8"), "t.json")
+    assert isinstance(spec.model.vocab, TokenTable) and isinstance(spec.model.merges, MergeTable)
+    assert hf_tokenizer_json(spec) == text
+
+
+def test_json_vocab_and_merges_text_are_json_dumps():
+    from toksmith._core.json_text import json_merges_text, json_vocab_text
+    rng = random.Random(7)
+    alphabet = [chr(c) for c in range(0x80)] + ["é", "€", "𝄞", "\u2028", "\ufeff"]
+    texts = list({"".join(rng.choice(alphabet) for _ in range(rng.randrange(1, 6))) for _ in range(3000)})
+    raw = [t.encode("utf-8") for t in texts]
+    gaps = [None if i % 7 == 3 else r for i, r in enumerate(raw)]
+    merges = [(rng.randrange(len(raw)), rng.randrange(len(raw))) for _ in range(2000)]
+    compact = {"ensure_ascii": False, "separators": (",", ":")}
+    assert json_vocab_text(gaps).decode("utf-8") == json.dumps(
+        {t: i for i, t in enumerate(texts) if gaps[i] is not None}, **compact)
+    assert json_merges_text(raw, merges).decode("utf-8") == json.dumps([[texts[a], texts[b]] for a, b in merges],
+                                                                      **compact)
+    with pytest.raises(TypeError):
+        json_vocab_text(["a"])

@@ -32,6 +32,7 @@ from libc.string cimport memchr, memcmp, memcpy
 
 from toksmith._core.buffers cimport ByteBuf, bytebuf_append, bytebuf_free, bytebuf_push, bytebuf_reserve
 from toksmith._core.byte_keys cimport hash_bytes, prefetch
+from toksmith._core.json_escape cimport json_string_into
 from toksmith._core.pretok_common cimport append_cpt_utf8
 from toksmith._core.swar cimport first_marked_byte, spread_byte, zero_bytes
 from toksmith._core.utf8 cimport valid_char_len
@@ -1010,6 +1011,34 @@ cdef class MergeTable:
                 at += 1
         return out
 
+    def json_text(self):
+        """The merges as tokenizers' to_str() writes them: '[["left","right"],...]'.
+
+        >>> scan_tokenizer_json(b'{"model": {"vocab": {}, "merges": [["d e", "f"], ["a", "b"]]}}')[2].json_text()
+        b'[["d e","f"],["a","b"]]'
+        """
+        cdef ByteBuf out
+        cdef Py_ssize_t i, rlen
+        cdef const unsigned char* right
+        out.data = NULL
+        out.size = 0
+        out.cap = 0
+        try:
+            if bytebuf_push(&out, b'[') < 0:
+                raise MemoryError()
+            for i in range(self.n):
+                right = self._right(i, &rlen)
+                if bytebuf_append(&out, b',[' if i else b'[', 2 if i else 1) < 0 \
+                        or json_string_into(&out, self._left(i), self.left_lengths[i]) < 0 \
+                        or bytebuf_push(&out, b',') < 0 or json_string_into(&out, right, rlen) < 0 \
+                        or bytebuf_push(&out, b']') < 0:
+                    raise MemoryError()
+            if bytebuf_push(&out, b']') < 0:
+                raise MemoryError()
+            return PyBytes_FromStringAndSize(out.data, out.size)
+        finally:
+            bytebuf_free(&out)
+
     def any_right_at_most(self, Py_ssize_t length):
         """Whether some merge's right side has at most `length` bytes."""
         cdef Py_ssize_t i, rlen
@@ -1272,9 +1301,10 @@ cdef struct Spans:
 
 
 cdef Py_ssize_t _model(const unsigned char* s, Py_ssize_t pos, Py_ssize_t n, Spans* spans,
-                       TokenTable tokens, PieceTable pieces, MergeTable merges) noexcept nogil:
-    """The model object at s[pos]: its vocab and merges read into the tables (their spans
-    noted), the rest checked; the position after it, or -1."""
+                       TokenTable tokens, PieceTable pieces, MergeTable merges, bint read_merges) noexcept nogil:
+    """The model object at s[pos]: its vocab and merges read into the tables (the merges
+    only checked as JSON unless `read_merges`) and their spans noted, the rest checked;
+    the position after it, or -1."""
     cdef Py_ssize_t key_start, key_end
     pos = _ws(s, pos + 1, n)
     if pos < n and s[pos] == 125:
@@ -1304,7 +1334,7 @@ cdef Py_ssize_t _model(const unsigned char* s, Py_ssize_t pos, Py_ssize_t n, Spa
             if spans.merges_start >= 0 or s[pos] != 91:
                 return -1
             spans.merges_start = pos
-            pos = _merge_list(s, pos, n, merges)
+            pos = _merge_list(s, pos, n, merges) if read_merges else _value(s, pos, n, 2)
             spans.merges_end = pos
         else:
             pos = _value(s, pos, n, 2)
@@ -1321,7 +1351,7 @@ cdef Py_ssize_t _model(const unsigned char* s, Py_ssize_t pos, Py_ssize_t n, Spa
 
 
 cdef Py_ssize_t _document(const unsigned char* s, Py_ssize_t n, Spans* spans, TokenTable tokens,
-                          PieceTable pieces, MergeTable merges) noexcept nogil:
+                          PieceTable pieces, MergeTable merges, bint read_merges) noexcept nogil:
     """The whole document (an object with one "model" object); n, or -1."""
     cdef Py_ssize_t pos = _ws(s, 0, n), key_start, key_end
     cdef bint model_seen = False
@@ -1344,7 +1374,7 @@ cdef Py_ssize_t _document(const unsigned char* s, Py_ssize_t n, Spans* spans, To
             if model_seen or pos >= n or s[pos] != 123:
                 return -1
             model_seen = True
-            pos = _model(s, pos, n, spans, tokens, pieces, merges)
+            pos = _model(s, pos, n, spans, tokens, pieces, merges, read_merges)
         else:
             pos = _value(s, pos, n, 1)
         if pos < 0:
@@ -1362,12 +1392,15 @@ cdef Py_ssize_t _document(const unsigned char* s, Py_ssize_t n, Spans* spans, To
     return n
 
 
-def scan_tokenizer_json(data):
+def scan_tokenizer_json(data, *, bint read_merges=True):
     """(rest, vocab, merges) for the bytes of a tokenizer.json: `rest` is the document with
     `$.model.vocab` and `$.model.merges` replaced by null, `vocab` a TokenTable or
     PieceTable (None: no vocab), `merges` a MergeTable (None: no merges). None when the
     file is not strictly JSON, has no model.vocab, or holds anything the plain reader
-    should judge (see the module docstring)."""
+    should judge (see the module docstring).
+
+    read_merges=False: the merges are only checked to be a JSON list, and the MergeTable
+    comes back empty (a trainer replaces them: train_bpe's like=)."""
     cdef const unsigned char* s
     cdef Py_ssize_t n
     cdef Spans spans
@@ -1381,7 +1414,7 @@ def scan_tokenizer_json(data):
     n = PyBytes_GET_SIZE(data)
     spans.vocab_start = spans.vocab_end = spans.merges_start = spans.merges_end = -1
     with nogil:
-        result = _document(s, n, &spans, tokens, pieces, merges)
+        result = _document(s, n, &spans, tokens, pieces, merges, read_merges)
     if result < 0 or spans.vocab_start < 0:
         return None
     vocab = tokens if s[spans.vocab_start] == 123 else pieces

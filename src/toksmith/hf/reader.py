@@ -158,30 +158,36 @@ def read_hf_json(data: bytes | str, source: str) -> c.HfTokenizerSpec:
     return read_hf_json_sections(data, source)[0]
 
 
-def read_hf_json_sections(data: bytes | str, source: str) -> tuple[c.HfTokenizerSpec, bytes | None]:
+def read_hf_json_sections(data: bytes | str, source: str, *,
+                          read_merges: bool = True) -> tuple[c.HfTokenizerSpec, bytes | None]:
     """(`read_hf_json`'s spec, the document with `$.model.vocab` and `$.model.merges`
     replaced by null, or None where the native scanner declined the file). A trainer
     keeps the rest of the document and replaces the vocabulary:
 
     >>> spec, rest = read_hf_json_sections(open("tokenizer.json", "rb").read(), "x")  # doctest: +SKIP
+
+    read_merges=False (a trainer's like= file): where the scanner takes the file, the BPE
+    merges are only checked to be a JSON list, and the spec's model has none (the vocab
+    and every other section are read and checked as always).
     """
     # Speed: json.loads and the merge tuples create ~1M containers; each collection of the
     # cyclic GC would walk all of them again (Llama 3: about half of the load time).
     with paused_gc():
-        scanned = _read_scanned(data, source)
+        scanned = _read_scanned(data, source, read_merges)
         if scanned is not None:
             return scanned
         return _read(parse_json(data, source), source), None
 
 
-def _read_scanned(data: bytes | str, source: str) -> tuple[c.HfTokenizerSpec, bytes] | None:
+def _read_scanned(data: bytes | str, source: str,
+                  read_merges: bool = True) -> tuple[c.HfTokenizerSpec, bytes] | None:
     """The fast path: `model.vocab` and `model.merges` read natively into tables
     (_core/hf_json_sections.pyx), json.loads for the rest; (the spec, the rest). None
     whenever the scanner or any check declines: the plain path then reads the file again
     and gives the exact result or error (messages come only from the plain path)."""
     if type(data) is not bytes:
         return None
-    scanned = scan_tokenizer_json(data)
+    scanned = scan_tokenizer_json(data, read_merges=read_merges)
     if scanned is None:
         return None
     rest, vocab, merges = scanned

@@ -55,6 +55,7 @@ def train_bpe(files_or_texts: object, vocab_size: int, *, like: object = None, m
       `train_from_iterator` take them.
     - `like`: a tokenizer.json path (``.json`` or ``.json.gz``) or a toksmith Tokenizer
       loaded from one; its model must be BPE (tokenizers' BpeTrainer trains only BPE).
+      Its merges are replaced, so they are only checked to be a JSON list.
     - the other options mean what BpeTrainer's do; `initial_alphabet` keeps the first
       character of each string.
 
@@ -173,8 +174,10 @@ def _like(like: object):
     if data[:2] == b"\x1f\x8b":
         data = gzip.decompress(data)
     # The sections the output keeps as they are: the model's vocab and merges (the bulk
-    # of the file, replaced by training) are left out where the native scanner read them.
-    hf, rest = read_hf_json_sections(data, source)
+    # of the file, replaced by training) are left out where the native scanner read the
+    # file; the merges are only checked to be a JSON list there (the added tokens' ids
+    # are checked against the vocab, as loading does).
+    hf, rest = read_hf_json_sections(data, source, read_merges=False)
     return json.loads(rest if rest is not None else data), hf
 
 

@@ -17,11 +17,18 @@ import base64
 import json
 from typing import Any, Callable
 
+from toksmith._core.hf_json_sections import MergeTable, TokenTable
+from toksmith._core.json_text import json_vocab_text
 from toksmith.hf import components as c
 from toksmith.writers.hf_json_numbers import serde_exact_text
 
-# Where the Unigram vocab (the one part with floats) goes in the text json.dumps writes.
+# Where the model's big values go in the text json.dumps writes, filled in by
+# `hf_tokenizer_json`: the Unigram vocab (the one part with floats), and a BPE vocab and
+# merges that the reader's scanner holds in its tables (written natively from them, in
+# the bytes json.dumps would give: 32k merges take 2 ms, not 40).
 _UNIGRAM_VOCAB_SLOT = "\x00unigram-vocab\x00"
+_BPE_VOCAB_SLOT = "\x00bpe-vocab\x00"
+_BPE_MERGES_SLOT = "\x00bpe-merges\x00"
 
 
 def _pattern(pattern: c.Pattern) -> dict[str, str]:
@@ -174,7 +181,8 @@ def model_json(m: c.Model) -> dict[str, Any]:
         return {"type": "BPE", "dropout": None, "unk_token": m.unk_token,
                 "continuing_subword_prefix": m.continuing_subword_prefix, "end_of_word_suffix": m.end_of_word_suffix,
                 "fuse_unk": m.fuse_unk, "byte_fallback": m.byte_fallback, "ignore_merges": m.ignore_merges,
-                "vocab": _ordered_vocab(m.vocab), "merges": [list(pair) for pair in m.merges]}
+                "vocab": _BPE_VOCAB_SLOT if isinstance(m.vocab, TokenTable) else _ordered_vocab(m.vocab),
+                "merges": _BPE_MERGES_SLOT if isinstance(m.merges, MergeTable) else [list(p) for p in m.merges]}
     if isinstance(m, c.UnigramModel):
         return {"type": "Unigram", "unk_id": m.unk_id, "vocab": _UNIGRAM_VOCAB_SLOT, "byte_fallback": m.byte_fallback}
     if isinstance(m, c.WordPieceModel):
@@ -223,8 +231,20 @@ def hf_tokenizer_json(spec: c.HfTokenizerSpec) -> str:
         "model": model_json(spec.model),
     }
     text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
-    if isinstance(spec.model, c.UnigramModel):
-        # the model is the last section: its slot is the last occurrence
-        before, slot, after = text.rpartition(json.dumps(_UNIGRAM_VOCAB_SLOT))
-        text = before + _unigram_vocab_text(spec.model.vocab) + after
+    # The model is the last section and its big values its last fields. Filled in the
+    # document's order, each slot is the last occurrence of its text (only the later
+    # slots follow it; a token may hold a slot's text).
+    model = spec.model
+    if isinstance(model, c.UnigramModel):
+        text = _filled(text, _UNIGRAM_VOCAB_SLOT, _unigram_vocab_text(model.vocab))
+    elif isinstance(model, c.BpeModel):
+        if isinstance(model.vocab, TokenTable):
+            text = _filled(text, _BPE_VOCAB_SLOT, json_vocab_text(model.vocab.texts_by_id()).decode("utf-8"))
+        if isinstance(model.merges, MergeTable):
+            text = _filled(text, _BPE_MERGES_SLOT, model.merges.json_text().decode("utf-8"))
     return text
+
+
+def _filled(text: str, slot: str, value: str) -> str:
+    before, _, after = text.rpartition(json.dumps(slot))
+    return before + value + after
