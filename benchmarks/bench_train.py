@@ -18,14 +18,19 @@ is BpeTrainer on a ByteLevel(use_regex=false) pipeline: no pre-tokenization eith
 tokenizers reads a file line by line, so each line is one sequence there (merges never
 cross a line end); its vocabulary starts from the corpus's bytes, not all 256.
 
+With --repeats N every trainer runs N times (each a fresh process, one after another):
+the table and the ratios use the median wall and user times, the range shows the fastest
+and slowest wall time, and peak RSS is the largest of the N.
+
     TOKSMITH_FIXTURES=../shared/fixtures python benchmarks/bench_train.py [--vocab 32000] [--threads 2]
-        [--kinds bpe,bytes,unigram] [--no-hf]
+        [--kinds bpe,bytes,unigram] [--no-hf] [--repeats 1]
 """
 from __future__ import annotations
 
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -100,7 +105,23 @@ print(json.dumps({"wall": wall, "user": ru.ru_utime, "rss_mb": ru.ru_maxrss / 10
 '''
 
 
+REPEATS = 1     # --repeats
+
+
 def run(kind: str, corpus: Path, like: Path | None, vocab: int, threads: int, out: Path) -> dict:
+    """The trainer's figures over REPEATS fresh processes: median wall and user time, the
+    fastest and slowest wall time, the largest peak RSS."""
+    results = [_run_once(kind, corpus, like, vocab, threads, out) for _ in range(REPEATS)]
+    failed = [r for r in results if "error" in r]
+    if failed:
+        return failed[0]
+    walls = [r["wall"] for r in results]
+    return {"wall": statistics.median(walls), "user": statistics.median(r["user"] for r in results),
+            "rss_mb": max(r["rss_mb"] for r in results), "vocab": results[0]["vocab"],
+            "wall_min": min(walls), "wall_max": max(walls)}
+
+
+def _run_once(kind: str, corpus: Path, like: Path | None, vocab: int, threads: int, out: Path) -> dict:
     env = dict(os.environ, RAYON_NUM_THREADS=str(threads), PYTHONPATH=str(ROOT / "src"))
     proc = subprocess.run([sys.executable, "-c", CHILD, kind, str(corpus), str(like or ""), str(vocab),
                            str(threads), str(out)], capture_output=True, text=True, env=env)
@@ -117,7 +138,10 @@ def main() -> None:
     parser.add_argument("--kinds", default="bpe,bytes,unigram",
                         help="any of bpe (like= pipelines), bytes (the byte-stream configuration), unigram")
     parser.add_argument("--no-hf", action="store_true", help="leave HF's trainers out (they take a minute)")
+    parser.add_argument("--repeats", type=int, default=1, help="runs of each trainer (medians reported)")
     args = parser.parse_args()
+    global REPEATS
+    REPEATS = max(1, args.repeats)
     kinds = args.kinds.split(",")
     fixtures = Path(os.environ.get("TOKSMITH_FIXTURES", ROOT.parent / "shared" / "fixtures"))
     with tempfile.TemporaryDirectory() as tmp_name:
@@ -128,8 +152,10 @@ def main() -> None:
                 f.write((fixtures / "corpus" / name).read_bytes())
         size_mb = corpus.stat().st_size / 1e6
         print(f"input: {len(CORPORA)} corpora concatenated, {size_mb:.1f} MB; vocab {args.vocab}; "
-              f"{args.threads} threads; each trainer in its own process")
-        print(f"{'trainer':34} {'wall s':>8} {'user s':>8} {'peak MB':>8} {'vocab':>7}")
+              f"{args.threads} threads; each trainer in its own process"
+              + (f", {REPEATS} runs each (medians)" if REPEATS > 1 else ""))
+        print(f"{'trainer':34} {'wall s':>8} {'user s':>8} {'peak MB':>8} {'vocab':>7}"
+              + (f" {'wall range':>12}" if REPEATS > 1 else ""))
         rows = []
         if "bpe" in kinds:
             _bpe_rows(rows, args, fixtures, tmp, corpus)
@@ -233,7 +259,8 @@ def _print(name: str, r: dict) -> None:
     if "error" in r:
         print(f"{name:34} unavailable: {r['error']}")
     else:
-        print(f"{name:34} {r['wall']:8.2f} {r['user']:8.2f} {r['rss_mb']:8.0f} {r['vocab']:7d}")
+        spread = f" {r['wall_min']:5.2f}-{r['wall_max']:<5.2f}" if REPEATS > 1 else ""
+        print(f"{name:34} {r['wall']:8.2f} {r['user']:8.2f} {r['rss_mb']:8.0f} {r['vocab']:7d}{spread}")
 
 
 if __name__ == "__main__":
