@@ -80,6 +80,8 @@ UNIGRAM_STRINGS = (
     ("unk_surface", "text an unknown piece decodes to (default ' \u2047 ')"),
     ("required_chars", "characters always in the vocabulary"),
     ("pretokenization_delimiter", "pieces never cross this string (it is dropped)"),
+    ("seed_sentencepieces_file", "lines piece<TAB>frequency: the pieces training starts from (with the "
+                                 "corpus's characters) instead of its frequent substrings"),
 )
 UNIGRAM_FLAGS = (
     ("split_by_unicode_script", True), ("split_by_number", True), ("split_by_whitespace", True),
@@ -90,7 +92,7 @@ UNIGRAM_FLAGS = (
 
 
 # The Unigram-only flags, which `train spm-bpe` does not take (its BPE trainer ignores them).
-UNIGRAM_ONLY = ("seed_sentencepiece_size", "shrinking_factor", "num_sub_iterations")
+UNIGRAM_ONLY = ("seed_sentencepiece_size", "shrinking_factor", "num_sub_iterations", "seed_sentencepieces_file")
 
 
 def add_unigram_parser(kinds) -> None:
@@ -119,6 +121,8 @@ def _add_spm_parser(kinds, command: str, model: str, leave_out: tuple[str, ...])
             continue
         unigram.add_argument("--" + name.replace("_", "-"), type=kind, help=text)
     for name, text in UNIGRAM_STRINGS:
+        if name in leave_out:
+            continue
         unigram.add_argument("--" + name.replace("_", "-"), help=text)
     for name in ("control_symbols", "user_defined_symbols"):
         unigram.add_argument("--" + name.replace("_", "-"), default="", metavar="A,B,...",
@@ -157,7 +161,7 @@ def _unigram_options(args: argparse.Namespace) -> dict:
         if getattr(args, name, None) is not None:
             options[name] = getattr(args, name)
     for name, _ in UNIGRAM_STRINGS:
-        if getattr(args, name) is not None:
+        if getattr(args, name, None) is not None:
             options[name] = getattr(args, name)
     for name in ("control_symbols", "user_defined_symbols"):
         options[name] = [s for s in getattr(args, name).split(",") if s]

@@ -147,3 +147,41 @@ def test_tokenizer_json_loads_in_tokenizers(default_model, corpus_lines, tmp_pat
            f"{len(bad)} mismatches, all {len(ties)} Unigram ties of equal score")
     other = [i for i in bad if i not in ties]
     assert not other, f"line {other[0]}: {first_difference(got[other[0]], want[other[0]])}"
+
+
+def _seed_file(path, lines: list[str]) -> set[str]:
+    """A seed file from the text's own words: each word with and without U+2581, and its
+    first 2-4 characters, with the word's count; plus lines sentencepiece skips (a space,
+    U+2585, a repeat). The set of its pieces."""
+    import collections
+    import re
+    counts = collections.Counter(w for line in lines for w in re.findall(r"\w+|[^\w\s]+", line))
+    entries = []
+    for word, n in counts.most_common():
+        for piece in ("\u2581" + word, word, word[:2], word[:3], word[:4]):
+            entries.append(f"{piece}\t{n}")
+    entries[5:5] = ["a b\t900", "x\u2585\t900", entries[0]]
+    path.write_text("\n".join(entries) + "\n", encoding="utf-8")
+    return {entry.split("\t")[0] for entry in entries}
+
+
+@pytest.mark.parametrize("seed_size", [1000000, 8000])
+def test_seed_sentencepieces_file_against_sentencepiece(train_file, split, tmp_path, seed_size):
+    """seed_sentencepieces_file: training starts from the corpus's characters and the file's
+    pieces (the first `seed_sentencepiece_size` seeds) and only prunes them."""
+    seeds = _seed_file(tmp_path / "seeds.tsv", split[0])
+    options = dict(seed_sentencepieces_file=str(tmp_path / "seeds.tsv"), seed_sentencepiece_size=seed_size)
+    tok, path = toksmith_model(train_file, tmp_path, 4000, **options)
+    ours = spm.SentencePieceProcessor(model_file=str(path))
+    ref = sentencepiece_model(train_file, tmp_path, 4000, **options)
+    chars = {c for line in split[0] for c in line}
+    outside = [p for p in pieces(ours)[3:] if p not in seeds and len(p) > 1]
+    assert not outside, outside[:10]
+    shared = len(set(pieces(ours)) & set(pieces(ref))) / ref.get_piece_size()
+    held_out = split[1]
+    ours_tpb, ref_tpb = spm_training.tokens_per_byte(ours, held_out), spm_training.tokens_per_byte(ref, held_out)
+    report(f"train_unigram seed_sentencepieces_file ({len(seeds)} pieces, seed_sentencepiece_size {seed_size}): "
+           f"{shared:.2%} pieces shared with sentencepiece's trainer, held-out tokens/byte {ours_tpb:.5f} vs "
+           f"{ref_tpb:.5f} ({ours_tpb / ref_tpb - 1:+.3%}); {len(chars)} corpus characters")
+    assert shared >= 0.90
+    assert abs(ours_tpb / ref_tpb - 1) <= 0.01

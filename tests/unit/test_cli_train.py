@@ -256,3 +256,26 @@ def test_train_spm_bpe_errors_leave_no_file(corpus_files, tmp_path):
     result = cli(*base, "--vocab-size", "1000", "--shrinking-factor", "0.7", corpus_files[0])
     assert result.returncode == 2 and b"unrecognized arguments" in result.stderr
     assert list(tmp_path.iterdir()) == []
+
+
+def test_train_unigram_seed_file_flag(corpus_files, tmp_path):
+    """--seed-sentencepieces-file reaches train_unigram (the model equals the API's); the
+    BPE trainer has no such flag (sentencepiece: Unigram only)."""
+    import toksmith
+    seeds = tmp_path / "seeds.tsv"
+    words = {w for path in corpus_files for w in open(path, encoding="utf-8").read().split()}
+    seeds.write_text("".join(f"\u2581{w}\t{len(w)}\n" for w in sorted(words)), encoding="utf-8")
+    api = tmp_path / "api.model"
+    toksmith.train_unigram(corpus_files, 1000, seed_sentencepieces_file=str(seeds), show_progress=False).save(api)
+    out = tmp_path / "cli.model"
+    result = cli("train", "unigram", "-o", str(out), "-q", "--vocab-size", "1000", "--seed-sentencepieces-file",
+                 str(seeds), *corpus_files)
+    assert result.returncode == 0, result.stderr.decode()
+    assert out.read_bytes() == api.read_bytes()
+    bad = tmp_path / "bpe.model"
+    result = cli("train", "spm-bpe", "-o", str(bad), "-q", "--vocab-size", "1000", "--seed-sentencepieces-file",
+                 str(seeds), *corpus_files)
+    assert result.returncode == 2 and b"unrecognized arguments" in result.stderr and not bad.exists()
+    assert_cli_error(cli("train", "unigram", "-o", str(bad), "-q", "--vocab-size", "1000",
+                         "--seed-sentencepieces-file", str(tmp_path / "none.tsv"), *corpus_files), "none.tsv")
+    assert not bad.exists()

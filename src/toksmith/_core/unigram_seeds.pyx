@@ -448,6 +448,32 @@ def best_candidates(bytes chunk, offsets, lengths, scores, Py_ssize_t keep):
         free(tmp)
 
 
+def valid_pieces(list pieces, int max_piece_length, bint split_by_unicode_script, bint split_by_number,
+                 bint split_by_whitespace, bint split_digits, bint treat_whitespace_as_suffix,
+                 bint allow_whitespace_only_pieces):
+    """One flag per piece (UTF-8 bytes): 1 where sentencepiece's trainer accepts it as a
+    piece under these rules (Parity: TrainerInterface::IsValidSentencePiece), else 0.
+
+    >>> list(valid_pieces([b"\\xe2\\x96\\x81ab", b"a b"], 16, True, True, True, False, False, False))
+    [1, 0]
+    """
+    cdef PieceRules rules
+    cdef bytearray out = bytearray(len(pieces))
+    cdef Py_ssize_t i
+    cdef bytes piece
+    rules.max_piece_length = max_piece_length
+    rules.split_by_unicode_script = split_by_unicode_script
+    rules.split_by_number = split_by_number
+    rules.split_by_whitespace = split_by_whitespace
+    rules.split_digits = split_digits
+    rules.treat_whitespace_as_suffix = treat_whitespace_as_suffix
+    rules.allow_whitespace_only_pieces = allow_whitespace_only_pieces
+    for i in range(len(pieces)):
+        piece = pieces[i]
+        out[i] = valid_piece(<const unsigned char*>piece, len(piece), &rules)
+    return out
+
+
 def seed_substrings(SpmSentences sentences, Py_ssize_t seed_size, int vocab_size, int max_piece_length,
                     bint split_by_unicode_script, bint split_by_number, bint split_by_whitespace,
                     bint split_digits, bint treat_whitespace_as_suffix, bint allow_whitespace_only_pieces,

@@ -241,8 +241,10 @@ TRAINER_FIELDS = (
     (33, "hard_vocab_limit"), (34, "use_all_vocab"), (35, "byte_fallback"), (36, "required_chars"),
     (40, "unk_id"), (41, "bos_id"), (42, "eos_id"), (43, "pad_id"), (44, "unk_surface"),
     (45, "unk_piece"), (46, "bos_piece"), (47, "eos_piece"), (48, "pad_piece"),
-    (53, "pretokenization_delimiter"),
+    (53, "pretokenization_delimiter"), (54, "seed_sentencepieces_file"),
 )
+# Written only when set, as sentencepiece does (a field it added after the others).
+WRITTEN_WHEN_SET = ("seed_sentencepieces_file",)
 
 
 def _trainer_spec(spec: SpmTrainerSpec, model_type: int, vocab_size: int) -> bytes:
@@ -252,6 +254,8 @@ def _trainer_spec(spec: SpmTrainerSpec, model_type: int, vocab_size: int) -> byt
         value = {"model_type": model_type, "vocab_size": vocab_size, "use_all_vocab": False}.get(name)
         if value is None:
             value = getattr(spec, name)
+        if name in WRITTEN_WHEN_SET and not value:
+            continue
         if isinstance(value, tuple):
             out += [string_field(number, v.encode("utf-8")) for v in value]
         elif isinstance(value, str):

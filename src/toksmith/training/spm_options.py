@@ -35,6 +35,7 @@ class SpmTrainerSpec:
     input_sentence_size: int = 0
     shuffle_input_sentence: bool = True
     seed_sentencepiece_size: int = 1000000
+    seed_sentencepieces_file: str = ""          # Unigram only (VerifySpec)
     shrinking_factor: float = 0.75
     max_sentence_length: int = 4192
     num_sub_iterations: int = 2
@@ -91,7 +92,7 @@ class SpmTrainerSpec:
             if isinstance(value, bool) or not isinstance(value, (int, float)):
                 raise TypeError(f"{name} must be a number, not {type(value).__name__}")
         for name in ("unk_piece", "bos_piece", "eos_piece", "pad_piece", "unk_surface", "required_chars",
-                     "pretokenization_delimiter"):
+                     "pretokenization_delimiter", "seed_sentencepieces_file"):
             if not isinstance(getattr(self, name), str):
                 raise TypeError(f"{name} must be a str, not {type(getattr(self, name)).__name__}")
         if self.vocab_size <= 0:

@@ -14,6 +14,7 @@ does not depend on the thread count.
 from __future__ import annotations
 
 import math
+import os
 from array import array
 from collections.abc import Iterable
 
@@ -30,7 +31,8 @@ MIN_SCORE_PENALTY_DELTA = f32(0.0001)    # Parity: FinalizeSentencePieces kMinSc
 
 def train_unigram(files_or_texts: object, vocab_size: int, *, character_coverage: float = 0.9995,
                   input_sentence_size: int = 0, shuffle_input_sentence: bool = True,
-                  seed_sentencepiece_size: int = 1000000, shrinking_factor: float = 0.75,
+                  seed_sentencepiece_size: int = 1000000,
+                  seed_sentencepieces_file: str | os.PathLike[str] = "", shrinking_factor: float = 0.75,
                   max_sentence_length: int = 4192, num_sub_iterations: int = 2,
                   max_sentencepiece_length: int = 16, split_by_unicode_script: bool = True,
                   split_by_number: bool = True, split_by_whitespace: bool = True, split_digits: bool = False,
@@ -48,6 +50,9 @@ def train_unigram(files_or_texts: object, vocab_size: int, *, character_coverage
 
     - `files_or_texts`: a path or a list/tuple of paths (UTF-8, one sentence per line), or
       any other iterable of str (one sentence each), as `train_bpe` takes them.
+    - `seed_sentencepieces_file`: lines ``piece<TAB>frequency`` to start from instead of
+      the corpus's frequent substrings (training only prunes: every piece of the model is
+      a character of the corpus or one of these; training/unigram_seed_file.py).
     - every other option is spm_train's, with its name and default
       (`normalization_rule_name`: a `NormalizationRule` or its name); `num_threads`
       (default: all cores) never changes the result; `show_progress`: tqdm bars on
@@ -59,6 +64,7 @@ def train_unigram(files_or_texts: object, vocab_size: int, *, character_coverage
     spec = SpmTrainerSpec(
         vocab_size=vocab_size, character_coverage=character_coverage, input_sentence_size=input_sentence_size,
         shuffle_input_sentence=shuffle_input_sentence, seed_sentencepiece_size=seed_sentencepiece_size,
+        seed_sentencepieces_file=os.fspath(seed_sentencepieces_file),
         shrinking_factor=shrinking_factor, max_sentence_length=max_sentence_length,
         num_sub_iterations=num_sub_iterations, max_sentencepiece_length=max_sentencepiece_length,
         split_by_unicode_script=split_by_unicode_script, split_by_number=split_by_number,
@@ -71,6 +77,9 @@ def train_unigram(files_or_texts: object, vocab_size: int, *, character_coverage
         eos_piece=eos_piece, pad_piece=pad_piece, unk_surface=unk_surface,
         normalization_rule_name=normalization_rule_name, add_dummy_prefix=add_dummy_prefix,
         remove_extra_whitespaces=remove_extra_whitespaces)
+    if spec.seed_sentencepieces_file:
+        with open(spec.seed_sentencepieces_file, "rb"):
+            pass                # a missing or unreadable seed file fails before any work
     return trained_tokenizer(UnigramTrainer, spec, files_or_texts, num_threads, show_progress,
                              "<trained unigram model>")
 
@@ -99,8 +108,9 @@ class UnigramTrainer(SpmTrainer):
         return serialize(final, meta, spec, MODEL_TYPE_UNIGRAM)
 
     def seed_pieces(self, sentences) -> tuple[list[bytes], list[float]]:
-        """Every character (by count) then the best substrings, scored as log probabilities.
-        Parity: Trainer::MakeSeedSentencePieces, MakeSeedSentencePiecesFromCorpus, ToLogProb."""
+        """Every character (by count) then the best substrings (or the seed file's pieces),
+        scored as log probabilities. Parity: Trainer::MakeSeedSentencePieces,
+        MakeSeedSentencePiecesFromCorpus (LoadSeedSentencePiecesFromFile), ToLogProb."""
         spec = self.spec
         counts = sentences.char_counts()
         counts.pop(UNK_CHAR, None)
@@ -108,13 +118,18 @@ class UnigramTrainer(SpmTrainer):
         chars = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
         pieces = [chr(c).encode("utf-8") for c, _ in chars]
         scores = list(array("f", [float(n) for _, n in chars]))      # counts as C floats
-        from toksmith._core.unigram_seeds import seed_substrings
-        subs, sub_scores = seed_substrings(
-            sentences, spec.seed_sentencepiece_size, spec.vocab_size, spec.max_sentencepiece_length,
-            spec.split_by_unicode_script, spec.split_by_number, spec.split_by_whitespace, spec.split_digits,
-            spec.treat_whitespace_as_suffix, spec.allow_whitespace_only_pieces, threads=self.threads)
-        pieces += subs
-        scores += list(sub_scores)
+        if spec.seed_sentencepieces_file:
+            # Parity: Trainer::LoadSeedSentencePiecesFromFile (training/unigram_seed_file.py)
+            from toksmith.training.unigram_seed_file import read_seed_file
+            pieces, scores = read_seed_file(spec.seed_sentencepieces_file, list(zip(pieces, scores)), spec)
+        else:
+            from toksmith._core.unigram_seeds import seed_substrings
+            subs, sub_scores = seed_substrings(
+                sentences, spec.seed_sentencepiece_size, spec.vocab_size, spec.max_sentencepiece_length,
+                spec.split_by_unicode_script, spec.split_by_number, spec.split_by_whitespace, spec.split_digits,
+                spec.treat_whitespace_as_suffix, spec.allow_whitespace_only_pieces, threads=self.threads)
+            pieces += subs
+            scores += list(sub_scores)
         total = _double_sum(scores)
         logsum = math.log(total)
         return pieces, list(array("f", [math.log(s) - logsum for s in scores]))   # rounded to float
