@@ -165,13 +165,39 @@ cdef struct PosList:
     int32_t cap
 
 
-cdef inline int poslist_push(PosList* p, int32_t w) noexcept nogil:
+# A list of at most two positions keeps them in its `data` field itself (cap 0): most
+# pairs a merge makes stand in one or two words, and then need no allocation. Read the
+# positions through poslist_items, free the list with poslist_free.
+cdef inline int32_t* poslist_items(PosList* p) noexcept nogil:
+    return p.data if p.cap > 0 else <int32_t*>&p.data
+
+
+cdef inline void poslist_free(PosList* p) noexcept nogil:
+    """Free the list's memory; it is empty after."""
+    if p.cap > 0:
+        free(p.data)
+    p.data = NULL
+    p.size = 0
+    p.cap = 0
+
+
+cdef inline int poslist_append(PosList* p, int32_t w) noexcept nogil:
+    """Append w; 0, or -1 (memory)."""
     cdef int32_t cap
     cdef int32_t* d
-    if p.size > 0 and p.data[p.size - 1] == w:
-        return 0           # a word's changes come together: this is its only duplicate
-    if p.size == p.cap:
-        cap = 4 if p.cap == 0 else p.cap * 2
+    if p.cap == 0:
+        if p.size < 2:
+            (<int32_t*>&p.data)[p.size] = w
+            p.size += 1
+            return 0
+        d = <int32_t*>malloc(8 * sizeof(int32_t))
+        if d == NULL:
+            return -1
+        memcpy(d, &p.data, 2 * sizeof(int32_t))
+        p.data = d
+        p.cap = 8
+    elif p.size == p.cap:
+        cap = p.cap * 2
         d = <int32_t*>realloc(p.data, cap * sizeof(int32_t))
         if d == NULL:
             return -1
@@ -180,6 +206,14 @@ cdef inline int poslist_push(PosList* p, int32_t w) noexcept nogil:
     p.data[p.size] = w
     p.size += 1
     return 0
+
+
+cdef inline int poslist_push(PosList* p, int32_t w) noexcept nogil:
+    """Append word w unless it is the last one already (a word's changes come together:
+    that is its only duplicate); 0, or -1 (memory)."""
+    if p.size > 0 and poslist_items(p)[p.size - 1] == w:
+        return 0
+    return poslist_append(p, w)
 
 
 # ------------------------------------------------------------------ the queue

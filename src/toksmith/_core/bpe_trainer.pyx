@@ -31,7 +31,7 @@ from toksmith._core.byte_keys cimport prefetch
 from toksmith._core.threadpool cimport parallel_for
 from toksmith._core.bpe_tables cimport (Change, ChangeBuf, changes_push, Entry, Heap, PairMap, PairSlot, PosList, _utf8_len,
                                         find_pair, heap_pop, heap_push, pair_key, pairmap_entry, pairmap_get,
-                                        pairmap_init, poslist_push)
+                                        pairmap_init, poslist_free, poslist_items, poslist_push)
 from toksmith._core.word_table cimport WordTable, table_add, table_find, table_free
 
 
@@ -161,11 +161,11 @@ cdef class BpeMergeTrainer:
         free(self.words)
         free(self.pair_counts.slots)
         for i in range(self.n_pending):
-            free(self.pending_lists[i].data)
+            poslist_free(&self.pending_lists[i])
         free(self.pending_lists)
         free(self.pending_keys)
         for i in range(self.queue.size):
-            free(self.queue.data[i].pos.data)
+            poslist_free(&self.queue.data[i].pos)
         free(self.queue.data)
         free(self.merge_pairs)
         if self.bufs != NULL:
@@ -322,7 +322,7 @@ cdef class BpeMergeTrainer:
                 if heap_push(&self.queue, e) < 0:
                     return -1
             else:
-                free(self.pending_lists[i].data)
+                poslist_free(&self.pending_lists[i])
         self.n_pending = 0
         return 0
 
@@ -419,7 +419,7 @@ cdef class BpeMergeTrainer:
         job.trainer = <void*>self
         job.words = self.words
         job.sym = self.sym
-        job.pos = pos.data
+        job.pos = poslist_items(<PosList*>pos)
         job.n_pos = pos.size
         job.bufs = self.bufs
         job.c1 = c1
@@ -479,17 +479,17 @@ cdef class BpeMergeTrainer:
                 return -1
             return 0
         if top.count < 1 or self.min_frequency > top.count:
-            free(top.pos.data)
+            poslist_free(&top.pos)
             return 1
         new_id = self._new_token(top.a, top.b, pre, npre)
         if new_id < 0:
-            free(top.pos.data)
+            poslist_free(&top.pos)
             return -1
         if self.n_merges == self.merges_cap:
             cap = self.merges_cap * 2 if self.merges_cap else 4096
             d = <int32_t*>realloc(self.merge_pairs, 3 * cap * sizeof(int32_t))
             if d == NULL:
-                free(top.pos.data)
+                poslist_free(&top.pos)
                 return -1
             self.merge_pairs = d
             self.merges_cap = cap
@@ -498,9 +498,9 @@ cdef class BpeMergeTrainer:
         self.merge_pairs[3 * self.n_merges + 2] = new_id
         self.n_merges += 1
         if self._merge_words(&top.pos, <int32_t>top.a, <int32_t>top.b, new_id) < 0:
-            free(top.pos.data)
+            poslist_free(&top.pos)
             return -1
-        free(top.pos.data)
+        poslist_free(&top.pos)
         return -1 if self._flush_pending() < 0 else 0
 
     def run(self, Py_ssize_t max_merges):

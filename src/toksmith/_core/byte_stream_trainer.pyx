@@ -45,7 +45,8 @@ from libc.string cimport memcmp, memcpy, memset
 
 from toksmith._core.threadpool cimport parallel_for
 from toksmith._core.bpe_tables cimport (Entry, Heap, PairMap, PairSlot, PosList, _mix, heap_pop, heap_push, pair_key,
-                                        pairmap_entry, pairmap_get, pairmap_init, pairmap_remove)
+                                        pairmap_entry, pairmap_get, pairmap_init, pairmap_remove, poslist_append,
+                                        poslist_free, poslist_items)
 from toksmith._core.word_table cimport WordTable, table_add, table_add_tail, table_free, table_tail
 
 cdef extern from *:
@@ -81,46 +82,6 @@ cdef struct PairRec:
     int32_t a
     int32_t b
     PosList pos                # places (slot of the left symbol's first byte); some may be stale
-
-
-# A place list of at most two places keeps them in its `data` field (cap 0): most pairs a
-# merge makes stand in one or two places, and then need no allocation.
-cdef inline int32_t* _places(PosList* l) noexcept nogil:
-    return l.data if l.cap > 0 else <int32_t*>&l.data
-
-
-cdef inline int _push_place(PosList* l, int32_t place) noexcept nogil:
-    cdef int32_t* d
-    cdef int32_t cap
-    if l.cap == 0:
-        if l.size < 2:
-            (<int32_t*>&l.data)[l.size] = place
-            l.size += 1
-            return 0
-        d = <int32_t*>malloc(8 * sizeof(int32_t))
-        if d == NULL:
-            return -1
-        memcpy(d, &l.data, 2 * sizeof(int32_t))
-        l.data = d
-        l.cap = 8
-    elif l.size == l.cap:
-        cap = l.cap * 2
-        d = <int32_t*>realloc(l.data, cap * sizeof(int32_t))
-        if d == NULL:
-            return -1
-        l.data = d
-        l.cap = cap
-    l.data[l.size] = place
-    l.size += 1
-    return 0
-
-
-cdef inline void _free_places(PosList* l) noexcept nogil:
-    if l.cap > 0:
-        free(l.data)
-    l.data = NULL
-    l.size = 0
-    l.cap = 0
 
 
 cdef struct Piece:
@@ -240,7 +201,7 @@ cdef class ByteStreamTrainer:
         free(self.pairs.slots)
         if self.recs != NULL:
             for i in range(self.n_recs):
-                _free_places(&self.recs[i].pos)
+                poslist_free(&self.recs[i].pos)
             free(self.recs)
         free(self.queue.data)
         free(self.raised)
@@ -649,7 +610,7 @@ cdef class ByteStreamTrainer:
         if r.pos.size == r.pos.cap and r.pos.cap >= COMPACT_MIN and r.count // self.min_weight <= r.pos.size // 2:
             # at most count / min_weight places are live: at least half the list is stale
             self._compact(r)
-        return _push_place(&r.pos, place)
+        return poslist_append(&r.pos, place)
 
     cdef inline int _lower(self, int32_t a, int32_t b, int64_t w) noexcept nogil:
         cdef uint64_t key = pair_key(a, b)
@@ -666,7 +627,7 @@ cdef class ByteStreamTrainer:
         """Drop a pair counted 0: its places, its map slot; its record is reused."""
         cdef Py_ssize_t cap
         cdef int32_t* d
-        _free_places(&self.recs[k].pos)
+        poslist_free(&self.recs[k].pos)
         pairmap_remove(&self.pairs, key)
         if self.n_free == self.free_cap:
             cap = self.free_cap * 2 if self.free_cap else 4096
@@ -713,7 +674,7 @@ cdef class ByteStreamTrainer:
         cdef Entry entry
         ln = la + lb
         self.merging = pair_key(a, b)
-        places.data = _places(&list)       # (the places themselves when inline: in `list`)
+        places.data = poslist_items(&list)       # (the places themselves when inline: in `list`)
         places.size = list.size
         places.cap = list.cap
         self.recs[k].pos.data = NULL
@@ -747,13 +708,13 @@ cdef class ByteStreamTrainer:
             t = sym[p - 1]
             if t >= 0:
                 if self._lower(t, a, w) < 0 or self._raise(t, n, w, p - self.tlen[t]) < 0:
-                    _free_places(&list)
+                    poslist_free(&list)
                     return -1
             r = q + lb
             u = sym[r]
             if u >= 0:
                 if self._lower(b, u, w) < 0 or self._raise(n, u, w, p) < 0:
-                    _free_places(&list)
+                    poslist_free(&list)
                     return -1
             if la > 1:
                 sym[q - 1] = DEAD
@@ -761,7 +722,7 @@ cdef class ByteStreamTrainer:
                 sym[q] = DEAD
             sym[p] = n
             sym[p + ln - 1] = n
-        _free_places(&list)
+        poslist_free(&list)
         self.recs[k].count = 0         # every place was merged or taken by a neighbour's merge
         self.merging = 0
         if self._forget(<int32_t>k, pair_key(a, b)) < 0:
@@ -884,7 +845,7 @@ cdef class ByteStreamTrainer:
         self.sym = NULL
         if self.recs != NULL:
             for i in range(self.n_recs):
-                _free_places(&self.recs[i].pos)
+                poslist_free(&self.recs[i].pos)
             free(self.recs)
             self.recs = NULL
             self.n_recs = 0
