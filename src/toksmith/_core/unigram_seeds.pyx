@@ -448,6 +448,20 @@ def best_candidates(bytes chunk, offsets, lengths, scores, Py_ssize_t keep):
         free(tmp)
 
 
+cdef PieceRules _rules(int max_piece_length, bint split_by_unicode_script, bint split_by_number,
+                       bint split_by_whitespace, bint split_digits, bint treat_whitespace_as_suffix,
+                       bint allow_whitespace_only_pieces):
+    cdef PieceRules rules
+    rules.max_piece_length = max_piece_length
+    rules.split_by_unicode_script = split_by_unicode_script
+    rules.split_by_number = split_by_number
+    rules.split_by_whitespace = split_by_whitespace
+    rules.split_digits = split_digits
+    rules.treat_whitespace_as_suffix = treat_whitespace_as_suffix
+    rules.allow_whitespace_only_pieces = allow_whitespace_only_pieces
+    return rules
+
+
 def valid_pieces(list pieces, int max_piece_length, bint split_by_unicode_script, bint split_by_number,
                  bint split_by_whitespace, bint split_digits, bint treat_whitespace_as_suffix,
                  bint allow_whitespace_only_pieces):
@@ -457,17 +471,11 @@ def valid_pieces(list pieces, int max_piece_length, bint split_by_unicode_script
     >>> list(valid_pieces([b"\\xe2\\x96\\x81ab", b"a b"], 16, True, True, True, False, False, False))
     [1, 0]
     """
-    cdef PieceRules rules
+    cdef PieceRules rules = _rules(max_piece_length, split_by_unicode_script, split_by_number, split_by_whitespace,
+                                   split_digits, treat_whitespace_as_suffix, allow_whitespace_only_pieces)
     cdef bytearray out = bytearray(len(pieces))
     cdef Py_ssize_t i
     cdef bytes piece
-    rules.max_piece_length = max_piece_length
-    rules.split_by_unicode_script = split_by_unicode_script
-    rules.split_by_number = split_by_number
-    rules.split_by_whitespace = split_by_whitespace
-    rules.split_digits = split_digits
-    rules.treat_whitespace_as_suffix = treat_whitespace_as_suffix
-    rules.allow_whitespace_only_pieces = allow_whitespace_only_pieces
     for i in range(len(pieces)):
         piece = pieces[i]
         out[i] = valid_piece(<const unsigned char*>piece, len(piece), &rules)
@@ -480,17 +488,11 @@ def seed_substrings(SpmSentences sentences, Py_ssize_t seed_size, int vocab_size
                     float min_freq_alpha=0.0, float power=1.0, int threads=1):
     """The best `seed_size` substrings: (list of UTF-8 pieces, array('f') of scores), best
     first. See the module docstring."""
-    cdef PieceRules rules
+    cdef PieceRules rules = _rules(max_piece_length, split_by_unicode_script, split_by_number, split_by_whitespace,
+                                   split_digits, treat_whitespace_as_suffix, allow_whitespace_only_pieces)
     cdef Py_ssize_t i = 0, r, start
     cdef int64_t k, min_freq
     cdef float vs, klogk
-    rules.max_piece_length = max_piece_length
-    rules.split_by_unicode_script = split_by_unicode_script
-    rules.split_by_number = split_by_number
-    rules.split_by_whitespace = split_by_whitespace
-    rules.split_digits = split_digits
-    rules.treat_whitespace_as_suffix = treat_whitespace_as_suffix
-    rules.allow_whitespace_only_pieces = allow_whitespace_only_pieces
     merged = None
     while i < sentences.n:
         # Parity: each sentence repeated by its frequency, NUL after each, up to a chunk
