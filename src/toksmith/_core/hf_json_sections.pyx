@@ -32,7 +32,7 @@ from libc.string cimport memchr, memcmp, memcpy
 
 from toksmith._core.buffers cimport ByteBuf, bytebuf_append, bytebuf_free, bytebuf_push, bytebuf_reserve
 from toksmith._core.byte_keys cimport hash_bytes, prefetch
-from toksmith._core.json_escape cimport json_string_into
+from toksmith._core.json_escape cimport json_pair_into
 from toksmith._core.pretok_common cimport append_cpt_utf8
 from toksmith._core.swar cimport first_marked_byte, spread_byte, zero_bytes
 from toksmith._core.utf8 cimport valid_char_len
@@ -1028,10 +1028,7 @@ cdef class MergeTable:
                 raise MemoryError()
             for i in range(self.n):
                 right = self._right(i, &rlen)
-                if bytebuf_append(&out, b',[' if i else b'[', 2 if i else 1) < 0 \
-                        or json_string_into(&out, self._left(i), self.left_lengths[i]) < 0 \
-                        or bytebuf_push(&out, b',') < 0 or json_string_into(&out, right, rlen) < 0 \
-                        or bytebuf_push(&out, b']') < 0:
+                if json_pair_into(&out, i == 0, self._left(i), self.left_lengths[i], right, rlen) < 0:
                     raise MemoryError()
             if bytebuf_push(&out, b']') < 0:
                 raise MemoryError()

@@ -1,6 +1,6 @@
 # JSON strings as serde_json writes them (tokenizers' to_str()) and Python's
 # json.dumps(ensure_ascii=False): the same bytes for any valid UTF-8 text.
-from toksmith._core.buffers cimport ByteBuf, bytebuf_reserve
+from toksmith._core.buffers cimport ByteBuf, bytebuf_append, bytebuf_push, bytebuf_reserve
 
 cdef extern from *:
     """
@@ -50,4 +50,15 @@ cdef inline int json_string_into(ByteBuf* out, const unsigned char* p, Py_ssize_
         d += 2
     d[0] = b'"'
     out.size = d + 1 - out.data
+    return 0
+
+
+cdef inline int json_pair_into(ByteBuf* out, bint first, const unsigned char* left, Py_ssize_t left_length,
+                               const unsigned char* right, Py_ssize_t right_length) noexcept nogil:
+    """Append one merge of a merges list, '["left","right"]', after a ',' unless `first`.
+    0, or -1 (memory)."""
+    if bytebuf_append(out, b'[' if first else b',[', 1 if first else 2) < 0 \
+            or json_string_into(out, left, left_length) < 0 or bytebuf_push(out, b',') < 0 \
+            or json_string_into(out, right, right_length) < 0 or bytebuf_push(out, b']') < 0:
+        return -1
     return 0

@@ -11,28 +11,23 @@ from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes
 from libc.stdio cimport snprintf
 
 from toksmith._core.buffers cimport ByteBuf, bytebuf_append, bytebuf_free, bytebuf_push
-from toksmith._core.json_escape cimport json_string_into
+from toksmith._core.json_escape cimport json_pair_into, json_string_into
 
 
-cdef bytes _taken(ByteBuf* out):
-    cdef bytes text = PyBytes_FromStringAndSize(out.data, out.size)
-    bytebuf_free(out)
-    return text
-
-
-cdef int _string(ByteBuf* out, object text) except -1:
+cdef const unsigned char* _text(object text, Py_ssize_t* length) except NULL:
+    """The bytes of one token text (a TypeError for anything else)."""
     if type(text) is not bytes:
         raise TypeError(f"token texts are bytes, not {type(text).__name__}")
-    if json_string_into(out, <const unsigned char*>PyBytes_AS_STRING(text), PyBytes_GET_SIZE(text)) < 0:
-        raise MemoryError()
-    return 0
+    length[0] = PyBytes_GET_SIZE(text)
+    return <const unsigned char*>PyBytes_AS_STRING(text)
 
 
 def json_vocab_text(list texts):
     """'{"text":id,...}': texts[i] (UTF-8 bytes) with id i, in id order; None: no token
     has that id (tokenizers' OrderedVocabIter skips it)."""
     cdef ByteBuf out
-    cdef Py_ssize_t i, written = 0
+    cdef Py_ssize_t i, n, written = 0
+    cdef const unsigned char* p
     cdef char number[24]
     cdef int length
     out.data = NULL
@@ -44,16 +39,15 @@ def json_vocab_text(list texts):
         for i in range(len(texts)):
             if texts[i] is None:
                 continue
-            if written and bytebuf_push(&out, b',') < 0:
-                raise MemoryError()
-            _string(&out, texts[i])
+            p = _text(texts[i], &n)
             length = snprintf(number, sizeof(number), ":%zd", i)
-            if bytebuf_append(&out, number, length) < 0:
+            if (written and bytebuf_push(&out, b',') < 0) or json_string_into(&out, p, n) < 0 \
+                    or bytebuf_append(&out, number, length) < 0:
                 raise MemoryError()
             written += 1
         if bytebuf_push(&out, b'}') < 0:
             raise MemoryError()
-        return _taken(&out)
+        return PyBytes_FromStringAndSize(out.data, out.size)
     finally:
         bytebuf_free(&out)
 
@@ -61,25 +55,23 @@ def json_vocab_text(list texts):
 def json_merges_text(list texts, merges):
     """'[["left","right"],...]': each merge (left id, right id) as its two texts."""
     cdef ByteBuf out
-    cdef Py_ssize_t k = 0
+    cdef Py_ssize_t k = 0, left_length, right_length
+    cdef const unsigned char* left
+    cdef const unsigned char* right
     out.data = NULL
     out.size = 0
     out.cap = 0
     try:
         if bytebuf_push(&out, b'[') < 0:
             raise MemoryError()
-        for left, right in merges:
-            if bytebuf_append(&out, b',[' if k else b'[', 2 if k else 1) < 0:
-                raise MemoryError()
-            _string(&out, texts[left])
-            if bytebuf_push(&out, b',') < 0:
-                raise MemoryError()
-            _string(&out, texts[right])
-            if bytebuf_push(&out, b']') < 0:
+        for a, b in merges:
+            left = _text(texts[a], &left_length)
+            right = _text(texts[b], &right_length)
+            if json_pair_into(&out, k == 0, left, left_length, right, right_length) < 0:
                 raise MemoryError()
             k += 1
         if bytebuf_push(&out, b']') < 0:
             raise MemoryError()
-        return _taken(&out)
+        return PyBytes_FromStringAndSize(out.data, out.size)
     finally:
         bytebuf_free(&out)
