@@ -212,3 +212,21 @@ def test_thread_count_changes_nothing(fixtures, pipelines, tmp_path):
     _, one, _ = _ours(pipelines["llama3"], files, tmp_path, "t1", num_threads=1, vocab_size=3000)
     _, three, _ = _ours(pipelines["llama3"], files, tmp_path, "t3", num_threads=3, vocab_size=3000)
     assert one.read_bytes() == three.read_bytes()
+
+
+def test_like_file_in_any_key_order_with_json_looking_tokens(fixtures, pipelines, tmp_path):
+    """A like= file whose model comes first, whose model holds vocab and merges before its
+    other fields, and whose added tokens look like the JSON around the vocab: the trained
+    file is still tokenizers' own (the output is laid out anew, tables last)."""
+    data = json.loads(pipelines["gpt2"].read_text(encoding="utf-8"))
+    model = data.pop("model")
+    model = {"vocab": model.pop("vocab"), "merges": model.pop("merges"), **model}
+    data = {"model": model, **data}
+    data["added_tokens"].append({"id": 50257, "content": '}},"vocab":{', "single_word": False, "lstrip": False,
+                                 "rstrip": False, "normalized": False, "special": True})
+    like = tmp_path / "reordered.json"
+    like.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+    files = _files(fixtures, ["botchan.txt"])
+    _, _, ours = _ours(like, files, tmp_path, "reordered", vocab_size=2000, special_tokens=['"merges":['])
+    ref = _reference(like, files, vocab_size=2000, special_tokens=['"merges":['])
+    _assert_same_model(ours, ref, "reordered like file")

@@ -149,10 +149,10 @@ def test_sentencepiece_user_defined_pieces_are_refused(fixtures, tmp_path):
 def test_bpe_tables_written_natively_as_tokenizers_writes_them():
     """A BPE vocab and merges read into the scanner's tables are written natively: every
     character JSON escapes (quotes, backslash, each control character), 0x7F, non-ASCII,
-    and texts equal to the writer's own placeholders come out as tokenizers writes them."""
+    and texts that look like the JSON around them come out as tokenizers writes them."""
     from toksmith._core.hf_json_sections import MergeTable, TokenTable
     from toksmith.writers import hf_serialize
-    odd = ['"', "\\", "\x7f", "é", "日本", "🙂", hf_serialize._BPE_VOCAB_SLOT, hf_serialize._BPE_MERGES_SLOT]
+    odd = ['"', "\\", "\x7f", "é", "日本", "🙂", hf_serialize._UNIGRAM_VOCAB_SLOT, '}},"vocab":{']
     odd += [chr(c) for c in range(0x20)]
     vocab, merges = {}, []
     for text in ["a", *odd]:
@@ -161,8 +161,8 @@ def test_bpe_tables_written_natively_as_tokenizers_writes_them():
         right = odd[len(merges) % len(odd)]
         vocab.setdefault(left + right, len(vocab))
         merges.append((left, right))
-    ref = tokenizers.Tokenizer(models.BPE(vocab=vocab, merges=merges, unk_token=hf_serialize._BPE_VOCAB_SLOT))
-    ref.add_special_tokens([hf_serialize._BPE_MERGES_SLOT])
+    ref = tokenizers.Tokenizer(models.BPE(vocab=vocab, merges=merges, unk_token='"merges":['))
+    ref.add_special_tokens([hf_serialize._UNIGRAM_VOCAB_SLOT])
     text = ref.to_str()
     spec = read_hf_json(text.encode("utf-8"), "t.json")
     assert isinstance(spec.model.vocab, TokenTable) and isinstance(spec.model.merges, MergeTable)

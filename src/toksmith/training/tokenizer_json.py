@@ -24,39 +24,27 @@ from toksmith.formats import spec_from_bytes
 from toksmith.spec import FileFormat
 
 
-# Where the vocab and merges go in the text json.dumps writes (filled in natively).
-_VOCAB_SLOT = "\x00trained-vocab\x00"
-_MERGES_SLOT = "\x00trained-merges\x00"
-
-
 def trained_json(like_json: dict, vocab: list[bytes], merges: list[tuple[int, int]], options) -> bytes:
     """The tokenizer.json (UTF-8) of the trained model."""
-    out = dict(like_json)
-    out["model"] = dict(like_json["model"])
+    from toksmith._core.json_text import json_merges_text, json_vocab_text
+    from toksmith.writers.hf_serialize import with_bpe_tables
     texts = [t.decode("utf-8", "surrogatepass") for t in vocab]
     by_text = {text: i for i, text in enumerate(texts)}
-    model = out["model"]
-    # The model is the document's last section and these its last fields: filled in the
-    # document's order, each slot is the last occurrence of its text (writers/hf_serialize.py).
-    # A text given twice keeps the dict's form (its last id).
-    native = len(by_text) == len(texts)
-    model["vocab"] = _VOCAB_SLOT if native else by_text
-    model["merges"] = _MERGES_SLOT if native else [[texts[a], texts[b]] for a, b in merges]
+    # `like`'s sections in its order, the model last; its vocab and merges are added last
+    # (with_bpe_tables), written natively. A text given twice keeps the dict's form (its last id).
+    out = {key: value for key, value in like_json.items() if key != "model"}
+    model = {key: value for key, value in like_json["model"].items() if key not in ("vocab", "merges")}
     model["continuing_subword_prefix"] = options.continuing_subword_prefix
     model["end_of_word_suffix"] = options.end_of_word_suffix
-    added = _added_tokens(out.get("added_tokens") or [], options.special_tokens, by_text)
+    added = _added_tokens(like_json.get("added_tokens") or [], options.special_tokens, by_text)
     out["added_tokens"] = _as_loaded(added, by_text)
-    data = json.dumps(out, ensure_ascii=False).encode("utf-8")
-    if native:
-        from toksmith._core.json_text import json_merges_text, json_vocab_text
-        data = _filled(data, _VOCAB_SLOT, json_vocab_text(vocab))
-        data = _filled(data, _MERGES_SLOT, json_merges_text(vocab, merges))
-    return data
-
-
-def _filled(data: bytes, slot: str, value: bytes) -> bytes:
-    before, _, after = data.rpartition(json.dumps(slot).encode("utf-8"))
-    return before + value + after
+    out["model"] = model
+    compact = {"ensure_ascii": False, "separators": (",", ":")}
+    if len(by_text) == len(texts):
+        tables = json_vocab_text(vocab).decode("utf-8"), json_merges_text(vocab, merges).decode("utf-8")
+    else:
+        tables = json.dumps(by_text, **compact), json.dumps([[texts[a], texts[b]] for a, b in merges], **compact)
+    return with_bpe_tables(json.dumps(out, **compact), *tables).encode("utf-8")
 
 
 def _as_loaded(added: list[dict], vocab: dict[str, int]) -> list[dict]:
