@@ -262,6 +262,28 @@ def test_trained_json_same_ids_in_tokenizers(fixtures, corpus_lines, tmp_path, a
         assert all(loaded.decode(ids) == line for ids, line in zip(loaded.encode_batch(lines), lines))
 
 
+def test_wide_symbols_learn_what_narrow_ones_do(fixtures):
+    """Symbols are laid out as int16 up to a 32,768-token vocabulary (the path the oracle
+    cases above take) and as int32 past it: training is the same loop whatever the
+    stopping point, so a 40,000-token run's first merges are the 32,768-token run's."""
+    from toksmith._core.byte_stream_trainer import ByteStreamTrainer
+    data = b"".join(fixture_file(fixtures, f"corpus/{name}").read_bytes()
+                    for name in ("man_en.txt", "man_ja.txt", "man_ru.txt", "code_python_stdlib.py.txt",
+                                 "wagahaiwa_nekodearu.txt", "markup_svg.txt"))
+    results = {}
+    for vocab_size in (32768, 40000):
+        trainer = ByteStreamTrainer(False)
+        trainer.add(data)
+        trainer.prepare(vocab_size, 0, 2)
+        assert trainer.narrow == (vocab_size == 32768)
+        trainer.run(1 << 30)
+        results[vocab_size] = trainer.vocab(), trainer.merges()
+    narrow_vocab, narrow_merges = results[32768]
+    wide_vocab, wide_merges = results[40000]
+    assert len(narrow_vocab) == 32768 and len(wide_vocab) == 40000
+    assert wide_vocab[:32768] == narrow_vocab and wide_merges[:len(narrow_merges)] == narrow_merges
+
+
 # ---------------------------------------------------------------- 3. determinism
 
 def test_same_file_whatever_the_threads(fixtures, tmp_path):

@@ -25,10 +25,10 @@ The rules (README "Training a BPE vocabulary"):
 - training stops when the vocabulary holds `vocab_size` tokens, or when the best pair's
   count is below `min_frequency` (or no pair is left).
 
-Memory: the distinct sequences are laid out once as int32 ids (4 bytes a corpus byte,
-plus one separator slot a sequence; their bytes are freed once laid out), every pair
-keeps the places where it stands (an int32 each: 4 bytes a corpus byte at the start,
-then the places merges make; a list is compacted when its pair's count shows three
+Memory: the distinct sequences are laid out once as ids, int16 up to a 32,768-token
+vocabulary and int32 past it (2 or 4 bytes a corpus byte, plus one separator slot a
+sequence; their bytes are freed once laid out), every pair keeps the places where it
+stands (an int32 each: 4 bytes a corpus byte at the start, then the places merges make; a list is compacted when its pair's count shows three
 quarters of it stale, or half of it when it would grow, and one of at most two places
 needs no allocation), and the pair table holds one record (32 bytes) and one map slot
 (16 bytes, at most half full) per pair counted now: a pair counted 0 is forgotten (its
@@ -39,7 +39,7 @@ stored. The merge loop runs without the GIL and fetches the symbols and map slot
 the places ahead; the layout and the first counts run on the core's thread pool, and
 the result never depends on the number of threads.
 """
-from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
+from libc.stdint cimport int16_t, int32_t, int64_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc, qsort, realloc
 from libc.string cimport memcmp, memcpy, memset
 
@@ -66,6 +66,12 @@ ASCII_BYTES = bytes([9, 10, 13]) + bytes(range(0x20, 0x7F))
 
 cdef int32_t SEP = -1          # a sequence boundary (or a byte that is no base token)
 cdef int32_t DEAD = -2         # inside a symbol (neither its first nor its last byte)
+# Laid-out symbols are int16 when every id fits (vocab_size <= 32768: 2 bytes a corpus
+# byte, not 4), else int32; the code is the same for both (SEP and DEAD stay negative).
+ctypedef fused sym_t:
+    int16_t
+    int32_t
+cdef Py_ssize_t NARROW_MAX_VOCAB = 32768
 cdef int32_t N_SPECIAL = 4
 cdef Py_ssize_t SPECIAL_LEN = 7
 # Places are int32: the slots (corpus bytes + one per sequence + 1) stay below this.
@@ -150,7 +156,8 @@ cdef class ByteStreamTrainer:
     cdef int32_t* tlen
     cdef Py_ssize_t tlen_cap
     # the laid-out sequences
-    cdef int32_t* sym
+    cdef void* sym               # sym_t per slot: int16 when `narrow`, else int32
+    cdef readonly bint narrow
     cdef readonly int64_t n_slots
     cdef int64_t* class_end      # sequences sorted by count: class k ends before slot class_end[k]
     cdef int64_t* class_weight
@@ -363,7 +370,8 @@ cdef class ByteStreamTrainer:
         pieces = <Piece*>malloc((S + self.seqs.size // PIECE_BYTES + 1) * sizeof(Piece))
         job.pieces = pieces
         self.n_slots = self.seqs.size + S + 1
-        self.sym = <int32_t*>malloc(self.n_slots * sizeof(int32_t))
+        self.narrow = self.vocab_size <= NARROW_MAX_VOCAB
+        self.sym = malloc(self.n_slots * (sizeof(int16_t) if self.narrow else sizeof(int32_t)))
         self.class_end = <int64_t*>malloc((S + 1) * sizeof(int64_t))
         self.class_weight = <int64_t*>malloc((S + 1) * sizeof(int64_t))
         if pieces == NULL or self.sym == NULL or self.class_end == NULL or self.class_weight == NULL:
@@ -393,7 +401,10 @@ cdef class ByteStreamTrainer:
             self.n_classes = 1
         self.min_weight = max(1, self.class_weight[0])     # classes ascend
         self.class_end[self.n_classes - 1] = self.n_slots
-        self.sym[self.n_slots - 1] = SEP
+        if self.narrow:
+            (<int16_t*>self.sym)[self.n_slots - 1] = SEP
+        else:
+            (<int32_t*>self.sym)[self.n_slots - 1] = SEP
         job.trainer = <void*>self
         job.data = self.seqs.data
         job.n_pieces = n_pieces
@@ -454,41 +465,22 @@ cdef class ByteStreamTrainer:
         return self._push_from(self.theta, -1)
 
     cdef void _lay_out(self, const char* data, const Piece* pc) noexcept nogil:
-        cdef const unsigned char* src = <const unsigned char*>data + pc.src
-        cdef int32_t* out = self.sym + pc.dst
-        cdef Py_ssize_t i
-        if pc.first:
-            self.sym[pc.dst - 1] = SEP
-        for i in range(pc.n):
-            out[i] = self.byte_id[src[i]]
+        if self.narrow:
+            _lay_out_symbols(self, <int16_t*>self.sym, data, pc)
+        else:
+            _lay_out_symbols(self, <int32_t*>self.sym, data, pc)
 
     cdef void _count_piece(self, const Piece* pc, uint32_t* occ, int64_t* weighted) noexcept nogil:
-        """The pairs whose left byte is in the piece (the right one may be in the next)."""
-        cdef const int32_t* s = self.sym + pc.dst
-        cdef Py_ssize_t i
-        cdef int32_t x, y
-        cdef uint32_t p
-        cdef int64_t w = pc.weight
-        for i in range(pc.n):
-            x = s[i]
-            y = s[i + 1]
-            if x >= 0 and y >= 0:
-                p = <uint32_t>((x - N_SPECIAL) << 8 | (y - N_SPECIAL))
-                occ[p] += 1
-                weighted[p] += w
+        if self.narrow:
+            _count_piece_pairs(<int16_t*>self.sym, pc, occ, weighted)
+        else:
+            _count_piece_pairs(<int32_t*>self.sym, pc, occ, weighted)
 
     cdef void _scatter_piece(self, const Piece* pc, uint32_t* where, const int32_t* pair_index) noexcept nogil:
-        cdef const int32_t* s = self.sym + pc.dst
-        cdef Py_ssize_t i
-        cdef int32_t x, y
-        cdef uint32_t p
-        for i in range(pc.n):
-            x = s[i]
-            y = s[i + 1]
-            if x >= 0 and y >= 0:
-                p = <uint32_t>((x - N_SPECIAL) << 8 | (y - N_SPECIAL))
-                self.recs[pair_index[p]].pos.data[where[p]] = <int32_t>(pc.dst + i)
-                where[p] += 1
+        if self.narrow:
+            _scatter_piece_places(self, <int16_t*>self.sym, pc, where, pair_index)
+        else:
+            _scatter_piece_places(self, <int32_t*>self.sym, pc, where, pair_index)
 
     cdef Py_ssize_t _record(self, int32_t a, int32_t b) noexcept nogil:
         """The record of pair (a, b), made (count 0, no places) when new; -1: out of memory."""
@@ -556,28 +548,9 @@ cdef class ByteStreamTrainer:
 
     cdef int _compact(self, PairRec* r) noexcept nogil:
         """Drop the places where the pair no longer stands; shrink a list mostly stale."""
-        cdef Py_ssize_t i, k = 0
-        cdef int32_t p, a = r.a, b = r.b
-        cdef int32_t la = self.tlen[a]
-        cdef int32_t* d
-        cdef int32_t cap
-        if r.pos.cap == 0:
-            return 0
-        for i in range(r.pos.size):
-            if i + PREFETCH_AHEAD < r.pos.size:
-                toksmith_prefetch(&self.sym[r.pos.data[i + PREFETCH_AHEAD]])
-            p = r.pos.data[i]
-            if self.sym[p] == a and self.sym[p + la] == b:
-                r.pos.data[k] = p
-                k += 1
-        r.pos.size = <int32_t>k
-        if k * 2 < r.pos.cap:
-            cap = max(<int32_t>(k * 2), <int32_t>COMPACT_MIN)
-            d = <int32_t*>realloc(r.pos.data, cap * sizeof(int32_t))
-            if d != NULL:
-                r.pos.data = d
-                r.pos.cap = cap
-        return 0
+        if self.narrow:
+            return _compact_places(self, <int16_t*>self.sym, r)
+        return _compact_places(self, <int32_t*>self.sym, r)
 
     cdef inline int _raise(self, int32_t a, int32_t b, int64_t w, int32_t place) noexcept nogil:
         """count(a, b) += w, a new place of the pair."""
@@ -643,100 +616,11 @@ cdef class ByteStreamTrainer:
     cdef inline void _prefetch_slot(self, int32_t a, int32_t b) noexcept nogil:
         toksmith_prefetch(&self.pairs.slots[<Py_ssize_t>(_mix(pair_key(a, b) + 1) & <uint64_t>self.pairs.mask)])
 
-    cdef inline void _prefetch_pairs(self, int32_t p, int32_t a, int32_t b, int32_t n, int32_t la,
-                                     int32_t lb) noexcept nogil:
-        """Fetch the map slots a merge at place p will look up (its symbols were fetched
-        earlier)."""
-        cdef int32_t t, u
-        if self.sym[p] != a or self.sym[p + la] != b:
-            return
-        t = self.sym[p - 1]
-        if t >= 0:
-            self._prefetch_slot(t, a)
-            self._prefetch_slot(t, n)
-        u = self.sym[p + la + lb]
-        if u >= 0:
-            self._prefetch_slot(b, u)
-            self._prefetch_slot(n, u)
-
     cdef int _apply(self, Py_ssize_t k, int32_t a, int32_t b, int32_t n) noexcept nogil:
         """Merge every place of pair record k, left to right."""
-        cdef PosList list = self.recs[k].pos
-        cdef PosList places
-        cdef int32_t* sym = self.sym
-        cdef int32_t la = self.tlen[a], lb = self.tlen[b], ln
-        cdef Py_ssize_t i
-        cdef int32_t p, q, r, t, u
-        cdef int64_t w
-        cdef bint one_class = self.n_classes == 1
-        cdef int64_t w1 = self.class_weight[0]
-        cdef int64_t e
-        cdef Entry entry
-        ln = la + lb
-        self.merging = pair_key(a, b)
-        places.data = poslist_items(&list)       # (the places themselves when inline: in `list`)
-        places.size = list.size
-        places.cap = list.cap
-        self.recs[k].pos.data = NULL
-        self.recs[k].pos.size = 0
-        self.recs[k].pos.cap = 0
-        if a == b:
-            # overlapping places ("aaa"): left to right needs them in order
-            for i in range(1, places.size):
-                if places.data[i] < places.data[i - 1]:
-                    qsort(places.data, places.size, sizeof(int32_t), _cmp_int32)
-                    break
-        self.mark += 1
-        self.n_raised = 0
-        # the loop fetches ahead; its first places are fetched here
-        for i in range(min(PREFETCH_AHEAD, places.size)):
-            toksmith_prefetch(&sym[places.data[i]])
-        for i in range(min(PREFETCH_PAIRS, places.size)):
-            self._prefetch_pairs(places.data[i], a, b, n, la, lb)
-        for i in range(places.size):
-            if i + PREFETCH_AHEAD < places.size:
-                toksmith_prefetch(&sym[places.data[i + PREFETCH_AHEAD]])
-            if i + PREFETCH_PAIRS < places.size:
-                self._prefetch_pairs(places.data[i + PREFETCH_PAIRS], a, b, n, la, lb)
-            p = places.data[i]
-            if sym[p] != a:
-                continue
-            q = p + la
-            if sym[q] != b:
-                continue
-            w = w1 if one_class else self._weight(p)
-            t = sym[p - 1]
-            if t >= 0:
-                if self._lower(t, a, w) < 0 or self._raise(t, n, w, p - self.tlen[t]) < 0:
-                    poslist_free(&list)
-                    return -1
-            r = q + lb
-            u = sym[r]
-            if u >= 0:
-                if self._lower(b, u, w) < 0 or self._raise(n, u, w, p) < 0:
-                    poslist_free(&list)
-                    return -1
-            if la > 1:
-                sym[q - 1] = DEAD
-            if lb > 1:
-                sym[q] = DEAD
-            sym[p] = n
-            sym[p + ln - 1] = n
-        poslist_free(&list)
-        self.recs[k].count = 0         # every place was merged or taken by a neighbour's merge
-        self.merging = 0
-        if self._forget(<int32_t>k, pair_key(a, b)) < 0:
-            return -1
-        memset(&entry, 0, sizeof(Entry))
-        for i in range(self.n_raised):
-            e = self.recs[self.raised[i]].count
-            if e >= self.theta:
-                entry.count = <uint64_t>e
-                entry.a = <uint32_t>self.recs[self.raised[i]].a
-                entry.b = <uint32_t>self.recs[self.raised[i]].b
-                if heap_push(&self.queue, entry) < 0:
-                    return -1
-        return 0
+        if self.narrow:
+            return _apply_merge(self, <int16_t*>self.sym, k, a, b, n)
+        return _apply_merge(self, <int32_t*>self.sym, k, a, b, n)
 
     cdef bint _spells_special(self, int32_t a, int32_t b) noexcept nogil:
         cdef Py_ssize_t la = self.tlen[a], i
@@ -877,7 +761,7 @@ cdef class ByteStreamTrainer:
                 places += self.recs[i].pos.size
                 room += self.recs[i].pos.cap
         return {"sequences": self.seqs.cap + self.seqs.n_cap * 16 + (self.seqs.mask + 1) * 4 if self.seqs.slots else 0,
-                "symbols": self.n_slots * 4 if self.sym != NULL else 0,
+                "symbols": self.n_slots * (2 if self.narrow else 4) if self.sym != NULL else 0,
                 "places": places * 4, "place_room": room * 4,
                 "pair_records": self.recs_cap * sizeof(PairRec) if self.recs != NULL else 0,
                 "pair_map": (self.pairs.mask + 1) * sizeof(PairSlot) if self.pairs.slots != NULL else 0,
@@ -908,3 +792,169 @@ cdef class ByteStreamTrainer:
         cdef Py_ssize_t i
         return [(self.merge_triples[3 * i], self.merge_triples[3 * i + 1], self.merge_triples[3 * i + 2])
                 for i in range(self.n_merges)]
+
+
+# ---------------------------------------------------------------- the symbol loops, per symbol width
+
+cdef void _lay_out_symbols(ByteStreamTrainer t, sym_t* sym, const char* data, const Piece* pc) noexcept nogil:
+    cdef const unsigned char* src = <const unsigned char*>data + pc.src
+    cdef sym_t* out = sym + pc.dst
+    cdef Py_ssize_t i
+    if pc.first:
+        sym[pc.dst - 1] = <sym_t>SEP
+    for i in range(pc.n):
+        out[i] = <sym_t>t.byte_id[src[i]]
+
+
+cdef void _count_piece_pairs(const sym_t* sym, const Piece* pc, uint32_t* occ, int64_t* weighted) noexcept nogil:
+    """The pairs whose left byte is in the piece (the right one may be in the next)."""
+    cdef const sym_t* s = sym + pc.dst
+    cdef Py_ssize_t i
+    cdef int32_t x, y
+    cdef uint32_t p
+    cdef int64_t w = pc.weight
+    for i in range(pc.n):
+        x = s[i]
+        y = s[i + 1]
+        if x >= 0 and y >= 0:
+            p = <uint32_t>((x - N_SPECIAL) << 8 | (y - N_SPECIAL))
+            occ[p] += 1
+            weighted[p] += w
+
+
+cdef void _scatter_piece_places(ByteStreamTrainer t, const sym_t* sym, const Piece* pc, uint32_t* where,
+                                const int32_t* pair_index) noexcept nogil:
+    cdef const sym_t* s = sym + pc.dst
+    cdef Py_ssize_t i
+    cdef int32_t x, y
+    cdef uint32_t p
+    for i in range(pc.n):
+        x = s[i]
+        y = s[i + 1]
+        if x >= 0 and y >= 0:
+            p = <uint32_t>((x - N_SPECIAL) << 8 | (y - N_SPECIAL))
+            t.recs[pair_index[p]].pos.data[where[p]] = <int32_t>(pc.dst + i)
+            where[p] += 1
+
+
+cdef int _compact_places(ByteStreamTrainer t, const sym_t* sym, PairRec* r) noexcept nogil:
+    """ByteStreamTrainer._compact."""
+    cdef Py_ssize_t i, k = 0
+    cdef int32_t p, a = r.a, b = r.b
+    cdef int32_t la = t.tlen[a]
+    cdef int32_t* d
+    cdef int32_t cap
+    if r.pos.cap == 0:
+        return 0
+    for i in range(r.pos.size):
+        if i + PREFETCH_AHEAD < r.pos.size:
+            toksmith_prefetch(&sym[r.pos.data[i + PREFETCH_AHEAD]])
+        p = r.pos.data[i]
+        if sym[p] == a and sym[p + la] == b:
+            r.pos.data[k] = p
+            k += 1
+    r.pos.size = <int32_t>k
+    if k * 2 < r.pos.cap:
+        cap = max(<int32_t>(k * 2), <int32_t>COMPACT_MIN)
+        d = <int32_t*>realloc(r.pos.data, cap * sizeof(int32_t))
+        if d != NULL:
+            r.pos.data = d
+            r.pos.cap = cap
+    return 0
+
+
+cdef inline void _prefetch_merge_pairs(ByteStreamTrainer t, const sym_t* sym, int32_t p, int32_t a, int32_t b,
+                                       int32_t n, int32_t la, int32_t lb) noexcept nogil:
+    """Fetch the map slots a merge at place p will look up (its symbols were fetched
+    earlier)."""
+    cdef int32_t x, u
+    if sym[p] != a or sym[p + la] != b:
+        return
+    x = sym[p - 1]
+    if x >= 0:
+        t._prefetch_slot(x, a)
+        t._prefetch_slot(x, n)
+    u = sym[p + la + lb]
+    if u >= 0:
+        t._prefetch_slot(b, u)
+        t._prefetch_slot(n, u)
+
+
+cdef int _apply_merge(ByteStreamTrainer t, sym_t* sym, Py_ssize_t k, int32_t a, int32_t b,
+                      int32_t n) noexcept nogil:
+    """ByteStreamTrainer._apply."""
+    cdef PosList list = t.recs[k].pos
+    cdef PosList places
+    cdef int32_t la = t.tlen[a], lb = t.tlen[b], ln
+    cdef Py_ssize_t i
+    cdef int32_t p, q, r, x, u
+    cdef int64_t w
+    cdef bint one_class = t.n_classes == 1
+    cdef int64_t w1 = t.class_weight[0]
+    cdef int64_t e
+    cdef Entry entry
+    ln = la + lb
+    t.merging = pair_key(a, b)
+    places.data = poslist_items(&list)       # (the places themselves when inline: in `list`)
+    places.size = list.size
+    places.cap = list.cap
+    t.recs[k].pos.data = NULL
+    t.recs[k].pos.size = 0
+    t.recs[k].pos.cap = 0
+    if a == b:
+        # overlapping places ("aaa"): left to right needs them in order
+        for i in range(1, places.size):
+            if places.data[i] < places.data[i - 1]:
+                qsort(places.data, places.size, sizeof(int32_t), _cmp_int32)
+                break
+    t.mark += 1
+    t.n_raised = 0
+    # the loop fetches ahead; its first places are fetched here
+    for i in range(min(PREFETCH_AHEAD, places.size)):
+        toksmith_prefetch(&sym[places.data[i]])
+    for i in range(min(PREFETCH_PAIRS, places.size)):
+        _prefetch_merge_pairs(t, sym, places.data[i], a, b, n, la, lb)
+    for i in range(places.size):
+        if i + PREFETCH_AHEAD < places.size:
+            toksmith_prefetch(&sym[places.data[i + PREFETCH_AHEAD]])
+        if i + PREFETCH_PAIRS < places.size:
+            _prefetch_merge_pairs(t, sym, places.data[i + PREFETCH_PAIRS], a, b, n, la, lb)
+        p = places.data[i]
+        if sym[p] != a:
+            continue
+        q = p + la
+        if sym[q] != b:
+            continue
+        w = w1 if one_class else t._weight(p)
+        x = sym[p - 1]
+        if x >= 0:
+            if t._lower(x, a, w) < 0 or t._raise(x, n, w, p - t.tlen[x]) < 0:
+                poslist_free(&list)
+                return -1
+        r = q + lb
+        u = sym[r]
+        if u >= 0:
+            if t._lower(b, u, w) < 0 or t._raise(n, u, w, p) < 0:
+                poslist_free(&list)
+                return -1
+        if la > 1:
+            sym[q - 1] = <sym_t>DEAD
+        if lb > 1:
+            sym[q] = <sym_t>DEAD
+        sym[p] = <sym_t>n
+        sym[p + ln - 1] = <sym_t>n
+    poslist_free(&list)
+    t.recs[k].count = 0         # every place was merged or taken by a neighbour's merge
+    t.merging = 0
+    if t._forget(<int32_t>k, pair_key(a, b)) < 0:
+        return -1
+    memset(&entry, 0, sizeof(Entry))
+    for i in range(t.n_raised):
+        e = t.recs[t.raised[i]].count
+        if e >= t.theta:
+            entry.count = <uint64_t>e
+            entry.a = <uint32_t>t.recs[t.raised[i]].a
+            entry.b = <uint32_t>t.recs[t.raised[i]].b
+            if heap_push(&t.queue, entry) < 0:
+                return -1
+    return 0
