@@ -28,11 +28,12 @@ The rules (README "Training a BPE vocabulary"):
 Memory: the distinct sequences are laid out once as ids, int16 up to a 32,768-token
 vocabulary and int32 past it (2 or 4 bytes a corpus byte, plus one separator slot a
 sequence; their bytes are freed once laid out), every pair keeps the places where it
-stands (an int32 each: 4 bytes a corpus byte at the start, then the places merges make; a list is compacted when its pair's count shows three
-quarters of it stale, or half of it when it would grow, and one of at most two places
-needs no allocation), and the pair table holds one record (32 bytes) and one map slot
-(16 bytes, at most half full) per pair counted now: a pair counted 0 is forgotten (its
-places freed, its slot removed, its record reused).
+stands (an int32 each: 4 bytes a corpus byte at the start, then the places merges make;
+a list is compacted when its pair's count shows three quarters of it stale, or half of
+it when it would grow, and one of at most two places needs no allocation), and the pair
+table holds one record (32 bytes) and one map slot (16 bytes, at most half full) per
+pair counted now: a pair counted 0 is forgotten (its places freed, its slot removed, its
+record reused).
 A symbol spanning corpus bytes [s, e) holds its id at s and at e - 1 and DEAD in between,
 so the next symbol starts at s + len and the previous one ends at s - 1: no links are
 stored. The merge loop runs without the GIL and fetches the symbols and map slots of
