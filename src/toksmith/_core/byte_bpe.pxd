@@ -149,8 +149,8 @@ cdef class ByteLevelBpe(Model):
                          Py_ssize_t m, ByteBpeWork* w) noexcept nogil
     cdef int _encode_word(self, const unsigned char* s, Py_ssize_t n, ByteBpeWork* w) noexcept nogil
     cdef int _merge_word(self, const unsigned char* s, Py_ssize_t n, ByteBpeWork* w) noexcept nogil
-    cdef int _encode_dropping(self, const unsigned char* s, Py_ssize_t n, ByteBpeWork* w, IdBuf* ids,
-                              IdBuf* spans, Py_ssize_t base) noexcept nogil
+    cdef bint _holds_dropped(self, const unsigned char* s, Py_ssize_t n) noexcept nogil
+    cdef int _merge_dropping(self, const unsigned char* s, Py_ssize_t n, ByteBpeWork* w) noexcept nogil
     cdef inline int _encode_piece(self, const unsigned char* s, Py_ssize_t n, ByteBpeWork* w, IdBuf* ids,
                                   IdBuf* spans, Py_ssize_t base) noexcept nogil
     cdef int _encode_missed(self, const unsigned char* s, Py_ssize_t n, uint64_t h, uint64_t slot,

@@ -1112,10 +1112,6 @@ cdef class ByteLevelBpe(Model):
                 spans.data[spans.size + 1] = <int32_t>(base + 1)
                 spans.size += 2
             return 0
-        if self.drops_bytes:
-            for k in range(n):
-                if self.dropped[s[k]]:
-                    return self._encode_dropping(s, n, w, ids, spans, base)
         if n > WORD_IDS and s[0] == s[1] and self.run_id[s[0]] >= 0 and memchr_not(s, s[0], n) == NULL:
             # A run of one byte that never merges (GPT-2's indentation: 7 or 14 spaces),
             # too many ids for the word cache: n times the byte's id, as _merge_word gives.
@@ -1168,25 +1164,30 @@ cdef class ByteLevelBpe(Model):
         cdef const int32_t* triples
         if n > INT32_MAX - 1:
             return ERR_TOO_LONG
-        if n >= SPLIT_MIN_BYTES and self.joined_pairs != NULL:
-            cut = self._next_cut(s, 1, n)
-            if cut < n:
-                # The whole-pre-token rules (ignore_merges, whole_newline_runs) look for a
-                # token, and no token holds the pair at a cut: the pieces are merged with
-                # no such rule (a piece that is a token may merge into other ids), so
-                # neither through the word cache, which holds whole pre-tokens.
-                k = 0
-                while True:
-                    w.out_ids.size = 0
-                    if self._merge_word(s + k, cut - k, w) < 0 or idbuf_append_triples(
-                            ids, spans, w.out_ids.data, w.out_ids.size // 3, base + k) < 0:
-                        return ERR_NO_MEMORY
-                    if cut == n:
-                        return 0
-                    k = cut
-                    cut = self._next_cut(s, k + 1, n)
-        if self._encode_word(s, n, w) < 0:
-            return ERR_NO_MEMORY
+        if self.drops_bytes and self._holds_dropped(s, n):
+            # (before the cuts: a dropped byte's neighbours may merge across it)
+            if self._merge_dropping(s, n, w) < 0:
+                return ERR_NO_MEMORY
+        else:
+            if n >= SPLIT_MIN_BYTES and self.joined_pairs != NULL:
+                cut = self._next_cut(s, 1, n)
+                if cut < n:
+                    # The whole-pre-token rules (ignore_merges, whole_newline_runs) look for a
+                    # token, and no token holds the pair at a cut: the pieces are merged with
+                    # no such rule (a piece that is a token may merge into other ids), so
+                    # neither through the word cache, which holds whole pre-tokens.
+                    k = 0
+                    while True:
+                        w.out_ids.size = 0
+                        if self._merge_word(s + k, cut - k, w) < 0 or idbuf_append_triples(
+                                ids, spans, w.out_ids.data, w.out_ids.size // 3, base + k) < 0:
+                            return ERR_NO_MEMORY
+                        if cut == n:
+                            return 0
+                        k = cut
+                        cut = self._next_cut(s, k + 1, n)
+            if self._encode_word(s, n, w) < 0:
+                return ERR_NO_MEMORY
         triples = w.out_ids.data
         count = w.out_ids.size // 3
         if e != NULL and count <= WORD_IDS:
@@ -1206,9 +1207,16 @@ cdef class ByteLevelBpe(Model):
                 e.ends[k] = <unsigned char>triples[3 * k + 2]
         return ERR_NO_MEMORY if idbuf_append_triples(ids, spans, triples, count, base) < 0 else 0
 
-    cdef int _encode_dropping(self, const unsigned char* s, Py_ssize_t n, ByteBpeWork* w, IdBuf* ids,
-                              IdBuf* spans, Py_ssize_t base) noexcept nogil:
-        """encode() of a pre-token holding a dropped byte (build's drop_unknown_bytes).
+    cdef bint _holds_dropped(self, const unsigned char* s, Py_ssize_t n) noexcept nogil:
+        cdef Py_ssize_t k
+        for k in range(n):
+            if self.dropped[s[k]]:
+                return True
+        return False
+
+    cdef int _merge_dropping(self, const unsigned char* s, Py_ssize_t n, ByteBpeWork* w) noexcept nogil:
+        """_encode_word of a pre-token holding a dropped byte (build's drop_unknown_bytes):
+        its (id, start, end) triples into w.out_ids; 0, or -1 (memory).
 
         Parity: tokenizers BPE::merge_word with no unk_token and no byte_fallback: a
         character that is no token adds no symbol, and the symbols around it are merged
@@ -1222,15 +1230,11 @@ cdef class ByteLevelBpe(Model):
             # Parity: BPE::tokenize (ignore_merges) looks the whole word up first.
             whole = self._token_of(s, n)
             if whole >= 0:
-                if self._emit(s, whole, 0, <int32_t>n, w) < 0:
-                    return ERR_NO_MEMORY
-                return ERR_NO_MEMORY if idbuf_append_triples(ids, spans, w.out_ids.data, 1, base) < 0 else 0
+                return self._emit(s, whole, 0, <int32_t>n, w)
         w.kept.size = 0
         w.kept_at.size = 0
-        if n > INT32_MAX - 1:
-            return ERR_TOO_LONG
         if bytebuf_reserve(&w.kept, n) < 0 or idbuf_reserve(&w.kept_at, n) < 0:
-            return ERR_NO_MEMORY
+            return -1
         for k in range(n):
             if not self.dropped[s[k]]:
                 w.kept.data[m] = <char>s[k]
@@ -1240,14 +1244,14 @@ cdef class ByteLevelBpe(Model):
             return 0
         # No whole-pre-token rule: tokenizers looked the word up whole before dropping.
         if self._merge_word(<const unsigned char*>w.kept.data, m, w) < 0:
-            return ERR_NO_MEMORY
+            return -1
         t = w.out_ids.data
         at = w.kept_at.data
         count = w.out_ids.size // 3
         for k in range(count):
             t[3 * k + 2] = at[t[3 * k + 2] - 1] + 1
             t[3 * k + 1] = at[t[3 * k + 1]]
-        return ERR_NO_MEMORY if idbuf_append_triples(ids, spans, t, count, base) < 0 else 0
+        return 0
 
     cdef int _ready_caches(self, ByteBpeWork* w) noexcept nogil:
         """Empty the word cache and the pair memo of a work last used by another model
