@@ -7,6 +7,8 @@ from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc, realloc
 from libc.string cimport memcmp, memcpy
 
+from toksmith._core.byte_keys cimport prefetch
+
 
 # ------------------------------------------------------------------ pair -> value map
 
@@ -82,6 +84,11 @@ cdef inline PairSlot* pairmap_entry(PairMap* m, uint64_t key, bint* created) noe
     m.used += 1
     created[0] = True
     return &m.slots[j]
+
+
+cdef inline void pairmap_prefetch(const PairMap* m, uint64_t key) noexcept nogil:
+    """Start loading the home slot of `key` (a lookup soon after then waits less)."""
+    prefetch(&m.slots[<Py_ssize_t>(_mix(key + 1) & <uint64_t>m.mask)])
 
 
 cdef inline int32_t pairmap_get(const PairMap* m, uint64_t key) noexcept nogil:
@@ -275,6 +282,10 @@ cdef inline Entry heap_pop(Heap* h) noexcept nogil:
             child = 2 * i + 1
             if child >= n:
                 break
+            if 4 * i + 6 < n:       # the next level's four candidates: 128 bytes, 2-3 lines
+                prefetch(&h.data[4 * i + 3])
+                prefetch(&h.data[4 * i + 5])
+                prefetch(&h.data[4 * i + 6])
             if child + 1 < n and _before(&h.data[child + 1], &h.data[child]):
                 child += 1
             if not _before(&h.data[child], &last):

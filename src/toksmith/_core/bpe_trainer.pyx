@@ -31,7 +31,7 @@ from toksmith._core.byte_keys cimport prefetch
 from toksmith._core.threadpool cimport parallel_for
 from toksmith._core.bpe_tables cimport (Change, ChangeBuf, changes_push, Entry, Heap, PairMap, PairSlot, PosList, _utf8_len,
                                         find_pair, heap_pop, heap_push, pair_key, pairmap_entry, pairmap_get,
-                                        pairmap_init, poslist_free, poslist_items, poslist_push)
+                                        pairmap_init, pairmap_prefetch, poslist_free, poslist_items, poslist_push)
 from toksmith._core.word_table cimport WordTable, table_add, table_find, table_free
 
 
@@ -67,6 +67,8 @@ cdef struct MergeJob:
 # merge visits words scattered over the whole table, each visit a cache miss otherwise.
 cdef Py_ssize_t PREFETCH_RECORDS = 16
 cdef Py_ssize_t PREFETCH_SYMBOLS = 8
+# How far ahead the pair map's slots are prefetched when recorded changes are applied.
+cdef Py_ssize_t PREFETCH_PAIRS = 16
 
 
 cdef void _merge_chunks(void* ctx, Py_ssize_t start, Py_ssize_t end) noexcept nogil:
@@ -233,13 +235,17 @@ cdef class BpeMergeTrainer:
 
     cdef int _split_plain_words(self, const unsigned char* words, const int64_t* offsets) noexcept nogil:
         """`_split_words` without prefix or suffix: a symbol is its character's own token,
-        looked up once per ASCII character and once per occurrence of the others."""
-        cdef Py_ssize_t w, i, clen, end
+        looked up once per character of one or two bytes (all of GPT-2's byte characters)
+        and once per occurrence of the others."""
+        cdef Py_ssize_t w, i, clen, end, code
         cdef int64_t out = 0
         cdef int32_t id
         cdef int32_t ascii_ids[128]          # -2: not looked up yet, -1: not in the alphabet
+        cdef int32_t two_byte_ids[2048]      # the same, by code point (U+0080..U+07FF)
         for i in range(128):
             ascii_ids[i] = -2
+        for i in range(2048):
+            two_byte_ids[i] = -2
         for w in range(self.n_words):
             self.words[w].start = out
             i = offsets[w]
@@ -255,7 +261,14 @@ cdef class BpeMergeTrainer:
                     clen = _utf8_len(words[i])
                     if i + clen > end:
                         clen = end - i
-                    id = <int32_t>table_find(&self.strings, <const char*>words + i, clen)
+                    if clen == 2:
+                        code = ((words[i] & 0x1F) << 6) | (words[i + 1] & 0x3F)
+                        id = two_byte_ids[code]
+                        if id == -2:
+                            id = <int32_t>table_find(&self.strings, <const char*>words + i, 2)
+                            two_byte_ids[code] = id
+                    else:
+                        id = <int32_t>table_find(&self.strings, <const char*>words + i, clen)
                 if id >= 0:
                     self.sym[out] = id
                     if self.sym_len != NULL:
@@ -313,6 +326,8 @@ cdef class BpeMergeTrainer:
         cdef int32_t count
         cdef Entry e
         for i in range(self.n_pending):
+            if i + PREFETCH_PAIRS < self.n_pending:
+                pairmap_prefetch(&self.pair_counts, self.pending_keys[i + PREFETCH_PAIRS])
             count = pairmap_get(&self.pair_counts, self.pending_keys[i])
             if count > 0:
                 e.count = <uint64_t>count
@@ -436,6 +451,8 @@ cdef class BpeMergeTrainer:
                 return -1
             for k in range(self.bufs[chunk].size):
                 ch = &self.bufs[chunk].data[k]
+                if k + PREFETCH_PAIRS < self.bufs[chunk].size:
+                    pairmap_prefetch(&self.pair_counts, ch[PREFETCH_PAIRS].key)
                 if ch.w < 0:
                     if self._add_count(ch.key, ch.delta) == NULL:
                         return -1
