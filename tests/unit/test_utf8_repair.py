@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import random
 
-from toksmith._core.utf8_repair import LlamaCppUtf8Repair, PythonUtf8Repair
+from toksmith._core.utf8_repair import LlamaCppUtf8Repair, PythonUtf8Repair, valid_utf8_prefix
 
 CASES = [b"", b"plain ascii", "日本語 é 😀".encode(), b"\x80", b"a\xffb", b"\xc3", b"\xc3(", b"\xe2\x82",
          b"\xe2\x82(", b"\xf0\x9f\x98", b"\xed\xa0\x80", b"\xc0\x80", b"\xf4\x90\x80\x80", b"\xf8\x88\x80\x80\x80",
@@ -27,6 +27,19 @@ def test_python_rules_are_cpython_replace():
     repair = PythonUtf8Repair()
     for raw in CASES + random_bytes(1, 20000):
         assert repair.normalize_text(raw) == raw.decode("utf-8", "replace").encode("utf-8"), raw
+
+
+def test_valid_prefix_is_what_cpython_decodes():
+    # The corpus reader's check (training/corpus.py): the first byte CPython's strict decoder
+    # refuses, or the whole length. Long ASCII runs around each case take the 8-byte path.
+    for raw in CASES + random_bytes(2, 20000):
+        for text in (raw, b"x" * 19 + raw + b"y" * 9):
+            try:
+                text.decode("utf-8")
+                expected = len(text)
+            except UnicodeDecodeError as e:
+                expected = e.start
+            assert valid_utf8_prefix(text) == expected, text
 
 
 def test_valid_text_comes_back_unchanged():

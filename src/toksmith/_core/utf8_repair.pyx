@@ -192,3 +192,17 @@ cdef bytes normalized_bytes(Normalizer normalizer, bytes text):
         return out.data[:out.size]
     finally:
         bytebuf_free(&out)
+
+
+def valid_utf8_prefix(const unsigned char[::1] data):
+    """How many leading bytes of `data` are well-formed UTF-8 (all of them when it is):
+    what ``bytes.decode("utf-8")`` accepts, without making the str.
+
+    >>> valid_utf8_prefix(b"ab\\xffc")    # doctest: +SKIP
+    2"""
+    cdef Py_ssize_t n = data.shape[0], valid
+    if n == 0:
+        return 0
+    with nogil:
+        valid = _valid_prefix(&data[0], n)
+    return valid

@@ -26,6 +26,8 @@ from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc, realloc
 from libc.string cimport memchr, memcmp, memcpy, memset
 
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
+
 from toksmith._core.buffers cimport ByteBuf, IdBuf, bytebuf_free, idbuf_free
 from toksmith._core.normalizer cimport NORMALIZED_LATE_START, TEXT_UNCHANGED, Normalizer
 from toksmith._core.pretokenizer cimport PRETOK_REWRITTEN, PreTokenizer, PreTokenizerWork, pretok_work_free
@@ -262,11 +264,59 @@ cdef class WordCounter:
         """(UTF-8 of every distinct word back to back, offsets array('q'), counts array('Q')),
         in order of first appearance; words that come out equal (an added token's text
         and a mapped pre-token) are one word."""
+        cdef Py_ssize_t i, n = self.total.n
+        cdef bint pretokens = False, added = False
+        for i in range(n):
+            if self.total.data[self.total.starts[i]] == 0:
+                pretokens = True
+            else:
+                added = True
+        if pretokens and added:
+            return self._merged_words()
+        # No two keys can come out equal (all are pre-tokens, byte_map is one-to-one, or all
+        # are added tokens): written straight out.
+        cdef Py_ssize_t size = 0, j, k
+        cdef const unsigned char* key
+        for i in range(n):
+            key = <const unsigned char*>self.total.data + self.total.starts[i]
+            k = self.total.starts[i + 1] - self.total.starts[i]
+            if key[0] == 0 and self.map_bytes:
+                for j in range(1, k):
+                    size += self.byte_map[key[j]][3]
+            else:
+                size += k - 1
+        blob = PyBytes_FromStringAndSize(NULL, size)
+        offsets = array("q", [0]) * (n + 1)
+        counts = array("Q", [0]) * n
+        cdef char* out = PyBytes_AS_STRING(blob)
+        cdef int64_t[::1] offset_view = offsets
+        cdef uint64_t[::1] count_view = counts
+        cdef Py_ssize_t at = 0
+        with nogil:
+            for i in range(n):
+                key = <const unsigned char*>self.total.data + self.total.starts[i]
+                k = self.total.starts[i + 1] - self.total.starts[i]
+                if key[0] == 0 and self.map_bytes:
+                    for j in range(1, k):
+                        memcpy(out + at, self.byte_map[key[j]], self.byte_map[key[j]][3])
+                        at += self.byte_map[key[j]][3]
+                else:
+                    memcpy(out + at, key + 1, k - 1)
+                    at += k - 1
+                offset_view[i + 1] = at
+                count_view[i] = self.total.counts[i]
+        return blob, offsets, counts
+
+    def _merged_words(self):
+        """`words()` where a mapped pre-token may equal an added token's text: the words
+        re-counted in a table of their own (the first appearance keeps the place)."""
         cdef WordTable final
         cdef ByteBuf buf
         cdef Py_ssize_t i, j, size
         cdef const unsigned char* key
         cdef int rc = 0
+        cdef int64_t[::1] offset_view
+        cdef uint64_t[::1] count_view
         memset(&final, 0, sizeof(WordTable))
         memset(&buf, 0, sizeof(ByteBuf))
         try:
@@ -296,11 +346,12 @@ cdef class WordCounter:
                 raise MemoryError()
             offsets = array("q", [0]) * (final.n + 1)
             counts = array("Q", [0]) * final.n
+            offset_view = offsets
+            count_view = counts
             for i in range(final.n):
-                offsets[i + 1] = final.starts[i + 1]
-                counts[i] = final.counts[i]
-            blob = final.data[:final.size] if final.n else b""
-            return blob, offsets, counts
+                offset_view[i + 1] = final.starts[i + 1]
+                count_view[i] = final.counts[i]
+            return (final.data[:final.size] if final.n else b""), offsets, counts
         finally:
             table_free(&final)
             bytebuf_free(&buf)

@@ -22,6 +22,7 @@ from collections.abc import Iterable, Iterator
 from typing import BinaryIO
 from dataclasses import dataclass, field
 
+from toksmith._core.utf8_repair import valid_utf8_prefix
 from toksmith.errors import ToksmithError
 
 BLOCK_BYTES = 1 << 20          # a counting task: whole lines, about this many bytes
@@ -153,6 +154,8 @@ def _file_blocks(path: str) -> Iterator[bytes]:
 
 
 def _check_utf8(path: str, block: bytes, offset: int) -> None:
+    if valid_utf8_prefix(block) == len(block):     # no str made for a block that is well-formed
+        return
     try:
         block.decode("utf-8")
     except UnicodeDecodeError as e:
