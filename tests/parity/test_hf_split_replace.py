@@ -29,6 +29,7 @@ from tests.regex_reference import (BEHAVIORS, char_offsets, marker_for, random_p
 from toksmith._core.hf_regex_stages import HfReplace, HfSplit
 from toksmith.hf.native_regex import compiled_pattern
 from toksmith.hf.onig_regex import parse_onig
+from toksmith.hf.onig_syntax import _native_patterns, compile_error, oniguruma_error
 from toksmith.hf.split_patterns import GPT2_REGEX, LLAMA3_REGEX, QWEN2_REGEX
 from toksmith.pretokenizers.backtrack_program import RegexUnsupported, nullable, simplify
 
@@ -147,6 +148,18 @@ def test_split_behaviors_and_replace_contents(corpus_lines, tricky_strings, kind
         mine = HfReplace(regex, content.encode())
         for text in texts:
             assert mine.normalize_text(text) == ref.normalize_str(text), (kind, pattern, content, text[:120])
+
+
+def test_patterns_read_without_compiling_are_ones_oniguruma_compiles():
+    # The reader takes the hand-split patterns as valid without compiling them
+    # (hf/onig_syntax.py): each must pass the compiling check and load in tokenizers.
+    patterns = _native_patterns()
+    assert {GPT2_REGEX, LLAMA3_REGEX, QWEN2_REGEX} <= patterns
+    for pattern in patterns:
+        assert compile_error(pattern) is None, pattern
+        assert oniguruma_error(pattern) is None, pattern
+        pre_tokenizers.Split(Regex(pattern), "isolated")      # raises if Oniguruma refuses it
+    assert oniguruma_error(LLAMA3_REGEX + "(") is not None    # a near miss is compiled, and refused
 
 
 def test_random_patterns_match_tokenizers(corpus_lines):

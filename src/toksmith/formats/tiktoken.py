@@ -14,7 +14,6 @@ file name, or named with ``encoding=``; any other rank file takes ``pattern=`` a
 """
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 from dataclasses import dataclass
@@ -163,6 +162,7 @@ def parse_tiktoken(data: bytes, source: str = "<bytes>", *, encoding: str | None
 
 def _known_encoding(data: bytes, source: str, encoding: str | None, n_ranks: int) -> KnownEncoding | None:
     """The encoding of the file: named by `encoding`, recognised by sha256, or by file name."""
+    import hashlib          # here, not at the top: it loads OpenSSL (3 ms)
     digest = hashlib.sha256(data).hexdigest()
     if encoding is not None:
         if encoding not in KNOWN_ENCODINGS:

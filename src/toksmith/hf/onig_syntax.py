@@ -19,8 +19,7 @@ True
 from __future__ import annotations
 
 import re
-
-import regex
+from functools import cache
 
 # Complaints of `regex` that Oniguruma shares (prefixes of regex.error messages).
 _SHARED = ("missing )", "unbalanced parenthesis", "unterminated character set", "nothing to repeat",
@@ -39,8 +38,25 @@ _ONIG_ONLY = [
 ]
 
 
+@cache
+def _native_patterns() -> frozenset[str]:
+    """The patterns toksmith splits by hand (split_patterns.oniguruma_splitter): those
+    of the real files that tokenizers loads, so known to compile in Oniguruma."""
+    from toksmith._core.pretok_llama import ONIGURUMA_STAGES
+    from toksmith.hf.split_patterns import O200K_REGEX
+    return frozenset(ONIGURUMA_STAGES) | {O200K_REGEX}
+
+
 def oniguruma_error(pattern: str) -> str | None:
     """None when Oniguruma is expected to compile `pattern`, else the complaint."""
+    if pattern in _native_patterns():
+        return None             # no `regex` import nor compile for the common files
+    return compile_error(pattern)
+
+
+def compile_error(pattern: str) -> str | None:
+    """`oniguruma_error` of any pattern, found by compiling it."""
+    import regex
     for finder, message in _ONIG_ONLY:
         if finder.search(pattern):
             return message

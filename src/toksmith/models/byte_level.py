@@ -37,7 +37,6 @@ from toksmith._core.specials import SpecialSplitter
 from toksmith._core.utf8_repair import LlamaCppUtf8Repair, PythonUtf8Repair
 from toksmith._core.whitespace_session import LlamaCppLowercase, WhitespaceSegments
 from toksmith.errors import UnsupportedFeatureError
-from toksmith.formats.gguf import without_kmer_markers
 from toksmith.models.common import bad_data_names_file, build_engine, default_splitter, special_or_text_renders
 from toksmith.pretokenizers.llama_cpp import (BPE_MODELS, DNA_KMER_LENGTH, DNA_KMER_MARKER, BpeSession,
                                               PreTokenizerSpec, PreType, pre_tokenizer_spec, regexes_for)
@@ -77,6 +76,7 @@ def _gguf_spec(bl: ByteLevelSpec, load_options) -> TokenizerSpec:
     if BPE_MODELS[bl.gguf_model.value].strip_kmer_marker:
         # Parity: llama_vocab::impl::load (hybriddna): id_to_token texts lose the k-mer
         # marker; special-token splitting and token_get_text see them so.
+        from toksmith.formats.gguf import without_kmer_markers
         texts = without_kmer_markers(texts)
     pieces = Vocab(pieces=texts, scores=[0.0] * len(texts),
                    types=vocab.types if vocab.types is not None else bytes([TokenType.NORMAL]) * len(texts),

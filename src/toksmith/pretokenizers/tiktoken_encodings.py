@@ -25,7 +25,6 @@ upper/lower case distinction of non-ASCII letters in its collapsed text.
 from __future__ import annotations
 
 import enum
-import hashlib
 from dataclasses import dataclass, field
 from typing import Optional
 
@@ -146,6 +145,7 @@ def encodings_for_rank_file(data: bytes) -> list[TiktokenEncoding]:
     sized = [e for e in ENCODINGS.values() if e.rank_file.size == len(data)]
     if not sized:
         return []
+    import hashlib          # here, not at the top: it loads OpenSSL (3 ms)
     digest = hashlib.sha256(data).hexdigest()
     return [e for e in sized if e.rank_file.sha256 == digest]
 
