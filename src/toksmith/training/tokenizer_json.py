@@ -28,29 +28,38 @@ def trained_json(like_json: dict, vocab: list[bytes], merges: list[tuple[int, in
     """The tokenizer.json (UTF-8) of the trained model."""
     from toksmith._core.json_text import json_merges_text, json_vocab_text
     from toksmith.writers.hf_serialize import with_bpe_tables
-    texts = [t.decode("utf-8", "surrogatepass") for t in vocab]
-    by_text = {text: i for i, text in enumerate(texts)}
+    ids = {token: i for i, token in enumerate(vocab)}        # a text given twice: its last id
+    added_like = like_json.get("added_tokens") or []
+    wanted = [t["content"] for t in added_like] + list(options.special_tokens)
+    by_text = {}              # the vocabulary's ids of the texts the added tokens need
+    for text in wanted:
+        token_id = ids.get(text.encode("utf-8", "surrogatepass"))
+        if token_id is not None:
+            by_text[text] = token_id
     # `like`'s sections in its order, the model last; its vocab and merges are added last
     # (with_bpe_tables), written natively. A text given twice keeps the dict's form (its last id).
     out = {key: value for key, value in like_json.items() if key != "model"}
     model = {key: value for key, value in like_json["model"].items() if key not in ("vocab", "merges")}
     model["continuing_subword_prefix"] = options.continuing_subword_prefix
     model["end_of_word_suffix"] = options.end_of_word_suffix
-    added = _added_tokens(like_json.get("added_tokens") or [], options.special_tokens, by_text)
-    out["added_tokens"] = _as_loaded(added, by_text)
+    added = _added_tokens(added_like, options.special_tokens, by_text)
+    out["added_tokens"] = _as_loaded(added, by_text, len(ids))
     out["model"] = model
     compact = {"ensure_ascii": False, "separators": (",", ":")}
-    if len(by_text) == len(texts):
+    if len(ids) == len(vocab):
         tables = json_vocab_text(vocab).decode("utf-8"), json_merges_text(vocab, merges).decode("utf-8")
     else:
-        tables = json.dumps(by_text, **compact), json.dumps([[texts[a], texts[b]] for a, b in merges], **compact)
+        texts = [t.decode("utf-8", "surrogatepass") for t in vocab]
+        tables = (json.dumps({text: i for i, text in enumerate(texts)}, **compact),
+                  json.dumps([[texts[a], texts[b]] for a, b in merges], **compact))
     return with_bpe_tables(json.dumps(out, **compact), *tables).encode("utf-8")
 
 
-def _as_loaded(added: list[dict], vocab: dict[str, int]) -> list[dict]:
-    """The added tokens with the ids loading the file gives them (see the module docstring).
+def _as_loaded(added: list[dict], vocab: dict[str, int], vocab_size: int) -> list[dict]:
+    """The added tokens with the ids loading the file gives them (see the module docstring);
+    `vocab`: the vocabulary's id of each added text it holds, `vocab_size`: its distinct texts.
     Parity: added_vocabulary.rs `add_tokens` (a text seen already keeps its first id)."""
-    next_id = len(vocab)
+    next_id = vocab_size
     ids: dict[str, int] = {}
     out = []
     for token in added:
