@@ -11,6 +11,12 @@ from pathlib import Path
 
 import pytest
 
+# The references panic where the tests expect them to (tokenizers' Strip decoder on some
+# token texts): with RUST_BACKTRACE=1 in the environment each panic would symbolize and
+# print a backtrace, about 5 ms apiece (minutes over the decoder suites). Set before any
+# test runs, so before the first panic (Rust reads the variable once).
+os.environ["RUST_BACKTRACE"] = "0"
+
 # Parity lines reported by the test now running in this process, and the lines gathered for
 # the summary from every test's report (with pytest-xdist the tests run in worker processes:
 # the lines travel to the controller in the teardown report's user_properties).

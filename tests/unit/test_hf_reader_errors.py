@@ -8,15 +8,12 @@ of two duplicate ids, panicking only at encode time) that toksmith refuses on pu
 from __future__ import annotations
 
 import json
-import os
 
 import pytest
 from tokenizers import Tokenizer, models, pre_tokenizers, processors
 
 import toksmith
 from toksmith.hf.reader import read_hf_json
-
-os.environ.setdefault("RUST_BACKTRACE", "0")
 
 VOCAB = {"[UNK]": 0, "[CLS]": 1, "[SEP]": 2, "a": 3, "b": 4, "ab": 5}
 
