@@ -22,8 +22,13 @@ With --repeats N every trainer runs N times (each a fresh process, one after ano
 the table and the ratios use the median wall and user times, the range shows the fastest
 and slowest wall time, and peak RSS is the largest of the N.
 
+With --paired N it then times toksmith against sentencepiece in N alternating rounds
+(toksmith, then sentencepiece, in each round): the ratio of each round's wall times, their
+median and range. A shared machine's speed drifts over a run by more than a few percent;
+the ratio within a round does not.
+
     TOKSMITH_FIXTURES=../shared/fixtures python benchmarks/bench_train.py [--vocab 32000] [--threads 2]
-        [--kinds bpe,bytes,unigram] [--no-hf] [--repeats 1]
+        [--kinds bpe,bytes,unigram] [--no-hf] [--repeats 1] [--paired 0]
 """
 from __future__ import annotations
 
@@ -139,6 +144,8 @@ def main() -> None:
                         help="any of bpe (like= pipelines), bytes (the byte-stream configuration), unigram")
     parser.add_argument("--no-hf", action="store_true", help="leave HF's trainers out (they take a minute)")
     parser.add_argument("--repeats", type=int, default=1, help="runs of each trainer (medians reported)")
+    parser.add_argument("--paired", type=int, default=0,
+                        help="then N alternating rounds of toksmith and sentencepiece (median wall ratio)")
     args = parser.parse_args()
     global REPEATS
     REPEATS = max(1, args.repeats)
@@ -163,6 +170,8 @@ def main() -> None:
             _byte_stream_rows(rows, args, tmp, corpus)
         if "unigram" in kinds:
             _unigram_rows(rows, args, tmp, corpus)
+        if args.paired > 0:
+            _paired_ratios(args, kinds, fixtures, tmp, corpus)
 
 
 def _bpe_rows(rows: list, args, fixtures: Path, tmp: Path, corpus: Path) -> None:
@@ -253,6 +262,36 @@ def _byte_stream_pipeline(tmp: Path) -> Path:
     path = tmp / "byte-stream.tokenizer.json"
     tok.save(str(path))
     return path
+
+
+def _paired_ratios(args, kinds: list[str], fixtures: Path, tmp: Path, corpus: Path) -> None:
+    """toksmith's wall time over sentencepiece's, round by round (see the module docstring)."""
+    from tests.parity.bpe_training_pipelines import write_pipeline
+    pairs = []          # (label, toksmith kind, its like file, sentencepiece kind)
+    if "bpe" in kinds:
+        for pipeline in args.pipelines.split(","):
+            pairs.append((f"toksmith ({pipeline}) / sentencepiece bpe", "toksmith",
+                          write_pipeline(pipeline, fixtures, tmp), "spm"))
+        pairs.append(("toksmith spm-bpe / sentencepiece bpe", "toksmith-spm-bpe", None, "spm"))
+    if "bytes" in kinds:
+        pairs.append(("toksmith byte-stream / sentencepiece bpe", "bytes", None, "spm"))
+    if "unigram" in kinds:
+        pairs.append(("toksmith unigram / sentencepiece unigram", "toksmith-unigram", None, "spm-unigram"))
+    print(f"paired: {args.paired} rounds, toksmith then sentencepiece in each; wall-time ratio")
+    print(f"{'pair':44} {'median':>7} {'range':>12}")
+    for label, ours_kind, like, spm_kind in pairs:
+        ratios = []
+        for _ in range(args.paired):
+            suffix = ".json" if ours_kind in ("toksmith", "bytes") else ".model"
+            ours = _run_once(ours_kind, corpus, like, args.vocab, args.threads, tmp / f"paired-{ours_kind}{suffix}")
+            spm = _run_once(spm_kind, corpus, None, args.vocab, args.threads, tmp / f"paired-{spm_kind}")
+            if "error" in ours or "error" in spm:
+                ratios = []
+                print(f"{label:44} unavailable: {ours.get('error') or spm.get('error')}")
+                break
+            ratios.append(ours["wall"] / spm["wall"])
+        if ratios:
+            print(f"{label:44} {statistics.median(ratios):7.2f} {min(ratios):5.2f}-{max(ratios):<5.2f}")
 
 
 def _print(name: str, r: dict) -> None:
