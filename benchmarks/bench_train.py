@@ -281,8 +281,8 @@ def _paired_ratios(args, kinds: list[str], fixtures: Path, tmp: Path, corpus: Pa
     print(f"{'pair':44} {'median':>7} {'range':>12}")
     for label, ours_kind, like, spm_kind in pairs:
         ratios = []
+        suffix = ".json" if ours_kind in ("toksmith", "bytes") else ".model"
         for _ in range(args.paired):
-            suffix = ".json" if ours_kind in ("toksmith", "bytes") else ".model"
             ours = _run_once(ours_kind, corpus, like, args.vocab, args.threads, tmp / f"paired-{ours_kind}{suffix}")
             spm = _run_once(spm_kind, corpus, None, args.vocab, args.threads, tmp / f"paired-{spm_kind}")
             if "error" in ours or "error" in spm:
