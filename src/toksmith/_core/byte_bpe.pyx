@@ -1208,6 +1208,7 @@ cdef class ByteLevelBpe(Model):
         return ERR_NO_MEMORY if idbuf_append_triples(ids, spans, triples, count, base) < 0 else 0
 
     cdef bint _holds_dropped(self, const unsigned char* s, Py_ssize_t n) noexcept nogil:
+        """Whether s[:n] holds a byte the vocabulary lacks (build's drop_unknown_bytes)."""
         cdef Py_ssize_t k
         for k in range(n):
             if self.dropped[s[k]]:

@@ -264,27 +264,25 @@ cdef class WordCounter:
         """(UTF-8 of every distinct word back to back, offsets array('q'), counts array('Q')),
         in order of first appearance; words that come out equal (an added token's text
         and a mapped pre-token) are one word."""
-        cdef Py_ssize_t i, n = self.total.n
+        cdef Py_ssize_t i, j, length, size = 0, n = self.total.n
         cdef bint pretokens = False, added = False
-        for i in range(n):
-            if self.total.data[self.total.starts[i]] == 0:
+        cdef const unsigned char* key
+        for i in range(n):              # the kinds of key, and the output's size
+            key = <const unsigned char*>self.total.data + self.total.starts[i]
+            length = self.total.starts[i + 1] - self.total.starts[i]
+            if key[0] == 0:
                 pretokens = True
             else:
                 added = True
+            if key[0] == 0 and self.map_bytes:
+                for j in range(1, length):
+                    size += self.byte_map[key[j]][3]
+            else:
+                size += length - 1
         if pretokens and added:
             return self._merged_words()
         # No two keys can come out equal (all are pre-tokens, byte_map is one-to-one, or all
         # are added tokens): written straight out.
-        cdef Py_ssize_t size = 0, j, k
-        cdef const unsigned char* key
-        for i in range(n):
-            key = <const unsigned char*>self.total.data + self.total.starts[i]
-            k = self.total.starts[i + 1] - self.total.starts[i]
-            if key[0] == 0 and self.map_bytes:
-                for j in range(1, k):
-                    size += self.byte_map[key[j]][3]
-            else:
-                size += k - 1
         blob = PyBytes_FromStringAndSize(NULL, size)
         offsets = array("q", [0]) * (n + 1)
         counts = array("Q", [0]) * n
@@ -295,14 +293,14 @@ cdef class WordCounter:
         with nogil:
             for i in range(n):
                 key = <const unsigned char*>self.total.data + self.total.starts[i]
-                k = self.total.starts[i + 1] - self.total.starts[i]
+                length = self.total.starts[i + 1] - self.total.starts[i]
                 if key[0] == 0 and self.map_bytes:
-                    for j in range(1, k):
+                    for j in range(1, length):
                         memcpy(out + at, self.byte_map[key[j]], self.byte_map[key[j]][3])
                         at += self.byte_map[key[j]][3]
                 else:
-                    memcpy(out + at, key + 1, k - 1)
-                    at += k - 1
+                    memcpy(out + at, key + 1, length - 1)
+                    at += length - 1
                 offset_view[i + 1] = at
                 count_view[i] = self.total.counts[i]
         return blob, offsets, counts
