@@ -4,7 +4,9 @@ Under llama.cpp's rules these are the tokens whose attributes include
 CONTROL, USER_DEFINED or UNKNOWN (llama_vocab's cache_special_tokens);
 user-defined ones are split out even without parse_special. Under
 sentencepiece's rules control and unknown pieces are split out with
-parse_special; user-defined pieces are matched by the model itself.
+parse_special; user-defined pieces are matched by the model itself. Under tokenizers'
+rules (tokenizer.json) special added tokens are split out with parse_special, other
+added tokens always.
 
 >>> [t.text for t in tok.special_tokens][:3]     # doctest: +SKIP
 ['<unk>', '<s>', '</s>']
@@ -130,6 +132,33 @@ def _tiktoken_special_tokens(spec: TokenizerSpec) -> list[SpecialToken]:
                    for text, i in specials.items()), key=lambda t: (t.id, t.text))
 
 
+def _hf_special_tokens(spec: TokenizerSpec) -> list[SpecialToken]:
+    """Parity: tokenizers 0.23 AddedVocabulary: every added token is split out of the raw
+    text, a special one only with parse_special (tokenizers' encode_special_tokens=False),
+    others always. The unknown token and the post-processor's special tokens that are no
+    added token are listed too, never split out (the model sees their text)."""
+    from toksmith.hf.special_roles import post_processor_ids
+    hf, vocab = spec.hf, spec.vocab
+    if hf is None:          # rules="hf" given for a file that is no tokenizer.json: its token types
+        return _llama_cpp_special_tokens(spec)
+    unk = vocab.special.unk
+    found = [SpecialToken(t.id, t.content,
+                          SpecialKind.UNKNOWN if t.id == unk else
+                          SpecialKind.CONTROL if t.special else SpecialKind.USER_DEFINED,
+                          SplitWhen.PARSE_SPECIAL if t.special else SplitWhen.ALWAYS,
+                          lstrip=t.lstrip, rstrip=t.rstrip)
+             for t in hf.added_tokens]
+    listed = {t.id for t in found}
+    for token_id in post_processor_ids(hf):
+        if token_id not in listed and token_id < len(vocab):
+            found.append(SpecialToken(token_id, vocab.piece(token_id), SpecialKind.CONTROL, SplitWhen.NEVER))
+            listed.add(token_id)
+    if unk is not None and unk not in listed and unk < len(vocab):
+        found.append(SpecialToken(unk, vocab.piece(unk), SpecialKind.UNKNOWN, SplitWhen.NEVER))
+    found.sort(key=lambda t: (t.id, t.text))
+    return found
+
+
 def _no_special_tokens(spec: TokenizerSpec) -> list[SpecialToken]:
     """The rwkv package's TRIE_TOKENIZER splits nothing out: every text goes to its trie."""
     return []
@@ -141,6 +170,7 @@ SPECIAL_TOKEN_RULES = {
     ReferenceRules.LLAMA_CPP: _llama_cpp_special_tokens,
     ReferenceRules.SENTENCEPIECE: _sentencepiece_special_tokens,
     ReferenceRules.RWKV: _no_special_tokens,
+    ReferenceRules.HF: _hf_special_tokens,
 }
 
 

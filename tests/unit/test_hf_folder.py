@@ -95,7 +95,8 @@ def test_bert_folder_matches_the_fixture_tokenizer_json(fixtures, tmp_path):
     shipped = read_hf_json((folder / "tokenizer.json").read_bytes(), "tokenizer.json")
     ours = read_folder(tmp_path)
     assert_specs_equal(ours, c.HfTokenizerSpec(**{**{f.name: getattr(shipped, f.name) for f in fields(shipped)},
-                                                  "has_truncation": False, "has_padding": False}))
+                                                  "has_truncation": False, "has_padding": False,
+                                                  "pad_token": None}))
 
 
 def test_resolution_order(tmp_path):

@@ -122,7 +122,7 @@ def read_spec(path: str | os.PathLike, options: LoadOptions = LoadOptions()) -> 
     if fmt is FileFormat.TIKTOKEN:
         return _tiktoken_spec(p.read_bytes(), str(p), options)
     if fmt is FileFormat.HF_JSON:
-        return _hf_json_spec(p.read_bytes(), str(p))
+        return _hf_json_spec(p.read_bytes(), str(p), _folder_special_texts(path))
     if fmt is FileFormat.RWKV_VOCAB:
         from toksmith.formats.rwkv import read_rwkv_vocab
         return read_rwkv_vocab(p)
@@ -165,10 +165,19 @@ def _tiktoken_spec(data: bytes, source: str, options: LoadOptions) -> TokenizerS
     return tokenizer_spec_of_byte_level(byte_level, options)
 
 
-def _hf_json_spec(data: bytes, source: str) -> TokenizerSpec:
+def _hf_json_spec(data: bytes, source: str, named_specials: dict[str, str] | None = None) -> TokenizerSpec:
     from toksmith.hf.pipeline import hf_tokenizer_spec
     from toksmith.hf.reader import read_hf_json
-    return hf_tokenizer_spec(read_hf_json(data, source), data)
+    return hf_tokenizer_spec(read_hf_json(data, source), data, named_specials)
+
+
+def _folder_special_texts(path: str | os.PathLike) -> dict[str, str] | None:
+    """The special tokens a model folder's config files name (as transformers'
+    AutoTokenizer reads them), when `path` is a folder; None for a file."""
+    if not Path(path).is_dir():
+        return None
+    from toksmith.hf.special_roles import folder_special_texts
+    return folder_special_texts(Path(path))
 
 
 def _hf_folder_spec(path: str | os.PathLike) -> TokenizerSpec | None:
@@ -186,4 +195,4 @@ def _hf_folder_spec(path: str | os.PathLike) -> TokenizerSpec | None:
         return None
     if kind not in (FolderKind.GPT2, FolderKind.BERT):
         return None
-    return hf_tokenizer_spec(read_folder(p))
+    return hf_tokenizer_spec(read_folder(p), named_specials=_folder_special_texts(p))

@@ -381,6 +381,7 @@ class HfTokenizerSpec:
 
     has_truncation/has_padding: the file's sections, which `encode` does not apply
     (the README says so); kept so `inspect` can show them.
+    pad_token: the padding section's token (transformers reports it as pad_token).
     """
 
     source: str
@@ -392,3 +393,4 @@ class HfTokenizerSpec:
     added_tokens: tuple[AddedToken, ...] = ()
     has_truncation: bool = False
     has_padding: bool = False
+    pad_token: str | None = None

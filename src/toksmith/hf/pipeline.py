@@ -26,16 +26,20 @@ from toksmith.errors import ModelFormatError, UnsupportedModelError
 from toksmith.hf import components as c
 from toksmith.hf._fields import shown_component
 from toksmith.hf.post_processing import engine_post_processor
+from toksmith.hf.special_roles import special_ids_of
 from toksmith.hf.split_patterns import byte_level_splitter
 from toksmith.models.common import bad_data_names_file
 from toksmith.spec import Algorithm, FileFormat, ReferenceRules, TokenizerSpec
 from toksmith.vocab import ByteLevelVocab, MergeOrder, TokenType, Vocab
 
 
-def hf_tokenizer_spec(hf: c.HfTokenizerSpec, source_data: bytes | None = None) -> TokenizerSpec:
+def hf_tokenizer_spec(hf: c.HfTokenizerSpec, source_data: bytes | None = None,
+                      named_specials: dict[str, str] | None = None) -> TokenizerSpec:
     """The `TokenizerSpec` of a tokenizer.json: every id's piece as tokenizers'
     `id_to_token` shows it (the model's token, or the added token's content), typed
-    NORMAL, CONTROL (special added token) or USER_DEFINED (other added token)."""
+    NORMAL, CONTROL (special added token) or USER_DEFINED (other added token); its
+    special ids from the file and `named_specials` (a model folder's config files,
+    `toksmith.hf.special_roles`)."""
     size = max(_model_id_end(hf.model), max([t.id + 1 for t in hf.added_tokens], default=0))
     if size == 0:
         raise ModelFormatError(hf.source, "$.model.vocab: the vocabulary is empty")
@@ -44,7 +48,8 @@ def hf_tokenizer_spec(hf: c.HfTokenizerSpec, source_data: bytes | None = None) -
         pieces[token.id] = token.content.encode("utf-8", "surrogatepass")
         types[token.id] = TokenType.CONTROL if token.special else TokenType.USER_DEFINED
     return TokenizerSpec(source=hf.source, file_format=FileFormat.HF_JSON, algorithm=_algorithm(hf),
-                         rules=ReferenceRules.HF, vocab=Vocab(pieces=pieces, scores=[0.0] * size, types=bytes(types)),
+                         rules=ReferenceRules.HF, vocab=Vocab(pieces=pieces, scores=[0.0] * size, types=bytes(types),
+                                                              special=special_ids_of(hf, pieces, named_specials)),
                          normalizer=None, decoder=None, source_data=source_data, hf=hf)
 
 

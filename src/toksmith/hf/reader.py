@@ -153,6 +153,12 @@ def _section_object_or_null(f: Fields, key: str) -> bool:
     return value is not None
 
 
+def _padding_token(f: Fields) -> str | None:
+    """$.padding.pad_token (tokenizers' PaddingParams default: "[PAD]")."""
+    padding = Fields(f.raw("padding"), f.at("padding"), f.source)
+    return padding.str("pad_token", "[PAD]")
+
+
 def read_hf_json(data: bytes | str, source: str) -> c.HfTokenizerSpec:
     """Parse the bytes of a tokenizer.json; `source` names the file in error messages."""
     return read_hf_json_sections(data, source)[0]
@@ -210,6 +216,7 @@ def _read(obj: Any, source: str) -> c.HfTokenizerSpec:
         f.fail("version", f"expected \"1.0\"; found {version!r}")
     has_truncation = _section_object_or_null(f, "truncation")
     has_padding = _section_object_or_null(f, "padding")
+    pad_token = _padding_token(f) if has_padding else None
     if not f.has("model"):
         f.fail(None, "missing field 'model'")
     model = read_model(f.raw("model"), f.at("model"), source)
@@ -242,7 +249,7 @@ def _read(obj: Any, source: str) -> c.HfTokenizerSpec:
     f.done()
     return c.HfTokenizerSpec(source=source, model=model, normalizer=normalizer, pre_tokenizer=pre_tokenizer,
                              post_processor=post_processor, decoder=decoder, added_tokens=added,
-                             has_truncation=has_truncation, has_padding=has_padding)
+                             has_truncation=has_truncation, has_padding=has_padding, pad_token=pad_token)
 
 
 __all__ = ["read_hf_json", "parse_json", "as_u32"]
