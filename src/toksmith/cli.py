@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import re
@@ -77,27 +78,39 @@ def _load(model: str | None, quiet: bool) -> toksmith.Tokenizer:
     return toksmith.load_embedded()
 
 
-def _lines(stream) -> Iterator[str]:
-    for line in stream:
-        yield line[:-1] if line.endswith("\n") else line
+def _binary_lines(stream) -> Iterator[str]:
+    """Lines of a binary stream, read one at a time, as UTF-8 whatever the locale says:
+    split at b"\n" only (a \r stays in its line), invalid bytes kept as surrogates."""
+    for raw in stream:
+        yield (raw[:-1] if raw.endswith(b"\n") else raw).decode("utf-8", "surrogateescape")
 
 
 def _stdin_lines() -> Iterator[str]:
-    """Lines of stdin as UTF-8 whatever the locale says; invalid bytes kept as surrogates."""
-    for raw in sys.stdin.buffer:
-        yield raw.rstrip(b"\n").decode("utf-8", "surrogateescape")
+    return _binary_lines(sys.stdin.buffer)
 
 
 def _encode(args) -> None:
     if args.text is not None and args.file:
         raise SystemExit("toksmith: error: give TEXT or --file, not both")
     if args.text is not None:
-        texts: Iterable[str] = [args.text]
-    elif args.file and args.file != "-":
-        with open(args.file, encoding="utf-8", errors="surrogateescape") as f:
-            texts = list(_lines(f))
-    else:
-        texts = _stdin_lines()
+        _encode_texts(args, [args.text])
+        return
+    with _input_file(args.file) as stream:
+        _encode_texts(args, _binary_lines(stream))
+
+
+@contextlib.contextmanager
+def _input_file(name: str | None):
+    """The binary stream `encode` reads: the file `name` (opened now, so that a missing
+    file fails before the tokenizer loads), or stdin for None and "-"."""
+    if not name or name == "-":
+        yield sys.stdin.buffer
+        return
+    with open(name, "rb") as stream:
+        yield stream
+
+
+def _encode_texts(args, texts: Iterable[str]) -> None:
     tok = _load(args.model, args.quiet)
     out = sys.stdout
     for text in texts:
@@ -163,9 +176,22 @@ def _inspect(args) -> None:
 
 
 def _convert(args) -> None:
-    tok = toksmith.load(args.input, pre=args.pre, encoding=args.encoding)
-    written = tok.save(args.output, format=args.format)
+    try:
+        tok = toksmith.load(args.input, pre=args.pre, encoding=args.encoding)
+        written = tok.save(args.output, format=args.format)
+    except (toksmith.ToksmithError, ValueError, TypeError) as e:
+        raise SystemExit(f"toksmith: error: {_with_cli_flags(str(e))}") from None
     print(f"toksmith: wrote {written} ({tok.vocab_size} tokens)", file=sys.stderr)
+
+
+# The keyword arguments of load() and save() that `convert` takes as flags: an error
+# from the library names the keyword ("format='x' is not one of ..."), the user typed the flag.
+_CONVERT_KEYWORDS = re.compile(r"(?<![\w.-])(format|pre|encoding)= ?")
+
+
+def _with_cli_flags(message: str) -> str:
+    """`message` naming `convert`'s flags (--format X) where it names keywords (format=X)."""
+    return _CONVERT_KEYWORDS.sub(lambda m: f"--{m.group(1)} ", message)
 
 
 def _stdout_gone() -> None:

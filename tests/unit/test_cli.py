@@ -390,3 +390,62 @@ def test_convert_refusal_names_what_is_missing_and_writes_nothing(tmp_path):
     assert_cli_error(cli("convert", toksmith.embedded_model_path(), str(out)), "cannot be written as",
                      "unigram")
     assert not out.exists()
+
+
+# ----------------------------------------------------------------- encode -f and stdin (issue 30, item 12)
+
+# CRLF, a lone CR (mid-line, at a line's start and at the very end), invalid UTF-8 and no final newline.
+MIXED_LINE_ENDINGS = (b"crlf line\r\nlone\rcr inside\ninvalid \xff\xfe utf8\r\n\rstarts with cr\n"
+                      b"\n\xc3\nno final newline\r")
+
+
+@pytest.mark.parametrize("flags", [(), ("--pieces",), ("--json",), ("--pieces", "--json")])
+def test_encode_file_and_stdin_agree_byte_for_byte(sp, tmp_path, flags):
+    path = tmp_path / "mixed.txt"
+    path.write_bytes(MIXED_LINE_ENDINGS)
+    from_file = cli("encode", *flags, "-f", str(path))
+    from_stdin = cli("encode", *flags, stdin=MIXED_LINE_ENDINGS)
+    assert from_file.returncode == from_stdin.returncode == 0, (from_file.stderr, from_stdin.stderr)
+    assert from_file.stdout == from_stdin.stdout
+    if not flags:
+        # Lines split at b"\n" only, each as sentencepiece encodes its bytes.
+        want = [ids_line(sp.encode(raw)) for raw in MIXED_LINE_ENDINGS.split(b"\n")]
+        assert out_lines(from_file) == want
+
+
+# Runs a command with stdin from a file and prints its peak resident set size (KiB).
+_PEAK_RSS = ("import resource, subprocess, sys\n"
+             "with open(sys.argv[1], 'rb') as f:\n"
+             "    subprocess.run(sys.argv[2:], stdin=f, stdout=subprocess.DEVNULL, check=True)\n"
+             "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n")
+
+
+def _peak_rss_kib(stdin_path, *args: str) -> int:
+    result = subprocess.run([sys.executable, "-c", _PEAK_RSS, str(stdin_path), sys.executable, "-m",
+                             "toksmith.cli", *with_demo_model(args)], capture_output=True, timeout=300)
+    assert result.returncode == 0, result.stderr.decode(errors="replace")
+    return int(result.stdout)
+
+
+def test_encode_file_streams_in_bounded_memory(tmp_path):
+    line = (b"streaming lines " * 4096)[:65535] + b"\n"         # 64 KiB lines
+    big, small = tmp_path / "big.txt", tmp_path / "small.txt"
+    big.write_bytes(line * 384)                                  # 24 MiB
+    small.write_bytes(line)
+    baseline = _peak_rss_kib(small, "encode", "-f", str(small))
+    # Reading the whole file would hold its 24 MiB (as str) at least; one line at a time
+    # holds a line and its ids.
+    assert _peak_rss_kib(small, "encode", "-f", str(big)) - baseline < 12 * 1024
+    assert _peak_rss_kib(big, "encode") - baseline < 12 * 1024
+
+
+def test_convert_errors_name_the_cli_flags(tmp_path):
+    demo = toksmith.embedded_model_path()
+    line = assert_cli_error(cli("convert", demo, str(tmp_path / "out.bin")), "'.bin' names no format", "--format")
+    assert "format=" not in line
+    line = assert_cli_error(cli("convert", "--encoding", "cl100k_base", demo, str(tmp_path / "out.json")),
+                            "--encoding")
+    assert "encoding=" not in line
+    line = assert_cli_error(cli("convert", "--pre", "qwen2", demo, str(tmp_path / "out.json")), "--pre")
+    assert "pre=" not in line
+    assert sorted(os.listdir(tmp_path)) == []
