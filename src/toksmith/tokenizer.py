@@ -77,6 +77,7 @@ class Tokenizer(TokenizerCore):
         self._attach_engine(_engine_builder(spec)(spec))
         self._piece_ids: dict[str, int] | None = None
         self._special_tokens: tuple[SpecialToken, ...] | None = None
+        self._pickle_data: bytes | None = None
 
     @classmethod
     def from_file(cls, path: str | os.PathLike[str], *, rules: ReferenceRules | str | None = None,
@@ -90,12 +91,16 @@ class Tokenizer(TokenizerCore):
 
     @classmethod
     def _from_source_bytes(cls, data: bytes, file_format: FileFormat, rules: ReferenceRules,
-                           source: str, options: LoadOptions = LoadOptions()) -> "Tokenizer":
-        """The tokenizer `__reduce__` describes: `data` read as a `file_format` file."""
+                           source: str, options: LoadOptions = LoadOptions(),
+                           special: SpecialIds | None = None) -> "Tokenizer":
+        """The tokenizer `__reduce__` describes: `data` read as a `file_format` file
+        (`special`: its special ids, where they came from more than that file)."""
         from toksmith.formats import spec_from_bytes
         spec = spec_from_bytes(data, file_format, source, options)
         if rules is not spec.rules:
             spec = dataclasses.replace(spec, rules=rules)
+        if special is not None and special != spec.vocab.special:
+            spec = dataclasses.replace(spec, vocab=dataclasses.replace(spec.vocab, special=special))
         return cls(spec)
 
     def __reduce__(self):
@@ -108,15 +113,25 @@ class Tokenizer(TokenizerCore):
         name = embedded_name_of(spec)
         if name is not None:
             return (_load_embedded, (name,))
-        if spec.source_data is None and spec.file_format is FileFormat.HF_JSON:
-            raise TypeError(f"{spec.source}: a tokenizer read from a GPT-2 or BERT model folder (several "
-                            f"files) does not pickle yet; save it as a tokenizer.json with tokenizers and "
-                            f"load that")
-        if spec.source_data is None:
+        data = spec.source_data
+        if data is None and spec.file_format is FileFormat.HF_JSON and spec.hf is not None:
+            data = self._equivalent_tokenizer_json()
+        if data is None:
             raise TypeError("this tokenizer was built from a TokenizerSpec, not loaded from a file, "
                             "so it has no source bytes to pickle; load it with toksmith.load()")
-        return (_unpickle_tokenizer, (type(self), spec.source_data, spec.file_format, spec.rules,
-                                      spec.source, spec.load_options))
+        args = (type(self), data, spec.file_format, spec.rules, spec.source, spec.load_options)
+        if spec.file_format is FileFormat.HF_JSON:
+            # A model folder's config files name special ids the tokenizer.json does not hold.
+            args += (spec.vocab.special,)
+        return (_unpickle_tokenizer, args)
+
+    def _equivalent_tokenizer_json(self) -> bytes:
+        """The tokenizer.json bytes of a tokenizer read from several files (a GPT-2 or
+        BERT model folder), written once: it pickles by them."""
+        if self._pickle_data is None:
+            from toksmith.writers.tokenizer_json import write_tokenizer_json
+            self._pickle_data = write_tokenizer_json(self.spec)
+        return self._pickle_data
 
     def _encode_pair(self, text, pair, add_special: bool, parse_special: bool) -> list[int]:
         """encode(text, pair=pair): both texts encoded alone, joined by the post-processor.
@@ -260,9 +275,9 @@ def _spec_of(source: object, rules: object, options: LoadOptions) -> TokenizerSp
 
 def _unpickle_tokenizer(cls: type[Tokenizer], data: bytes, file_format: FileFormat,
                         rules: ReferenceRules, source: str,
-                        options: LoadOptions = LoadOptions()) -> Tokenizer:
+                        options: LoadOptions = LoadOptions(), special: SpecialIds | None = None) -> Tokenizer:
     """Rebuild a pickled tokenizer (see `Tokenizer.__reduce__`)."""
-    return cls._from_source_bytes(data, file_format, rules, source, options)
+    return cls._from_source_bytes(data, file_format, rules, source, options, special)
 
 
 def _load_embedded(name: str) -> Tokenizer:

@@ -166,3 +166,45 @@ def test_gguf_pickle_holds_no_tensor_data(fixtures, lines, tmp_path):
     assert len(carried.tensors) == 0
     assert ({k: f.contents() for k, f in carried.fields.items() if not k.startswith("GGUF.")}
             == {k: f.contents() for k, f in original.fields.items() if not k.startswith("GGUF.")})
+
+
+# ----------------------------------------------------------------- model folders (issue 30, item 15)
+
+def _model_folder(fixtures, tmp_path, kind: str):
+    """A GPT-2 folder (vocab.json + merges.txt) or a BERT one (vocab.txt): no tokenizer.json."""
+    if kind == "gpt2":
+        names, source = ("vocab.json", "merges.txt", "tokenizer_config.json", "special_tokens_map.json"), "hf/gpt2"
+    else:
+        names, source = ("vocab.txt", "tokenizer_config.json", "special_tokens_map.json"), "hf/all-MiniLM-L6-v2"
+    folder = tmp_path / kind
+    folder.mkdir()
+    for name in names:
+        shutil.copy(fixture_file(fixtures, f"{source}/{name}"), folder / name)
+    return folder
+
+
+def _encode_lines(tok, lines):
+    return [tok.encode(line) for line in lines]
+
+
+@pytest.mark.parametrize("kind", ["gpt2", "bert"])
+def test_model_folder_tokenizers_pickle_by_their_tokenizer_json(fixtures, lines, tmp_path, kind):
+    folder = _model_folder(fixtures, tmp_path, kind)
+    tok = toksmith.load(folder)
+    assert tok.spec.source_data is None          # read from several files
+    data = pickle.dumps(tok)
+    assert pickle.dumps(tok) == data             # deterministic
+    shutil.rmtree(folder)                        # the copy needs no file
+    for twin in (pickle.loads(data), copy.deepcopy(tok)):
+        assert twin.special_ids == tok.special_ids
+        assert_same_behaviour(twin, tok, lines)
+
+
+@pytest.mark.parametrize("kind", ["gpt2", "bert"])
+def test_model_folder_tokenizers_work_in_spawned_workers(fixtures, lines, tmp_path, kind):
+    import multiprocessing
+    tok = toksmith.load(_model_folder(fixtures, tmp_path, kind))
+    chunks = [lines[:200], lines[200:400]]
+    with multiprocessing.get_context("spawn").Pool(2) as pool:
+        got = pool.starmap_async(_encode_lines, [(tok, chunk) for chunk in chunks]).get(timeout=300)
+    assert got == [_encode_lines(tok, chunk) for chunk in chunks]
