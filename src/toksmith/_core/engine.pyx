@@ -290,6 +290,19 @@ cdef int BATCH_PENDING = 1       # a status no encode returns (they return 0 or 
 cdef Py_ssize_t BATCH_BUILD_MIN = 64
 
 
+cdef bint _flag(object value, str name) except -1:
+    """The value of a flag argument, which must be a bool: TypeError naming the flag for
+    anything else (a str such as "yes" or "no" would otherwise count as true)."""
+    if value is True:
+        return True
+    if value is False:
+        return False
+    kind = type(value)
+    if kind.__module__ == "numpy" and kind.__name__ in ("bool_", "bool"):
+        return bool(value)      # numpy's bool scalar
+    raise TypeError(f"{name} must be a bool (True or False), not {kind.__name__} {value!r:.60}")
+
+
 @cython.final
 cdef class Engine:
     """The compiled stages of one tokenizer. Use `toksmith.load` to get one."""
@@ -713,30 +726,30 @@ cdef class Engine:
     # ------------------------------------------------------------------ Python API
     # The same methods as toksmith.Tokenizer (documented there), for an Engine used alone.
 
-    def encode(self, text, *, bint add_special=True, bint parse_special=False):
+    def encode(self, text, *, add_special=True, parse_special=False):
         """Token ids of `text`: see `toksmith.Tokenizer.encode`."""
-        return self.encode_text(text, add_special, parse_special)
+        return self.encode_text(text, _flag(add_special, "add_special"), _flag(parse_special, "parse_special"))
 
-    def encode_batch(self, texts, *, bint add_special=True, bint parse_special=False,
+    def encode_batch(self, texts, *, add_special=True, parse_special=False,
                      num_threads=None):
         """Ids of many texts on a thread pool: see `toksmith.Tokenizer.encode_batch`."""
-        return self.encode_texts(texts, add_special, parse_special, num_threads)
+        return self.encode_texts(texts, _flag(add_special, "add_special"), _flag(parse_special, "parse_special"), num_threads)
 
-    def tokenize(self, text, *, bint add_special=False, bint parse_special=False):
+    def tokenize(self, text, *, add_special=False, parse_special=False):
         """Pieces of `text`: see `toksmith.Tokenizer.tokenize`."""
-        return self.tokenize_text(text, add_special, parse_special)
+        return self.tokenize_text(text, _flag(add_special, "add_special"), _flag(parse_special, "parse_special"))
 
-    def decode(self, ids, *, bint skip_special=False):
+    def decode(self, ids, *, skip_special=False):
         """Text of `ids`: see `toksmith.Tokenizer.decode`."""
-        return self.decode_ids(ids, skip_special)
+        return self.decode_ids(ids, _flag(skip_special, "skip_special"))
 
-    def decode_bytes(self, ids, *, bint skip_special=False):
+    def decode_bytes(self, ids, *, skip_special=False):
         """Bytes of `ids`: see `toksmith.Tokenizer.decode_bytes`."""
-        return self.decode_ids_bytes(ids, skip_special)
+        return self.decode_ids_bytes(ids, _flag(skip_special, "skip_special"))
 
-    def stream_decoder(self, *, bint skip_special=False):
+    def stream_decoder(self, *, skip_special=False):
         """A `StreamDecoder`: see `toksmith.Tokenizer.stream_decoder`."""
-        return self.new_stream_decoder(skip_special)
+        return self.new_stream_decoder(_flag(skip_special, "skip_special"))
 
 
 cdef class TokenizerCore:
@@ -756,7 +769,7 @@ cdef class TokenizerCore:
             raise RuntimeError("this tokenizer already has its engine")
         self.engine = engine
 
-    def encode(self, text, *, bint add_special=True, bint parse_special=False, pair=None):
+    def encode(self, text, *, add_special=True, parse_special=False, pair=None):
         """Token ids of `text` (str, or bytes that may hold invalid UTF-8).
 
         add_special adds BOS/EOS as the model says; parse_special turns
@@ -770,14 +783,14 @@ cdef class TokenizerCore:
         if self.engine is None:
             self._check_engine()
         if pair is not None:
-            return self._encode_pair(text, pair, add_special, parse_special)
-        return self.engine.encode_text(text, add_special, parse_special)
+            return self._encode_pair(text, pair, _flag(add_special, "add_special"), _flag(parse_special, "parse_special"))
+        return self.engine.encode_text(text, _flag(add_special, "add_special"), _flag(parse_special, "parse_special"))
 
     def _encode_pair(self, text, pair, bint add_special, bint parse_special):
         raise ValueError("this tokenizer has no pair template: pair= needs a tokenizer.json "
                          "whose post-processor defines one")
 
-    def encode_batch(self, texts, *, bint add_special=True, bint parse_special=False,
+    def encode_batch(self, texts, *, add_special=True, parse_special=False,
                      num_threads=None):
         """Encode many texts on `num_threads` threads (None: all cores), GIL released.
 
@@ -788,18 +801,18 @@ cdef class TokenizerCore:
         [[8774], [296]]
         """
         self._check_engine()
-        return self.engine.encode_texts(texts, add_special, parse_special, num_threads)
+        return self.engine.encode_texts(texts, _flag(add_special, "add_special"), _flag(parse_special, "parse_special"), num_threads)
 
-    def tokenize(self, text, *, bint add_special=False, bint parse_special=False):
+    def tokenize(self, text, *, add_special=False, parse_special=False):
         """Pieces of `text` as strings; unknown runs show their normalized text.
 
         >>> tok.tokenize("Hello world")        # doctest: +SKIP
         ['▁Hello', '▁world']
         """
         self._check_engine()
-        return self.engine.tokenize_text(text, add_special, parse_special)
+        return self.engine.tokenize_text(text, _flag(add_special, "add_special"), _flag(parse_special, "parse_special"))
 
-    def decode(self, ids, *, bint skip_special=False):
+    def decode(self, ids, *, skip_special=False):
         """Text of `ids`, as the model's reference decodes them.
 
         The decoder stage decides: under sentencepiece's rules control pieces are
@@ -811,9 +824,9 @@ cdef class TokenizerCore:
         'Hello world'
         """
         self._check_engine()
-        return self.engine.decode_ids(ids, skip_special)
+        return self.engine.decode_ids(ids, _flag(skip_special, "skip_special"))
 
-    def decode_bytes(self, ids, *, bint skip_special=False):
+    def decode_bytes(self, ids, *, skip_special=False):
         """The bytes `decode` reads as UTF-8, before that step: byte-level tokens may end
         inside a character (llama_detokenize's output, tiktoken's decode_bytes).
 
@@ -821,9 +834,9 @@ cdef class TokenizerCore:
         b'h\xc3\xa9llo'
         """
         self._check_engine()
-        return self.engine.decode_ids_bytes(ids, skip_special)
+        return self.engine.decode_ids_bytes(ids, _flag(skip_special, "skip_special"))
 
-    def stream_decoder(self, *, bint skip_special=False):
+    def stream_decoder(self, *, skip_special=False):
         """A `StreamDecoder`: feed ids one at a time, get text as soon as it is complete.
 
         >>> stream = tok.stream_decoder()                      # doctest: +SKIP
@@ -831,7 +844,7 @@ cdef class TokenizerCore:
         'Hello world'
         """
         self._check_engine()
-        return self.engine.new_stream_decoder(skip_special)
+        return self.engine.new_stream_decoder(_flag(skip_special, "skip_special"))
 
 
 cdef void _encode_batch_range(void* p, Py_ssize_t start, Py_ssize_t end) noexcept nogil:
