@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 import os
+import warnings
 from typing import TYPE_CHECKING
 
 from toksmith.errors import (ModelFormatError, ReferenceAbortsError, TokenIdError, ToksmithError,
@@ -33,11 +34,23 @@ def load(path: str | os.PathLike[str], *, rules: ReferenceRules | str | None = N
     - `encoding`, `pattern`, `special_tokens`: what a rank file holds. Files of OpenAI's
       encodings are recognised by content or name; give ``encoding="p50k_edit"`` to pick one,
       or ``pattern=SplitPattern.CL100K, special_tokens={"<|end|>": 100257}`` for another file.
+
+    A bare embedded name (a str such as "o200k_base") always means the embedded tokenizer;
+    a file of that name is loaded when written as a path ("./o200k_base") or given as a
+    `pathlib.Path` (when both exist, a warning says the embedded one was taken).
     """
-    if isinstance(path, str) and path in embedded.FILES and not os.path.exists(path):
+    if isinstance(path, str) and path in embedded.FILES:
         if (rules, pre, encoding, pattern, special_tokens) != (None,) * 5:
-            raise ValueError(f"{path!r} is an embedded tokenizer: load options do not apply")
+            raise ValueError(f"{path!r} is an embedded tokenizer: load options do not apply "
+                             f"(to load a file of that name, write it as a path: './{path}')")
+        if os.path.exists(path):
+            warnings.warn(f"{path!r} loads the embedded tokenizer, not the file {os.path.abspath(path)}: "
+                          f"write './{path}' to load the file", UserWarning, stacklevel=2)
         return embedded.load_embedded(path)
+    if isinstance(path, str) and not os.path.exists(path):
+        hint = embedded.suggestion_for(path)
+        if hint is not None:
+            raise FileNotFoundError(f"{path}: no such file or folder; {hint}")
     return Tokenizer.from_file(path, rules=rules, pre=pre, encoding=encoding, pattern=pattern,
                                special_tokens=special_tokens)
 

@@ -23,6 +23,68 @@ FILES = {"o200k_base": "o200k_base.tiktoken.gz", "cl100k_base": "cl100k_base.tik
 _SOURCE_PREFIX = "<embedded "
 
 
+# Parity: tiktoken 0.14.0 tiktoken/model.py MODEL_TO_ENCODING and MODEL_PREFIX_TO_ENCODING:
+# the encoding each OpenAI model uses (exact names first, then prefixes in this order).
+MODEL_ENCODINGS = {
+    "o1": "o200k_base", "o3": "o200k_base", "o4-mini": "o200k_base", "gpt-5": "o200k_base",
+    "gpt-4.1": "o200k_base", "gpt-4o": "o200k_base", "gpt-4": "cl100k_base", "gpt-3.5-turbo": "cl100k_base",
+    "gpt-3.5": "cl100k_base", "gpt-35-turbo": "cl100k_base", "davinci-002": "cl100k_base",
+    "babbage-002": "cl100k_base", "text-embedding-ada-002": "cl100k_base",
+    "text-embedding-3-small": "cl100k_base", "text-embedding-3-large": "cl100k_base",
+    "text-davinci-003": "p50k_base", "text-davinci-002": "p50k_base", "text-davinci-001": "r50k_base",
+    "text-curie-001": "r50k_base", "text-babbage-001": "r50k_base", "text-ada-001": "r50k_base",
+    "davinci": "r50k_base", "curie": "r50k_base", "babbage": "r50k_base", "ada": "r50k_base",
+    "code-davinci-002": "p50k_base", "code-davinci-001": "p50k_base", "code-cushman-002": "p50k_base",
+    "code-cushman-001": "p50k_base", "davinci-codex": "p50k_base", "cushman-codex": "p50k_base",
+    "text-davinci-edit-001": "p50k_edit", "code-davinci-edit-001": "p50k_edit",
+    "text-similarity-davinci-001": "r50k_base", "text-similarity-curie-001": "r50k_base",
+    "text-similarity-babbage-001": "r50k_base", "text-similarity-ada-001": "r50k_base",
+    "text-search-davinci-doc-001": "r50k_base", "text-search-curie-doc-001": "r50k_base",
+    "text-search-babbage-doc-001": "r50k_base", "text-search-ada-doc-001": "r50k_base",
+    "code-search-babbage-code-001": "r50k_base", "code-search-ada-code-001": "r50k_base",
+    "gpt2": "gpt2", "gpt-2": "gpt2",
+}
+MODEL_PREFIX_ENCODINGS = {
+    "o1-": "o200k_base", "o3-": "o200k_base", "o4-mini-": "o200k_base", "gpt-5": "o200k_base",
+    "gpt-4.5-": "o200k_base", "gpt-4.1-": "o200k_base", "chatgpt-4o-": "o200k_base", "gpt-4o-": "o200k_base",
+    "gpt-4-": "cl100k_base", "gpt-3.5-turbo-": "cl100k_base", "gpt-35-turbo-": "cl100k_base",
+    "gpt-oss-": "o200k_harmony", "ft:gpt-4o": "o200k_base", "ft:gpt-4": "cl100k_base",
+    "ft:gpt-3.5-turbo": "cl100k_base", "ft:davinci-002": "cl100k_base", "ft:babbage-002": "cl100k_base",
+}
+
+
+def encoding_name_for_model(model: str) -> str | None:
+    """The encoding OpenAI's `model` uses, as tiktoken.encoding_name_for_model gives it;
+    None for a name it does not know."""
+    if model in MODEL_ENCODINGS:
+        return MODEL_ENCODINGS[model]
+    return next((encoding for prefix, encoding in MODEL_PREFIX_ENCODINGS.items() if model.startswith(prefix)),
+                None)
+
+
+def suggestion_for(name: str) -> str | None:
+    """What `load(name)` may have meant when no file `name` exists: the embedded tokenizers
+    whose names are like it ("o200k" -> o200k_base), or the encoding of an OpenAI model
+    ("gpt-4o" -> o200k_base); None when nothing is like it.
+
+    >>> suggestion_for("gpt-4o")
+    "gpt-4o is an OpenAI model, which uses the o200k_base encoding: load('o200k_base')"
+    """
+    import difflib
+    encoding = encoding_name_for_model(name) or encoding_name_for_model(name.lower())
+    if encoding in FILES:
+        return f"{name} is an OpenAI model, which uses the {encoding} encoding: load({encoding!r})"
+    if encoding is not None:
+        return (f"{name} is an OpenAI model, which uses the {encoding} encoding; it is not embedded: load its "
+                f"rank file, toksmith.load(PATH, encoding={encoding!r})")
+    key = name.lower()
+    similar = [n for n in FILES if key and (n.startswith(key) or key in n)]
+    similar += [n for n in difflib.get_close_matches(key, FILES, n=3, cutoff=0.6) if n not in similar]
+    if not similar:
+        return None
+    return f"did you mean the embedded {' or '.join(repr(n) for n in similar)}? (embedded: {', '.join(FILES)})"
+
+
 def path_of(name: str) -> str:
     """Path of the file an embedded tokenizer is read from."""
     return str(resources.files("toksmith").joinpath("data", FILES[_checked(name)]))
