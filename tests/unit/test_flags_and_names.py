@@ -146,3 +146,14 @@ def test_no_warning_without_a_file_of_that_name(tmp_path, monkeypatch):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         toksmith.load("o200k_base")
+
+
+@pytest.mark.parametrize("trainer, flag", [("train_unigram", "split_digits"), ("train_unigram", "byte_fallback"),
+                                           ("train_sentencepiece_bpe", "add_dummy_prefix"),
+                                           ("train_sentencepiece_bpe", "hard_vocab_limit")])
+def test_sentencepiece_trainer_flags_must_be_bool(tmp_path, trainer, flag):
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("hello world 123\n" * 20)
+    for bad in ("yes", "no", 0, 1, None):
+        with pytest.raises(TypeError, match=rf"^{flag} must be a bool"):
+            getattr(toksmith, trainer)(str(corpus), 300, **{flag: bad})
