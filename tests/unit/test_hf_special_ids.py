@@ -47,6 +47,33 @@ def _trained(tmp_path):
     return toksmith.train_bpe([str(corpus)], 300)
 
 
+def _trained_like(tmp_path):
+    """train_bpe(like=) on a BPE tokenizer.json with a [BOS] $A [EOS] template."""
+    import tokenizers
+    from tokenizers import models, pre_tokenizers, processors
+    like = tokenizers.Tokenizer(models.BPE(unk_token="<unk>"))
+    like.pre_tokenizer = pre_tokenizers.Whitespace()
+    like.add_special_tokens(["<unk>", "<s>", "</s>"])
+    like.post_processor = processors.TemplateProcessing(single="<s> $A </s>", special_tokens=[("<s>", 1), ("</s>", 2)])
+    like.save(str(tmp_path / "like.json"))
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("hello world, hello tokenizers\n" * 50 + "the quick brown fox\n" * 20)
+    return toksmith.train_bpe([str(corpus)], 100, like=str(tmp_path / "like.json"),
+                              special_tokens=["<unk>", "<s>", "</s>"])
+
+
+def test_train_bpe_like_result_names_its_specials(tmp_path):
+    import tokenizers
+    tok = _trained_like(tmp_path)
+    _assert_reports_specials(tok)
+    tok.save(tmp_path / "trained.json")
+    ref = tokenizers.Tokenizer.from_file(str(tmp_path / "trained.json"))
+    assert tok.special_ids == toksmith.SpecialIds(unk=ref.token_to_id(ref.model.unk_token),
+                                                  bos=ref.token_to_id("<s>"), eos=ref.token_to_id("</s>"))
+    assert ref.encode("hello").ids == [tok.special_ids.bos, *ref.encode("hello", add_special_tokens=False).ids,
+                                       tok.special_ids.eos]
+
+
 def _assert_reports_specials(tok):
     info = tok.describe()
     json.dumps(info)
