@@ -47,8 +47,8 @@ def load(path: str | os.PathLike[str], *, rules: ReferenceRules | str | None = N
             warnings.warn(f"{path!r} loads the embedded tokenizer, not the file {os.path.abspath(path)}: "
                           f"write './{path}' to load the file", UserWarning, stacklevel=2)
         return embedded.load_embedded(path)
-    if isinstance(path, str) and not os.path.exists(path):
-        hint = embedded.suggestion_for(path)
+    if isinstance(path, str) and "/" not in path and os.sep not in path and not os.path.exists(path):
+        hint = embedded.suggestion_for(path)      # a bare name that is no file: what was meant?
         if hint is not None:
             raise FileNotFoundError(f"{path}: no such file or folder; {hint}")
     return Tokenizer.from_file(path, rules=rules, pre=pre, encoding=encoding, pattern=pattern,

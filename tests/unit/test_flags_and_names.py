@@ -157,3 +157,9 @@ def test_sentencepiece_trainer_flags_must_be_bool(tmp_path, trainer, flag):
     for bad in ("yes", "no", 0, 1, None):
         with pytest.raises(TypeError, match=rf"^{flag} must be a bool"):
             getattr(toksmith, trainer)(str(corpus), 300, **{flag: bad})
+
+
+def test_a_missing_path_gets_no_name_suggestion(tmp_path):
+    with pytest.raises(FileNotFoundError) as caught:
+        toksmith.load(str(tmp_path / "o200k"))
+    assert "did you mean" not in str(caught.value)
