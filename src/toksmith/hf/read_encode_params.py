@@ -1,0 +1,79 @@
+"""Read the `truncation` and `padding` sections of a tokenizer.json.
+
+toksmith's `encode` applies neither (a transformers face takes its own arguments), but a
+file tokenizers refuses must not load: each section is checked as tokenizers 0.23.3
+deserializes it (utils/truncation.rs TruncationParams, utils/padding.rs PaddingParams,
+both plain serde derives), and an unknown key is refused as everywhere in the reader.
+
+>>> read_truncation({"max_length": -1, "stride": 0, "strategy": "LongestFirst"}, "$.truncation", "t.json")
+Traceback (most recent call last):
+...
+toksmith.errors.ModelFormatError: t.json: $.truncation.max_length: expected an integer in 0..18446744073709551615; found -1
+"""
+from __future__ import annotations
+
+from enum import Enum
+from typing import Any
+
+from ._fields import Fields, as_usize, fail, shown
+
+
+class Direction(Enum):
+    LEFT = "Left"
+    RIGHT = "Right"
+
+
+class TruncationStrategy(Enum):
+    LONGEST_FIRST = "LongestFirst"
+    ONLY_FIRST = "OnlyFirst"
+    ONLY_SECOND = "OnlySecond"
+
+
+def read_truncation(value: Any, path: str, source: str) -> bool:
+    """Whether the file truncates (`value` not null), its fields checked."""
+    if value is None:
+        return False
+    f = Fields(value, path, source)
+    # Parity: TruncationParams: direction has a default (Right); the other three are required.
+    f.enum(Direction, "direction", Direction.RIGHT)
+    as_usize(f.raw("max_length"), source, f.at("max_length"))
+    f.enum(TruncationStrategy, "strategy")
+    as_usize(f.raw("stride"), source, f.at("stride"))
+    f.done()
+    return True
+
+
+def read_padding(value: Any, path: str, source: str) -> bool:
+    """Whether the file pads (`value` not null), its fields checked."""
+    if value is None:
+        return False
+    f = Fields(value, path, source)
+    # Parity: PaddingParams: pad_to_multiple_of (Option<usize>) may be missing; the rest are required.
+    _padding_strategy(f.raw("strategy"), source, f.at("strategy"))
+    f.enum(Direction, "direction")
+    multiple = f.raw("pad_to_multiple_of", None)
+    if multiple is not None:
+        as_usize(multiple, source, f.at("pad_to_multiple_of"))
+    f.u32("pad_id")
+    f.u32("pad_type_id")
+    f.str("pad_token")
+    f.done()
+    return True
+
+
+def _padding_strategy(value: Any, source: str, path: str) -> None:
+    """Parity: PaddingStrategy, an externally tagged enum: "BatchLongest" (or
+    {"BatchLongest": null}) or {"Fixed": usize}."""
+    if value == "BatchLongest":
+        return
+    if isinstance(value, dict) and len(value) == 1:
+        (variant, argument), = value.items()
+        if variant == "BatchLongest" and argument is None:
+            return
+        if variant == "Fixed":
+            as_usize(argument, source, f"{path}.Fixed")
+            return
+    fail(source, path, f'expected "BatchLongest" or {{"Fixed": length}}; found {shown(value)}')
+
+
+__all__ = ["read_truncation", "read_padding"]
