@@ -12,6 +12,9 @@ The bounds are one documented setting, `toksmith.read_limits`:
 - `max_gguf_metadata_bytes` (default 1 GiB): the part of a GGUF that is read -- its header,
   key/value metadata and tensor infos. A GGUF holds the weights too (100+ GB), which are
   never read or mapped; its tokenizer metadata is a few to tens of MB.
+- `max_id_gaps` (default 1,048,576): ids without a token below a vocabulary's largest id
+  (a tokenizer.json may number its tokens sparsely). toksmith's id tables are dense, about
+  60 bytes an id, so a vocabulary may leave at most max(its token count, this) gaps.
 
 >>> import toksmith
 >>> toksmith.read_limits.max_file_bytes = 2 << 30       # read a 2 GiB tokenizer.json  # doctest: +SKIP
@@ -34,12 +37,14 @@ class ReadLimits:
 
     max_file_bytes: int = 256 * MiB
     max_gguf_metadata_bytes: int = 1024 * MiB
+    max_id_gaps: int = 1 << 20
 
     def __setattr__(self, name: str, value: object) -> None:
-        if name not in ("max_file_bytes", "max_gguf_metadata_bytes"):
-            raise AttributeError(f"read_limits has no setting {name!r} (max_file_bytes, max_gguf_metadata_bytes)")
+        known = ("max_file_bytes", "max_gguf_metadata_bytes", "max_id_gaps")
+        if name not in known:
+            raise AttributeError(f"read_limits has no setting {name!r} ({', '.join(known)})")
         if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-            raise ValueError(f"read_limits.{name} must be a positive int (bytes), not {value!r}")
+            raise ValueError(f"read_limits.{name} must be a positive int, not {value!r}")
         object.__setattr__(self, name, value)
 
 
