@@ -176,6 +176,23 @@ def test_truncation_and_padding_checked_as_tokenizers_checks_them():
     report(f"truncation/padding: {compared} verdicts compared with tokenizers, 0 differ")
 
 
+@pytest.mark.parametrize("section,value", [
+    ("truncation", ["Left", 5, "OnlyFirst", 2]), ("truncation", ["Right", 5, "LongestFirst"]),
+    ("truncation", ["Right", 5, "LongestFirst", 0, 1]), ("truncation", ["Left", -1, "LongestFirst", 0]),
+    ("truncation", []), ("padding", [{"Fixed": 3}, "Left", 8, 1, 2, "[PAD]"]),
+    ("padding", ["BatchLongest", "Right", None, 0, 0]), ("padding", ["BatchLongest", "Right", None, 0, 0, "p", 1]),
+    ("padding", ["BatchLongest", "Right", None, -1, 0, "[PAD]"]),
+])
+def test_truncation_and_padding_as_arrays(section, value):
+    # serde reads a struct from an array of all its fields in declaration order
+    doc = copy.deepcopy(BASE)
+    doc[section] = value
+    text = json.dumps(doc)
+    want = tokenizers_verdict(text)
+    got = toksmith_verdict(text.encode())
+    assert (got is None) == (want is None), (got, want)
+
+
 def test_unknown_truncation_key_is_refused_on_purpose():
     # stricter than tokenizers (which ignores it), as for every other section: a misspelt
     # option is never silently dropped

@@ -3,7 +3,8 @@
 toksmith's `encode` applies neither (a transformers face takes its own arguments), but a
 file tokenizers refuses must not load: each section is checked as tokenizers 0.23.3
 deserializes it (utils/truncation.rs TruncationParams, utils/padding.rs PaddingParams,
-both plain serde derives), and an unknown key is refused as everywhere in the reader.
+both plain serde derives, so either an object or an array of every field in declaration
+order), and an unknown key is refused as everywhere in the reader.
 
 >>> read_truncation({"max_length": -1, "stride": 0, "strategy": "LongestFirst"}, "$.truncation", "t.json")
 Traceback (most recent call last):
@@ -16,6 +17,11 @@ from enum import Enum
 from typing import Any
 
 from ._fields import Fields, as_usize, fail, shown
+
+# Parity: the fields of TruncationParams and PaddingParams in declaration order (serde
+# reads a struct from a JSON array of exactly these, positionally).
+TRUNCATION_FIELDS = ("direction", "max_length", "strategy", "stride")
+PADDING_FIELDS = ("strategy", "direction", "pad_to_multiple_of", "pad_id", "pad_type_id", "pad_token")
 
 
 class Direction(Enum):
@@ -33,7 +39,7 @@ def read_truncation(value: Any, path: str, source: str) -> bool:
     """Whether the file truncates (`value` not null), its fields checked."""
     if value is None:
         return False
-    f = Fields(value, path, source)
+    f = Fields(_as_object(value, TRUNCATION_FIELDS, path, source), path, source)
     # Parity: TruncationParams: direction has a default (Right); the other three are required.
     f.enum(Direction, "direction", Direction.RIGHT)
     as_usize(f.raw("max_length"), source, f.at("max_length"))
@@ -47,7 +53,7 @@ def read_padding(value: Any, path: str, source: str) -> bool:
     """Whether the file pads (`value` not null), its fields checked."""
     if value is None:
         return False
-    f = Fields(value, path, source)
+    f = Fields(_as_object(value, PADDING_FIELDS, path, source), path, source)
     # Parity: PaddingParams: pad_to_multiple_of (Option<usize>) may be missing; the rest are required.
     _padding_strategy(f.raw("strategy"), source, f.at("strategy"))
     f.enum(Direction, "direction")
@@ -59,6 +65,16 @@ def read_padding(value: Any, path: str, source: str) -> bool:
     f.str("pad_token")
     f.done()
     return True
+
+
+def _as_object(value: Any, fields: tuple[str, ...], path: str, source: str) -> Any:
+    """An array of every field in order, as the object it stands for; anything else as is."""
+    if not isinstance(value, list):
+        return value
+    if len(value) != len(fields):
+        fail(source, path, f"expected an object, or an array of {len(fields)} values ({', '.join(fields)}); "
+                           f"found an array of {len(value)}")
+    return dict(zip(fields, value))
 
 
 def _padding_strategy(value: Any, source: str, path: str) -> None:
