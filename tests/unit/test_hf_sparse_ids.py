@@ -18,6 +18,7 @@ import pytest
 from tokenizers import Tokenizer
 
 import toksmith
+import toksmith.hf.reader
 from tests.conftest import report
 from toksmith.formats.bounded_read import read_limits
 
@@ -116,3 +117,14 @@ def test_raising_max_id_gaps_loads_a_sparser_file(tmp_path, monkeypatch):
         toksmith.load(path)
     read_limits.max_id_gaps = 5000
     assert toksmith.load(path).encode("b a") == Tokenizer.from_str(text).encode("b a").ids == [5000, 0]
+
+
+@pytest.mark.parametrize("file_id", [2**31, 2**32 - 1])
+def test_a_huge_added_token_id_is_refused_by_name(file_id):
+    # tokenizers ignores an added token's file id (a warning) and numbers it after the
+    # model's tokens; toksmith refuses the mismatch, and never sizes a table by the file id
+    text = tokenizer_json(model_with_id("WordLevel", 2), [added_token(file_id, "<x>")])
+    assert Tokenizer.from_str(text).token_to_id("<x>") == 3
+    with pytest.raises(toksmith.ModelFormatError,
+                       match=rf"\$\.added_tokens\[0\]\.id: id {file_id} but tokenizers gives '<x>' id 3"):
+        toksmith.hf.reader.read_hf_json(text.encode(), "t.json")
