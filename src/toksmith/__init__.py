@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from toksmith.errors import (ModelFormatError, ReferenceAbortsError, TokenIdError, ToksmithError,
                              UnsupportedConversionError, UnsupportedFeatureError, UnsupportedModelError)
 from toksmith import embedded
+from toksmith.formats.bounded_read import ReadLimits, read_limits
 from toksmith.spec import FileFormat, ReferenceRules, SplitPattern
 from toksmith.tokenizer import Tokenizer
 from toksmith.vocab import SpecialIds, TokenType, Vocab
@@ -88,5 +89,6 @@ def __dir__() -> list[str]:
 __all__ = [
     "FileFormat", "ModelFormatError", "NormalizationRule", "ReferenceAbortsError", "ReferenceRules", "SpecialIds", "SplitPattern", "TokenIdError", "TokenType", "Tokenizer", "ToksmithError",
     "UnsupportedConversionError", "UnsupportedFeatureError", "UnsupportedModelError", "Vocab", "embedded_model_path", "load",
+    "ReadLimits", "read_limits",
     "load_embedded", "train_bpe", "train_sentencepiece_bpe", "train_unigram", "__version__",
 ]

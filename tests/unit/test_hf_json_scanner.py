@@ -58,7 +58,7 @@ BASES = {"bpe": _bpe(), "bpe-legacy-merges": _bpe(legacy_merges=True), "wordpiec
 def _plain(data: bytes):
     """The plain reader's outcome: ("ok", spec key) or ("error", type, message)."""
     try:
-        return ("ok", _key(reader._read(reader.parse_json(data, "t.json"), "t.json")))
+        return ("ok", _key(reader._read(reader.parse_tokenizer_json(data, "t.json"), "t.json")))
     except ModelFormatError as exc:
         return ("error", type(exc).__name__, str(exc))
     except Exception as exc:                # noqa: BLE001 -- the fast path must match whatever happens

@@ -44,9 +44,11 @@ cdef extern from "Python.h":
     const char* PyUnicode_AsUTF8AndSize(object text, Py_ssize_t* size) except NULL
 
 
-# Past this depth the plain reader takes the file (json.loads' own limit is the
-# interpreter's recursion limit; no tokenizer.json nests more than a few levels).
-cdef int MAX_DEPTH = 200
+# Parity: serde_json 1.0 Deserializer's recursion limit (remaining_depth 128): tokenizers
+# refuses a document with 128 nested arrays/objects. The scanner declines from there on;
+# the reader refuses such a file first (`first_too_deep`).
+SERDE_JSON_MAX_NESTING = 128
+cdef int MAX_DEPTH = SERDE_JSON_MAX_NESTING - 1
 DEF RESOLVE_BATCH = 16
 cdef uint64_t TAG_MASK = <uint64_t>0xFFFFFFFF00000000ULL
 cdef uint64_t LOW32 = <uint64_t>0xFFFFFFFFULL
@@ -277,6 +279,47 @@ cdef inline Py_ssize_t _after(const unsigned char* s, Py_ssize_t pos, Py_ssize_t
     if pos >= n or s[pos] != c:
         return -1
     return _ws(s, pos + 1, n)
+
+
+cdef Py_ssize_t _first_too_deep(const unsigned char* s, Py_ssize_t n, int limit) noexcept nogil:
+    cdef Py_ssize_t pos = 0
+    cdef const unsigned char* quote
+    cdef int depth = 0
+    cdef unsigned char c
+    while pos < n:
+        c = s[pos]
+        if c == 34:                         # a string: to its closing quote (escapes skipped)
+            pos += 1
+            while True:
+                quote = <const unsigned char*>memchr(s + pos, 34, n - pos)
+                if quote == NULL:
+                    return -1               # unterminated: the JSON parser says so
+                while pos < quote - s:
+                    pos += 2 if s[pos] == 92 else 1
+                if pos == quote - s:
+                    break                   # the quote is not escaped
+        elif c == 91 or c == 123:
+            depth += 1
+            if depth >= limit:
+                return pos
+        elif c == 93 or c == 125:
+            depth -= 1
+        pos += 1
+    return -1
+
+
+def first_too_deep(const unsigned char[::1] data, int limit=SERDE_JSON_MAX_NESTING):
+    """The byte offset of the first '[' or '{' that opens the `limit`-th nested container
+    of the JSON text `data` (UTF-8), or -1 when none does. Strings are skipped; the text
+    is not otherwise checked (a malformed one is the parser's to refuse).
+
+    >>> first_too_deep(b'{"a": "[[[", "b": [[1]]}', 3), first_too_deep(b'[[1]]', 3)
+    (19, -1)
+    """
+    cdef Py_ssize_t at
+    with nogil:
+        at = _first_too_deep(&data[0], data.shape[0], limit) if data.shape[0] else -1
+    return at
 
 
 # ---------------------------------------------------------------------- numbers as serde_json reads them

@@ -10,6 +10,7 @@ import stat
 from pathlib import Path
 
 from toksmith.errors import ModelFormatError, UnsupportedModelError
+from toksmith.formats.bounded_read import GZIP_MAGIC, read_model_file
 from toksmith.spec import FileFormat, LoadOptions, TokenizerSpec
 
 # Files looked for, in this order, when `load` is given a folder (a tokenizer.json first,
@@ -37,7 +38,6 @@ def detect_format(head: bytes, path: str) -> FileFormat:
     return FileFormat.SENTENCEPIECE
 
 
-GZIP_MAGIC = b"\x1f\x8b"
 LFS_POINTER = b"version https://git-lfs.github.com/spec/"
 
 
@@ -120,9 +120,9 @@ def read_spec(path: str | os.PathLike, options: LoadOptions = LoadOptions()) -> 
         from toksmith.formats.gguf import read_gguf
         return read_gguf(p, pre=options.pre)
     if fmt is FileFormat.TIKTOKEN:
-        return _tiktoken_spec(p.read_bytes(), str(p), options)
+        return _tiktoken_spec(read_model_file(p), str(p), options)
     if fmt is FileFormat.HF_JSON:
-        return _hf_json_spec(p.read_bytes(), str(p), _folder_special_texts(path))
+        return _hf_json_spec(read_model_file(p), str(p), _folder_special_texts(path))
     if fmt is FileFormat.RWKV_VOCAB:
         from toksmith.formats.rwkv import read_rwkv_vocab
         return read_rwkv_vocab(p)

@@ -16,6 +16,7 @@ from toksmith._core.pieces import first_invalid_piece
 from toksmith._core.wire import GGUFType, WireFormatError, parse_gguf_metadata
 from toksmith.decoders.sentencepiece import SentencePieceDecoderSpec
 from toksmith.errors import ModelFormatError, UnsupportedModelError
+from toksmith.formats.bounded_read import read_limits, size_text
 from toksmith.formats.llama_cpp_attributes import token_attributes
 from toksmith.pretokenizers.llama_cpp import PRE_NAMES, PreType
 from toksmith.normalizers.charsmap import CharsMapNormalizerSpec
@@ -58,25 +59,35 @@ def read_gguf_metadata(path: str | os.PathLike) -> dict[str, object]:
 
 def _read_metadata(path: str | os.PathLike) -> tuple[dict[str, object], dict[str, int], bytes]:
     """(values, GGUF value types, `_without_tensors` bytes) of the file at `path`, checked as
-    gguf.cpp checks them; the file is memory-mapped and its tensor data never read."""
+    gguf.cpp checks them. Only the file's first `read_limits.max_gguf_metadata_bytes` are
+    memory-mapped (header, metadata and tensor infos come first): the tensor data of a
+    100 GB model is never mapped or read."""
+    limit = read_limits.max_gguf_metadata_bytes
     with open(path, "rb") as f:
-        try:
-            mapped = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
-        except ValueError:
-            raise ModelFormatError(path, "file is empty") from None
+        size = os.fstat(f.fileno()).st_size
+        if size == 0:
+            raise ModelFormatError(path, "file is empty")
+        mapped = mmap.mmap(f.fileno(), min(size, limit), access=mmap.ACCESS_READ)
     try:
         with memoryview(mapped) as view:
-            return _checked_metadata(view, os.fspath(path))
+            return _checked_metadata(view, os.fspath(path), file_size=size)
     finally:
         mapped.close()
 
 
-def _checked_metadata(data, source: str) -> tuple[dict[str, object], dict[str, int], bytes]:
+def _checked_metadata(data, source: str, file_size: int | None = None) -> tuple[dict[str, object], dict[str, int], bytes]:
     """(values, GGUF value types, `_without_tensors` bytes) of GGUF bytes, checked as
-    gguf.cpp checks them."""
+    gguf.cpp checks them; `file_size`: the size of the file `data` is the first part of."""
     try:
         _version, _tensors, values, types, metadata_end = parse_gguf_metadata(data)
     except WireFormatError as e:
+        if file_size is not None and file_size > len(data):
+            # the header, metadata or tensor infos may go on past the part read
+            raise ModelFormatError(source, f"{e}, within the first {size_text(len(data))} of this "
+                                           f"{size_text(file_size)} file: all toksmith reads of a GGUF (its "
+                                           "header, metadata and tensor infos; no real tokenizer needs more). "
+                                           "If they go on past that, raise "
+                                           "toksmith.read_limits.max_gguf_metadata_bytes") from None
         raise ModelFormatError(source, str(e)) from None
     # Parity: gguf.cpp gguf_init_from_file_impl: "key ... is empty".
     if "" in values:

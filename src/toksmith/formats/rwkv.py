@@ -24,6 +24,7 @@ import unicodedata
 from dataclasses import dataclass
 
 from toksmith.errors import ModelFormatError
+from toksmith.formats.bounded_read import read_model_file
 from toksmith.formats.gguf import (_check_key_types, _flag, _number_array, _special_ids, _token_texts,
                                    end_of_generation_ids, gguf_file_fields, ids_by_text, token_types)
 from toksmith.formats.llama_cpp_attributes import token_attributes
@@ -89,8 +90,7 @@ def looks_like_rwkv_vocab(head: bytes, name: str) -> bool:
 
 def read_rwkv_vocab(path: str | os.PathLike) -> TokenizerSpec:
     """The tokenizer of an RWKV .txt vocabulary file."""
-    with open(path, "rb") as f:
-        return parse_rwkv_vocab(f.read(), os.fspath(path))
+    return parse_rwkv_vocab(read_model_file(path), os.fspath(path))
 
 
 def parse_rwkv_vocab(data: bytes, source: str = "<bytes>") -> TokenizerSpec:

@@ -18,13 +18,11 @@ from toksmith._core.pieces import first_invalid_piece
 from toksmith._core.wire import WireFormatError, parse_message, parse_model_proto
 from toksmith.decoders.sentencepiece import DEFAULT_UNK_SURFACE, SentencePieceDecoderSpec
 from toksmith.errors import ModelFormatError, UnsupportedModelError
+from toksmith.formats.bounded_read import read_model_file
 from toksmith.normalizers.charsmap import CharsMapNormalizerSpec
 from toksmith.spec import Algorithm, FileFields, FileFormat, ReferenceRules, TokenizerSpec
 from toksmith.models.sentencepiece_family import byte_piece_value
 from toksmith.vocab import SpecialIds, TokenType, Vocab, first_repeated, indices_of_type
-
-# Largest .model accepted; real ones are under 30 MB.
-MAX_MODEL_BYTES = 1 << 30
 
 
 class ModelType(IntEnum):
@@ -55,12 +53,7 @@ MAX_PIECE_BYTES = 8000   # Parity: sentencepiece model_interface.cc kMaxPieceSiz
 
 def read_sentencepiece(path: str | os.PathLike) -> TokenizerSpec:
     """Read a SentencePiece model file; raises `ModelFormatError` on malformed input."""
-    size = os.path.getsize(path)
-    if size > MAX_MODEL_BYTES:
-        raise ModelFormatError(path, f"{size} bytes is too large for a SentencePiece model")
-    with open(path, "rb") as f:
-        data = f.read()
-    return parse_sentencepiece(data, os.fspath(path))
+    return parse_sentencepiece(read_model_file(path), os.fspath(path))
 
 
 def parse_sentencepiece(data: bytes, source: str = "<bytes>") -> TokenizerSpec:

@@ -17,10 +17,10 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass
-from pathlib import Path
 
 from toksmith._core.rank_file import RankFileError, missing_ranks, parse_rank_file
 from toksmith.errors import ModelFormatError
+from toksmith.formats.bounded_read import read_model_file
 from toksmith.spec import ByteLevelSpec, FileFormat, SplitPattern
 from toksmith.vocab import ByteLevelVocab, MergeOrder
 
@@ -126,7 +126,7 @@ def read_tiktoken(path: str | os.PathLike, *, encoding: str | None = None,
                   pattern: SplitPattern | str | None = None,
                   special_tokens: dict[str, int] | None = None) -> ByteLevelSpec:
     """Read a rank file (see the module docstring for how its encoding is chosen)."""
-    data = Path(path).read_bytes()
+    data = read_model_file(path)
     return parse_tiktoken(data, os.fspath(path), encoding=encoding, pattern=pattern,
                           special_tokens=special_tokens)
 

@@ -20,6 +20,7 @@ from ..errors import ModelFormatError
 
 E = TypeVar("E", bound=Enum)
 U32_MAX = 2**32 - 1
+USIZE_MAX = 2**64 - 1
 MISSING = object()
 
 
@@ -78,6 +79,15 @@ def as_u32(value: Any, source: str, path: str) -> int:
         fail(source, path, f"expected an integer in 0..{U32_MAX}; found {json_type_name(value)}")
     if not 0 <= value <= U32_MAX:
         fail(source, path, f"expected an integer in 0..{U32_MAX}; found {value}")
+    return value
+
+
+def as_usize(value: Any, source: str, path: str) -> int:
+    """A JSON integer in 0..2**64-1 (tokenizers' usize lengths, on a 64-bit machine)."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        fail(source, path, f"expected an integer in 0..{USIZE_MAX}; found {json_type_name(value)}")
+    if not 0 <= value <= USIZE_MAX:
+        fail(source, path, f"expected an integer in 0..{USIZE_MAX}; found {value}")
     return value
 
 

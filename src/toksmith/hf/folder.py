@@ -15,6 +15,7 @@ from pathlib import Path
 
 from . import components as c
 from ..errors import ModelFormatError
+from ..formats.bounded_read import read_model_file
 from .read_models import read_vocab_map
 from .reader import parse_json, read_hf_json
 
@@ -45,7 +46,7 @@ def read_folder(path: str | os.PathLike) -> c.HfTokenizerSpec:
     """The spec of a folder's tokenizer.json, GPT-2 or BERT files (sentencepiece: use its own loader)."""
     kind, file = resolve_folder(path)
     if kind is FolderKind.TOKENIZER_JSON:
-        return read_hf_json(file.read_bytes(), str(file))
+        return read_hf_json(read_model_file(file), str(file))
     if kind is FolderKind.GPT2:
         return read_gpt2_folder(Path(path))
     if kind is FolderKind.BERT:
@@ -57,7 +58,7 @@ def _config(folder: Path) -> dict:
     file = folder / "tokenizer_config.json"
     if not file.is_file():
         return {}
-    value = parse_json(file.read_bytes(), str(file))
+    value = parse_json(read_model_file(file), str(file))
     if not isinstance(value, dict):
         raise ModelFormatError(file, "$: expected an object")
     return value
@@ -72,7 +73,7 @@ def _config_bool(folder: Path, config: dict, key: str, default: bool | None) -> 
 
 def _read_merges(file: Path) -> tuple[tuple[str, str], ...]:
     try:
-        lines = file.read_bytes().decode("utf-8").split("\n")
+        lines = read_model_file(file).decode("utf-8").split("\n")
     except UnicodeDecodeError as exc:
         raise ModelFormatError(file, f"not UTF-8 text (byte {exc.start})") from None
     start = 1 if lines and lines[0].startswith("#version") else 0
@@ -96,7 +97,7 @@ def read_gpt2_folder(folder: Path) -> c.HfTokenizerSpec:
     ByteLevel(trim_offsets=False) post-processor (a bos template when add_bos_token).
     """
     vocab_file, merges_file = folder / "vocab.json", folder / "merges.txt"
-    vocab = read_vocab_map(parse_json(vocab_file.read_bytes(), str(vocab_file)), "$", str(vocab_file))
+    vocab = read_vocab_map(parse_json(read_model_file(vocab_file), str(vocab_file)), "$", str(vocab_file))
     merges = _read_merges(merges_file)
     for number, (a, b) in enumerate(merges):
         for token in (a, b, a + b):
@@ -127,7 +128,7 @@ BERT_SPECIALS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
 
 def _read_vocab_txt(file: Path) -> dict[str, int]:
     try:
-        text = file.read_bytes().decode("utf-8")
+        text = read_model_file(file).decode("utf-8")
     except UnicodeDecodeError as exc:
         raise ModelFormatError(file, f"not UTF-8 text (byte {exc.start})") from None
     lines = text.split("\n")

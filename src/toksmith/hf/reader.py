@@ -16,13 +16,15 @@ import json
 import re
 from typing import Any, Callable
 
-from toksmith._core.hf_json_sections import PieceTable, TokenTable, scan_tokenizer_json
+from toksmith._core.hf_json_sections import (SERDE_JSON_MAX_NESTING, PieceTable, TokenTable, first_too_deep,
+                                             scan_tokenizer_json)
 from toksmith.gc_pause import paused_gc
 
 from . import components as c
 from ._fields import Fields, as_u32, expect_type, fail
 from .json_numbers import serde_json_f64
 from .read_components import read_decoder, read_normalizer, read_pre_tokenizer
+from .read_encode_params import read_padding, read_truncation
 from .read_models import read_model
 from .read_processors import read_post_processor
 
@@ -146,19 +148,6 @@ def _added_tokens(value: Any, path: str, source: str, model: c.Model) -> tuple[c
     return tuple(by_id[i] for i in sorted(by_id))
 
 
-def _section_object_or_null(f: Fields, key: str) -> bool:
-    value = f.raw(key, None)
-    if value is not None:
-        expect_type(value, dict, "an object or null", f.source, f.at(key))
-    return value is not None
-
-
-def _padding_token(f: Fields) -> str | None:
-    """$.padding.pad_token (tokenizers' PaddingParams default: "[PAD]")."""
-    padding = Fields(f.raw("padding"), f.at("padding"), f.source)
-    return padding.str("pad_token", "[PAD]")
-
-
 def read_hf_json(data: bytes | str, source: str) -> c.HfTokenizerSpec:
     """Parse the bytes of a tokenizer.json; `source` names the file in error messages."""
     return read_hf_json_sections(data, source)[0]
@@ -182,7 +171,42 @@ def read_hf_json_sections(data: bytes | str, source: str, *,
         scanned = _read_scanned(data, source, read_merges)
         if scanned is not None:
             return scanned
-        return _read(parse_json(data, source), source), None
+        return _read(parse_tokenizer_json(data, source), source), None
+
+
+def parse_tokenizer_json(data: bytes | str, source: str) -> Any:
+    """`parse_json` of a whole tokenizer.json, refusing first what serde_json refuses in
+    it: a byte-order mark, and nesting past its recursion limit. (The scanner declines
+    both, so the plain path sees every such file.)"""
+    text = data if isinstance(data, bytes) else data.encode("utf-8", "surrogatepass")
+    _refuse_byte_order_mark(text, source)
+    _refuse_deep_nesting(text, source)
+    return parse_json(data, source)
+
+
+_UTF8_BOM = b"\xef\xbb\xbf"
+
+
+def _refuse_byte_order_mark(text: bytes, source: str) -> None:
+    """Parity: tokenizers 0.23.3 reads the file with serde_json::from_str, which refuses a
+    BOM ("expected value at line 1 column 1"); Python's json.loads skips one in bytes."""
+    if text.startswith(_UTF8_BOM):
+        fail(source, "$", "malformed JSON: a UTF-8 byte-order mark before the JSON (tokenizers refuses it; "
+                          "save the file without one)")
+
+
+def _refuse_deep_nesting(text: bytes, source: str) -> None:
+    """Parity: serde_json's recursion limit: tokenizers refuses SERDE_JSON_MAX_NESTING
+    nested arrays/objects anywhere in the file ("recursion limit exceeded"); json.loads
+    would nest on to the interpreter's recursion limit, and the component readers recurse
+    once per level."""
+    at = first_too_deep(text)
+    if at >= 0:
+        line = text.count(b"\n", 0, at) + 1
+        column = at - (text.rfind(b"\n", 0, at) + 1) + 1
+        fail(source, "$", f"malformed JSON: arrays/objects nested {SERDE_JSON_MAX_NESTING} deep at line {line} "
+                          f"column {column} (byte {at}): past serde_json's recursion limit, so tokenizers "
+                          "refuses the file")
 
 
 def _read_scanned(data: bytes | str, source: str,
@@ -214,9 +238,9 @@ def _read(obj: Any, source: str) -> c.HfTokenizerSpec:
     if version != "1.0":
         # Parity: tokenizers TokenizerVisitor: "Unknown tokenizer version".
         f.fail("version", f"expected \"1.0\"; found {version!r}")
-    has_truncation = _section_object_or_null(f, "truncation")
-    has_padding = _section_object_or_null(f, "padding")
-    pad_token = _padding_token(f) if has_padding else None
+    has_truncation = read_truncation(f.raw("truncation", None), f.at("truncation"), source)
+    pad_token = read_padding(f.raw("padding", None), f.at("padding"), source)
+    has_padding = pad_token is not None
     if not f.has("model"):
         f.fail(None, "missing field 'model'")
     model = read_model(f.raw("model"), f.at("model"), source)
