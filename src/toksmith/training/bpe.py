@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from toksmith.errors import ToksmithError
 from toksmith.gc_pause import paused_gc
 from toksmith.training.corpus import CorpusError, corpus_batches, corpus_paths, is_file_list
+from toksmith.training.numbers import COUNT_LIMIT, INT64_MAX, checked_int, checked_vocab_size
 from toksmith.training.threads import thread_count
 
 MERGES_PER_PROGRESS_STEP = 256
@@ -131,12 +132,11 @@ def _refuse_pipeline_options(**given) -> None:
 def _options(vocab_size, min_frequency, special_tokens, initial_alphabet, limit_alphabet, max_token_length,
              continuing_subword_prefix, end_of_word_suffix) -> BpeTrainerOptions:
     """The options, checked (strings and numbers of the right kinds)."""
-    for name, value in (("vocab_size", vocab_size), ("min_frequency", min_frequency)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-            raise ValueError(f"{name} must be an int >= 0, not {value!r}")
+    checked_vocab_size(vocab_size, 0)
+    checked_int("min_frequency", min_frequency, 0, INT64_MAX, COUNT_LIMIT)
     for name, value in (("limit_alphabet", limit_alphabet), ("max_token_length", max_token_length)):
-        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
-            raise ValueError(f"{name} must be None or an int >= 0, not {value!r}")
+        if value is not None:
+            checked_int(name, value, 0, INT64_MAX, "None: no limit")
     specials = _strings("special_tokens", special_tokens)
     alphabet = _strings("initial_alphabet", initial_alphabet)
     for name, value in (("continuing_subword_prefix", continuing_subword_prefix),

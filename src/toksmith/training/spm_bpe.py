@@ -77,6 +77,9 @@ class SpmBpeTrainer(SpmTrainer):
         del sentences
         # Parity: Train: vocab_size - meta_pieces_.size() - required_chars_.size() merges
         n_merges = spec.vocab_size - len(meta) - len(required)
+        # a merge joins two symbols of the words: there are never more merges than bytes
+        # (the core sizes its output by n_merges: a vocab_size of 2**31 - 1 is no 8 GB table)
+        n_merges = min(n_merges, words.blob_bytes)
         merged = self._merge(words, n_merges)
         del words
         alphabet = [chr(c).encode("utf-8") for c, _ in sorted(required.items(), key=lambda kv: (-kv[1], kv[0]))]
