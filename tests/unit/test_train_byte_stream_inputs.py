@@ -179,7 +179,7 @@ def test_bad_arguments():
         toksmith.train_bpe(iter(["a"]), 300, ascii_only="yes")
     with pytest.raises(TypeError, match="item 1 of the corpus is a int"):
         toksmith.train_bpe(iter(["a", 5]), 300)
-    with pytest.raises(TypeError, match="files_or_texts must be"):
+    with pytest.raises(TypeError, match="files must be a path or a list of paths"):
         toksmith.train_bpe(42, 300)
     with pytest.raises(CorpusError, match="text 0 of the corpus: character 1: a lone surrogate"):
         toksmith.train_bpe(iter(["a\ud800"]), 300)

@@ -45,7 +45,7 @@ def base_size(ascii_only: bool) -> int:
     return len(SPECIAL_TOKENS) + (len(ASCII_BYTES) if ascii_only else 256)
 
 
-def train_byte_stream(files_or_texts: object, vocab_size: int, *, min_frequency: int = 0,
+def train_byte_stream(source: object, vocab_size: int, *, min_frequency: int = 0,
                       ascii_only: bool = False, show_progress: bool | None = None, num_threads: int = 1):
     """The byte-stream configuration (see the module docstring); the toksmith Tokenizer
     of the trained tokenizer.json. `num_threads` >= 1 (checked by train_bpe)."""
@@ -60,7 +60,7 @@ def train_byte_stream(files_or_texts: object, vocab_size: int, *, min_frequency:
     if show_progress is None:
         show_progress = sys.stderr.isatty()
     trainer = ByteStreamTrainer(ascii_only)
-    _read(trainer, files_or_texts, show_progress)
+    _read(trainer, source, show_progress)
     if trainer.bytes_read == 0:
         raise CorpusError("the corpus is empty: no byte to learn from")
     if ascii_only and trainer.base_bytes() == 0:
@@ -81,23 +81,23 @@ def train_byte_stream(files_or_texts: object, vocab_size: int, *, min_frequency:
 
 # ---------------------------------------------------------------- reading
 
-def _sources(files_or_texts: object) -> tuple[list[str] | None, Iterable[object] | None]:
+def _sources(source: object) -> tuple[list[str] | None, Iterable[object] | None]:
     """(the files, in order) or (the iterable of sequences)."""
-    if is_file_list(files_or_texts):
-        paths = [files_or_texts] if isinstance(files_or_texts, (str, bytes, os.PathLike)) else files_or_texts
+    if is_file_list(source):
+        paths = [source] if isinstance(source, (str, bytes, os.PathLike)) else source
         files = corpus_paths(expand_directories(os.fsdecode(p) for p in paths))
         for path in files:
             if not os.access(path, os.R_OK):
                 raise CorpusError(f"{path}: not readable (permission denied)")
         return files, None
-    if not isinstance(files_or_texts, Iterable):
-        raise TypeError("files_or_texts must be a path, a list of paths or an iterable of str/bytes, not "
-                        f"{type(files_or_texts).__name__}")
-    return None, files_or_texts
+    if not isinstance(source, Iterable):
+        raise TypeError("files must be a path or a list of paths (texts=: an iterable of str, bytes or "
+                        f"binary files), not {type(source).__name__}")
+    return None, source
 
 
-def _read(trainer, files_or_texts: object, show_progress: bool) -> None:
-    files, items = _sources(files_or_texts)
+def _read(trainer, source: object, show_progress: bool) -> None:
+    files, items = _sources(source)
     if not show_progress:
         _feed(trainer, files, items, None)
         return

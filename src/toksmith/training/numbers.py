@@ -4,10 +4,10 @@ the core, a MemoryError from a table sized by the option, or a silent conversion
 
 >>> checked_int("vocab_size", 8000, 1, MAX_VOCAB_SIZE)
 8000
->>> checked_int("vocab_size", 2**31, 1, MAX_VOCAB_SIZE)
+>>> checked_int("num_sub_iterations", 11, 1, 10)
 Traceback (most recent call last):
 ...
-ValueError: vocab_size must be at most 2147483647 (token ids are int32 in every format a trained tokenizer is saved as), not 2147483648
+ValueError: num_sub_iterations must be at most 10, not 11
 """
 from __future__ import annotations
 
