@@ -153,3 +153,11 @@ def test_texts_keyword_takes_a_list_of_texts(tmp_path):
         toksmith.train_unigram([str(path)], 120, texts=TEXTS)
     with pytest.raises(TypeError, match="train_unigram\\(\\) needs vocab_size"):
         toksmith.train_unigram(texts=TEXTS)
+
+
+def test_a_generator_of_paths_is_told_to_be_a_list(tmp_path):
+    path = tmp_path / "corpus.txt"
+    path.write_text("a b c\n", encoding="utf-8")
+    with pytest.raises(TypeError, match=r"text 0 of the corpus is a path \(.*corpus.txt'\), not a str: give files "
+                                        r"as a list"):
+        toksmith.train_unigram((p for p in [path]), 50, show_progress=False)

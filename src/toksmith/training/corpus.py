@@ -215,6 +215,9 @@ def _text_batches(texts: Iterable[object]) -> Iterator[CorpusBatch]:
     ends = array("q")
     size = 0
     for i, text in enumerate(texts):
+        if isinstance(text, os.PathLike):
+            raise TypeError(f"text {i} of the corpus is a path ({os.fspath(text)!r}), not a str: give files "
+                            f"as a list or tuple (files=list(paths))")
         if not isinstance(text, str):
             raise TypeError(f"text {i} of the corpus is a {type(text).__name__}, not a str")
         try:
