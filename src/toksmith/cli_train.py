@@ -39,7 +39,8 @@ def add_train_parser(commands) -> None:
                     "<|unk|> <|bos|> <|eos|> <|pad|>, 4-259 the bytes, no pre-tokenization, each file one "
                     "sequence of bytes).")
     bpe.add_argument("inputs", nargs="*", help="corpus files or directories ('-' or none: stdin)")
-    bpe.add_argument("--like", help="tokenizer.json (or .json.gz) whose pipeline is kept (none: byte-stream)")
+    bpe.add_argument("--like", help="tokenizer.json (or .json.gz), model folder, .model/.gguf/.tiktoken file or embedded "
+                                    "name whose BPE pipeline is kept (none: byte-stream)")
     bpe.add_argument("--corpus-dir", action="append", default=[], metavar="DIR",
                      help="a directory of corpus files (every non-hidden file under it, in path order)")
     bpe.add_argument("--ascii-only", action="store_true",
@@ -146,13 +147,14 @@ def _files(args: argparse.Namespace) -> list[str]:
     return expand_directories(files) if files else []
 
 
-def _corpus(args: argparse.Namespace, strip_newline: bool):
+def _corpus(args: argparse.Namespace, strip_newline: bool) -> dict:
+    """The trainer's corpus argument: {"files": [...]} or, for standard input, {"texts": lines}."""
     files = _files(args)
     if files:
-        return files
+        return {"files": files}
     lines = stream_texts(sys.stdin.buffer)
     # Parity: sentencepiece reads a line without its "\n", as from a file
-    return (line[:-1] if line.endswith("\n") else line for line in lines) if strip_newline else lines
+    return {"texts": (line[:-1] if line.endswith("\n") else line for line in lines) if strip_newline else lines}
 
 
 def _unigram_options(args: argparse.Namespace) -> dict:
@@ -175,8 +177,8 @@ def run_train(args: argparse.Namespace) -> None:
     progress = not args.quiet and sys.stderr.isatty()
     if args.kind in ("unigram", "spm-bpe"):
         trainer = toksmith.train_unigram if args.kind == "unigram" else toksmith.train_sentencepiece_bpe
-        tok = trainer(_corpus(args, True), args.vocab_size, show_progress=progress, num_threads=args.threads,
-                      **_unigram_options(args))
+        tok = trainer(vocab_size=args.vocab_size, show_progress=progress, num_threads=args.threads,
+                      **_corpus(args, True), **_unigram_options(args))
         written = tok.save(args.output, format=args.format)
         if not args.quiet:
             print(f"toksmith: wrote {written} ({tok.vocab_size} pieces)", file=sys.stderr)
@@ -184,13 +186,14 @@ def run_train(args: argparse.Namespace) -> None:
     if args.like is None:
         # byte-stream: each file (or stdin) is one sequence of bytes
         files = _files(args)
+        corpus = {"files": files} if files else {"texts": [sys.stdin.buffer]}
         tok = toksmith.train_bpe(
-            files if files else iter([sys.stdin.buffer]), args.vocab_size, min_frequency=args.min_frequency,
+            vocab_size=args.vocab_size, **corpus, min_frequency=args.min_frequency,
             ascii_only=args.ascii_only, show_progress=progress, num_threads=args.threads,
             **_like_only_options(args))
     else:
         tok = toksmith.train_bpe(
-            _corpus(args, False), args.vocab_size, like=args.like, min_frequency=args.min_frequency,
+            vocab_size=args.vocab_size, **_corpus(args, False), like=args.like, min_frequency=args.min_frequency,
             special_tokens=args.special_token, initial_alphabet=list(args.initial_alphabet),
             limit_alphabet=args.limit_alphabet, max_token_length=args.max_token_length,
             continuing_subword_prefix=args.continuing_subword_prefix, end_of_word_suffix=args.end_of_word_suffix,

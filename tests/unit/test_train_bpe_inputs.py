@@ -115,3 +115,28 @@ def test_blocks_keep_lines_whole(tmp_path, monkeypatch):
     blocks = [b for batch in corpus.corpus_batches(str(path)) for b in batch.blocks]
     assert b"".join(blocks) == text.encode("utf-8")
     assert len(blocks) == 4 and all(b.endswith(b"\n") for b in blocks[:-1])
+
+
+def test_corpus_comes_as_files_or_texts(like, tmp_path):
+    """Issue 30 item 14: a list of str given as files names files (a text is refused with
+    the way to pass it); texts= takes any iterable of str, streamed; not both, not neither."""
+    texts = ["Project Gutenberg's Botchan (Master Darling), by Kin-nosuke Natsume", "low lower lowest"]
+    with pytest.raises(FileNotFoundError, match=r"Project Gutenberg's Botchan .*: no such corpus file \(files= names "
+                                                r"corpus files; to train on strings of text, pass them as texts="):
+        toksmith.train_bpe(texts, 100, like=like)
+    path = tmp_path / "corpus.txt"
+    path.write_text("".join(t + "\n" for t in texts), encoding="utf-8")
+    def pieces(tok):
+        return [tok.id_to_piece(i) for i in range(tok.vocab_size)]
+    from_file = pieces(toksmith.train_bpe([str(path)], 100, like=like))
+    lines = [t + "\n" for t in texts]
+    assert pieces(toksmith.train_bpe(texts=lines, vocab_size=100, like=like)) == from_file
+    assert pieces(toksmith.train_bpe(texts=(t for t in lines), vocab_size=100, like=like)) == from_file
+    with pytest.raises(ValueError, match="give files or texts=, not both"):
+        toksmith.train_bpe([str(path)], 100, texts=lines, like=like)
+    with pytest.raises(TypeError, match="no corpus: give files"):
+        toksmith.train_bpe(vocab_size=100, like=like)
+    with pytest.raises(TypeError, match="texts must be an iterable of str .* not a single str: pass texts=\\[text\\]"):
+        toksmith.train_bpe(texts="low lower", vocab_size=100, like=like)
+    with pytest.raises(TypeError, match="needs vocab_size"):
+        toksmith.train_bpe(texts=lines, like=like)

@@ -102,3 +102,14 @@ def test_bad_corpus_raises(tmp_path):
     bad.write_bytes(b"fine\n\xff\n")
     with pytest.raises(ValueError, match="not UTF-8"):
         train([str(bad)])
+
+
+def test_texts_keyword_takes_a_list_of_texts(tmp_path):
+    """Issue 30 item 14: texts= reads a list of str as texts (given as files, it names files)."""
+    path = tmp_path / "corpus.txt"
+    path.write_text("".join(t + "\n" for t in TEXTS), encoding="utf-8")
+    ids = list(range(150))
+    assert toksmith.train_sentencepiece_bpe(texts=TEXTS, vocab_size=150, show_progress=False).decode_bytes(ids) == \
+        train([str(path)]).decode_bytes(ids)
+    with pytest.raises(FileNotFoundError, match="pass them as texts="):
+        train(TEXTS[:3])

@@ -138,3 +138,26 @@ def test_same_model_with_or_without_the_node_cache(tmp_path, monkeypatch):
     walked = tmp_path / "walked.model"
     train(vocab_size=120).save(walked)
     assert cached.read_bytes() == walked.read_bytes()
+
+
+def test_texts_keyword_takes_a_list_of_texts(tmp_path):
+    """Issue 30 item 14: texts= reads a list of str as texts (given as files, it names files)."""
+    path = tmp_path / "corpus.txt"
+    path.write_text("".join(t + "\n" for t in TEXTS), encoding="utf-8")
+    from_file = train([str(path)])
+    ours = toksmith.train_unigram(texts=TEXTS, vocab_size=120, show_progress=False)
+    assert ours.decode_bytes(list(range(120))) == from_file.decode_bytes(list(range(120)))
+    with pytest.raises(FileNotFoundError, match="pass them as texts="):
+        train(TEXTS[:3])
+    with pytest.raises(ValueError, match="not both"):
+        toksmith.train_unigram([str(path)], 120, texts=TEXTS)
+    with pytest.raises(TypeError, match="train_unigram\\(\\) needs vocab_size"):
+        toksmith.train_unigram(texts=TEXTS)
+
+
+def test_a_generator_of_paths_is_told_to_be_a_list(tmp_path):
+    path = tmp_path / "corpus.txt"
+    path.write_text("a b c\n", encoding="utf-8")
+    with pytest.raises(TypeError, match=r"text 0 of the corpus is a path \(.*corpus.txt'\), not a str: give files "
+                                        r"as a list"):
+        toksmith.train_unigram((p for p in [path]), 50, show_progress=False)

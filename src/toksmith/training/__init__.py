@@ -3,7 +3,7 @@ pipeline; the byte-stream configuration without one), `train_unigram` and
 `train_sentencepiece_bpe` (sentencepiece's Unigram and BPE trainers).
 
 >>> import toksmith
->>> tok = toksmith.train_bpe(iter(["low lower lowest"] * 3), 40, like="tokenizer.json")  # doctest: +SKIP
+>>> tok = toksmith.train_bpe(texts=["low lower lowest"] * 3, vocab_size=40, like="tokenizer.json")  # doctest: +SKIP
 >>> tok = toksmith.train_bpe(["corpus/"], 32000)                                        # doctest: +SKIP
 
 Each trainer's module is imported on first use (PEP 562), so training BPE does not load

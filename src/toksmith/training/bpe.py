@@ -21,7 +21,8 @@ from dataclasses import dataclass
 
 from toksmith.errors import ToksmithError
 from toksmith.gc_pause import paused_gc
-from toksmith.training.corpus import CorpusError, corpus_batches, corpus_paths, is_file_list
+from toksmith.training.corpus import CorpusError, corpus_batches, corpus_paths, corpus_source, is_file_list
+from toksmith.training.numbers import COUNT_LIMIT, INT64_MAX, checked_int, checked_vocab_size
 from toksmith.training.threads import thread_count
 
 MERGES_PER_PROGRESS_STEP = 256
@@ -40,7 +41,8 @@ class BpeTrainerOptions:
     end_of_word_suffix: str | None = None
 
 
-def train_bpe(files_or_texts: object, vocab_size: int, *, like: object = None, min_frequency: int = 0,
+def train_bpe(files: object = None, vocab_size: int | None = None, *, texts: Iterable[str] | None = None,
+              like: object = None, min_frequency: int = 0,
               special_tokens: Iterable[str] = (), initial_alphabet: Iterable[str] = (),
               limit_alphabet: int | None = None, max_token_length: int | None = None,
               continuing_subword_prefix: str | None = None, end_of_word_suffix: str | None = None,
@@ -48,12 +50,18 @@ def train_bpe(files_or_texts: object, vocab_size: int, *, like: object = None, m
     """Train a BPE vocabulary of `vocab_size` tokens on a corpus, for `like`'s pipeline
     or (`like=None`) in the byte-stream configuration.
 
+    The corpus: `files` (a path or a list/tuple of paths) or `texts=` (an iterable of str,
+    each one sequence, read as it goes), as tokenizers' `train(files)` and
+    `train_from_iterator(texts)` take them; a str naming no file is refused (pass text
+    as texts=). `vocab_size` is required.
+
     With `like` (tokenizers' BpeTrainer, exactly):
-    - `files_or_texts`: a path or a list/tuple of paths (read as UTF-8, line by line), or
-      any other iterable of str (each one sequence), as tokenizers' `train` and
-      `train_from_iterator` take them.
-    - `like`: a tokenizer.json path (``.json`` or ``.json.gz``) or a toksmith Tokenizer
-      loaded from one; its model must be BPE (tokenizers' BpeTrainer trains only BPE).
+    - files are read as UTF-8, line by line.
+    - `like`: what `toksmith.load` takes whose model is BPE (tokenizers' BpeTrainer trains
+      only BPE): a tokenizer.json (``.json`` or ``.json.gz``), a Hugging Face folder, a
+      .model, .gguf or .tiktoken file, an embedded name ("cl100k_base"), or a toksmith
+      Tokenizer; what is not a tokenizer.json is converted to one first (the pipeline of
+      `tok.save("tokenizer.json")`, refused where that conversion is; training/like.py).
       Its merges are replaced, so they are only checked to be a JSON list.
     - the other options mean what BpeTrainer's do; `initial_alphabet` keeps the first
       character of each string.
@@ -62,9 +70,9 @@ def train_bpe(files_or_texts: object, vocab_size: int, *, like: object = None, m
     <|unk|> <|bos|> <|eos|> <|pad|>, 4-259 the bytes, no pre-tokenization, the most
     frequent pair merged (ties: the smallest (left id, right id)) until `vocab_size` or
     until the best count is below `min_frequency`; `ascii_only` keeps tab, LF, CR and
-    0x20-0x7E as the only base tokens. `files_or_texts`: a path, a directory (every
-    non-hidden file under it, in path order) or a list of them, each file read whole as
-    bytes (one sequence); or an iterable of str, bytes or binary files (one sequence each).
+    0x20-0x7E as the only base tokens. `files`: a path, a directory (every non-hidden
+    file under it, in path order) or a list of them, each file read whole as bytes (one
+    sequence); `texts=`: str, bytes or binary files (one sequence each).
     The options of a `like` pipeline are refused here, and `ascii_only` with `like`.
 
     Both: `num_threads` (default: all cores) never changes the result; `show_progress`:
@@ -72,6 +80,9 @@ def train_bpe(files_or_texts: object, vocab_size: int, *, like: object = None, m
 
     Returns the new `toksmith.Tokenizer` (``tok.save("tokenizer.json")`` writes it).
     """
+    source = corpus_source(files, texts)
+    if vocab_size is None:
+        raise TypeError("train_bpe() needs vocab_size (the number of tokens to learn up to)")
     threads = thread_count(num_threads)
     if like is None:
         _refuse_pipeline_options(special_tokens=special_tokens, initial_alphabet=initial_alphabet,
@@ -80,7 +91,7 @@ def train_bpe(files_or_texts: object, vocab_size: int, *, like: object = None, m
                                  end_of_word_suffix=end_of_word_suffix)
         from toksmith.training.byte_stream import train_byte_stream
         with paused_gc():
-            return train_byte_stream(files_or_texts, vocab_size, min_frequency=min_frequency,
+            return train_byte_stream(source, vocab_size, min_frequency=min_frequency,
                                      ascii_only=ascii_only, show_progress=show_progress, num_threads=threads)
     if ascii_only is not False:
         raise ValueError("ascii_only is an option of the byte-stream configuration (like=None); a like= "
@@ -92,18 +103,19 @@ def train_bpe(files_or_texts: object, vocab_size: int, *, like: object = None, m
     like_json, hf = _like(like)
     from toksmith.hf import components as c
     if not isinstance(hf.model, c.BpeModel):
+        other = " (train_unigram trains a Unigram model)" if isinstance(hf.model, c.UnigramModel) else ""
         raise ToksmithError(f"{hf.source}: $.model is {type(hf.model).__name__}; train_bpe trains a BPE "
-                            f"model (tokenizers' BpeTrainer refuses other models too)")
-    if is_file_list(files_or_texts):
-        corpus_paths(files_or_texts)          # every file exists, before any work
+                            f"model (tokenizers' BpeTrainer refuses other models too){other}")
+    if is_file_list(source):
+        corpus_paths(source)                  # every file exists, before any work
     with paused_gc():       # the vocabulary and merges are tens of thousands of acyclic containers
-        return _train_like(hf, like_json, files_or_texts, options, threads, show_progress)
+        return _train_like(hf, like_json, source, options, threads, show_progress)
 
 
-def _train_like(hf, like_json: dict, files_or_texts: object, options: BpeTrainerOptions, threads: int,
+def _train_like(hf, like_json: dict, source: object, options: BpeTrainerOptions, threads: int,
                 show_progress: bool):
     """Count, learn the merges, make the tokenizer (train_bpe with `like`, its inputs checked)."""
-    words = _count(hf, files_or_texts, threads, show_progress)
+    words = _count(hf, source, threads, show_progress)
     if len(words) == 0:
         raise CorpusError("the corpus is empty: no pre-token to learn from")
     from toksmith.training.bpe_vocab import initial_tokens, learn_merges
@@ -130,12 +142,11 @@ def _refuse_pipeline_options(**given) -> None:
 def _options(vocab_size, min_frequency, special_tokens, initial_alphabet, limit_alphabet, max_token_length,
              continuing_subword_prefix, end_of_word_suffix) -> BpeTrainerOptions:
     """The options, checked (strings and numbers of the right kinds)."""
-    for name, value in (("vocab_size", vocab_size), ("min_frequency", min_frequency)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-            raise ValueError(f"{name} must be an int >= 0, not {value!r}")
+    checked_vocab_size(vocab_size, 0)
+    checked_int("min_frequency", min_frequency, 0, INT64_MAX, COUNT_LIMIT)
     for name, value in (("limit_alphabet", limit_alphabet), ("max_token_length", max_token_length)):
-        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
-            raise ValueError(f"{name} must be None or an int >= 0, not {value!r}")
+        if value is not None:
+            checked_int(name, value, 0, INT64_MAX, "None: no limit")
     specials = _strings("special_tokens", special_tokens)
     alphabet = _strings("initial_alphabet", initial_alphabet)
     for name, value in (("continuing_subword_prefix", continuing_subword_prefix),
@@ -161,6 +172,8 @@ def _like(like: object):
     read as loading does; its model may be empty (a pipeline made to be trained)."""
     from toksmith.formats.bounded_read import GZIP_MAGIC, gunzip_bounded, read_model_file_gunzipped
     from toksmith.hf.reader import read_hf_json_sections
+    from toksmith.training.like import resolve_like
+    like = resolve_like(like)       # a tokenizer.json path, or a Tokenizer holding one's bytes
     if isinstance(like, (str, os.PathLike)):
         source = os.fspath(like)
         data = read_model_file_gunzipped(source)
@@ -180,13 +193,13 @@ def _like(like: object):
     return json.loads(rest if rest is not None else data), hf
 
 
-def _count(hf, files_or_texts: object, threads: int, show_progress: bool):
+def _count(hf, source: object, threads: int, show_progress: bool):
     from toksmith.training.word_counting import count_words
     if not show_progress:
-        return count_words(hf, corpus_batches(files_or_texts), threads)
+        return count_words(hf, corpus_batches(source), threads)
     from tqdm import tqdm
     total = None
-    if is_file_list(files_or_texts):
-        total = sum(os.path.getsize(p) for p in corpus_paths(files_or_texts))
+    if is_file_list(source):
+        total = sum(os.path.getsize(p) for p in corpus_paths(source))
     with tqdm(total=total, unit="B", unit_scale=True, desc="Counting words") as bar:
-        return count_words(hf, corpus_batches(files_or_texts), threads, on_batch=bar.update)
+        return count_words(hf, corpus_batches(source), threads, on_batch=bar.update)

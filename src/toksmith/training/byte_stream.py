@@ -31,6 +31,7 @@ from collections.abc import Iterable
 
 from toksmith.errors import ToksmithError
 from toksmith.training.corpus import CorpusError, corpus_paths, expand_directories, is_file_list
+from toksmith.training.numbers import COUNT_LIMIT, INT64_MAX, checked_flag, checked_int, checked_vocab_size
 
 SPECIAL_TOKENS = ("<|unk|>", "<|bos|>", "<|eos|>", "<|pad|>")
 ASCII_BYTES = bytes([9, 10, 13]) + bytes(range(0x20, 0x7F))
@@ -44,16 +45,14 @@ def base_size(ascii_only: bool) -> int:
     return len(SPECIAL_TOKENS) + (len(ASCII_BYTES) if ascii_only else 256)
 
 
-def train_byte_stream(files_or_texts: object, vocab_size: int, *, min_frequency: int = 0,
+def train_byte_stream(source: object, vocab_size: int, *, min_frequency: int = 0,
                       ascii_only: bool = False, show_progress: bool | None = None, num_threads: int = 1):
     """The byte-stream configuration (see the module docstring); the toksmith Tokenizer
     of the trained tokenizer.json. `num_threads` >= 1 (checked by train_bpe)."""
     from toksmith._core.byte_stream_trainer import ByteStreamTrainer
-    for name, value in (("vocab_size", vocab_size), ("min_frequency", min_frequency)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-            raise ValueError(f"{name} must be an int >= 0, not {value!r}")
-    if not isinstance(ascii_only, bool):
-        raise TypeError(f"ascii_only must be a bool, not {type(ascii_only).__name__}")
+    checked_vocab_size(vocab_size, 0)
+    checked_int("min_frequency", min_frequency, 0, INT64_MAX, COUNT_LIMIT)
+    checked_flag("ascii_only", ascii_only)
     base = base_size(ascii_only)
     if vocab_size < base:
         what = "4 special tokens and the 98 ascii_only bytes" if ascii_only else "4 special tokens and the 256 bytes"
@@ -61,7 +60,7 @@ def train_byte_stream(files_or_texts: object, vocab_size: int, *, min_frequency:
     if show_progress is None:
         show_progress = sys.stderr.isatty()
     trainer = ByteStreamTrainer(ascii_only)
-    _read(trainer, files_or_texts, show_progress)
+    _read(trainer, source, show_progress)
     if trainer.bytes_read == 0:
         raise CorpusError("the corpus is empty: no byte to learn from")
     if ascii_only and trainer.base_bytes() == 0:
@@ -69,33 +68,36 @@ def train_byte_stream(files_or_texts: object, vocab_size: int, *, min_frequency:
                           f"(tab, LF, CR, 0x20-0x7E)")
     trainer.prepare(vocab_size, min_frequency, num_threads)
     _learn(trainer, vocab_size, show_progress)
-    data = json.dumps(trained_json(trainer.vocab(), trainer.merges(), ascii_only), ensure_ascii=False)
+    vocab, merges = trainer.vocab(), trainer.merges()
+    del trainer                 # its token table: the vocabulary is copied out
+    data = trained_json_bytes(vocab, merges, ascii_only)
+    del vocab
     from toksmith.formats import spec_from_bytes
     from toksmith.spec import FileFormat
     from toksmith.tokenizer import Tokenizer
     name = "<BPE trained on a byte stream" + (", ascii_only>" if ascii_only else ">")
-    return Tokenizer(spec_from_bytes(data.encode("utf-8"), FileFormat.HF_JSON, name))
+    return Tokenizer(spec_from_bytes(data, FileFormat.HF_JSON, name))
 
 
 # ---------------------------------------------------------------- reading
 
-def _sources(files_or_texts: object) -> tuple[list[str] | None, Iterable[object] | None]:
+def _sources(source: object) -> tuple[list[str] | None, Iterable[object] | None]:
     """(the files, in order) or (the iterable of sequences)."""
-    if is_file_list(files_or_texts):
-        paths = [files_or_texts] if isinstance(files_or_texts, (str, bytes, os.PathLike)) else files_or_texts
+    if is_file_list(source):
+        paths = [source] if isinstance(source, (str, bytes, os.PathLike)) else source
         files = corpus_paths(expand_directories(os.fsdecode(p) for p in paths))
         for path in files:
             if not os.access(path, os.R_OK):
                 raise CorpusError(f"{path}: not readable (permission denied)")
         return files, None
-    if not isinstance(files_or_texts, Iterable):
-        raise TypeError("files_or_texts must be a path, a list of paths or an iterable of str/bytes, not "
-                        f"{type(files_or_texts).__name__}")
-    return None, files_or_texts
+    if not isinstance(source, Iterable):
+        raise TypeError("files must be a path or a list of paths (texts=: an iterable of str, bytes or "
+                        f"binary files), not {type(source).__name__}")
+    return None, source
 
 
-def _read(trainer, files_or_texts: object, show_progress: bool) -> None:
-    files, items = _sources(files_or_texts)
+def _read(trainer, source: object, show_progress: bool) -> None:
+    files, items = _sources(source)
     if not show_progress:
         _feed(trainer, files, items, None)
         return
@@ -174,23 +176,38 @@ def _learn(trainer, vocab_size: int, show_progress: bool) -> None:
 
 # ---------------------------------------------------------------- the tokenizer.json
 
-def token_texts(vocab: list[bytes], ascii_only: bool) -> list[str]:
-    """Each token's text in the tokenizer.json: the special tokens as they are, the
-    others' bytes through GPT-2's byte->unicode map (ascii_only: as themselves)."""
+def token_texts(vocab: list[bytes], ascii_only: bool) -> list[bytes]:
+    """Each token's text in the tokenizer.json, as UTF-8: the special tokens as they are,
+    the others' bytes through GPT-2's byte->unicode map (ascii_only: as themselves)."""
     if ascii_only:
-        texts = [t.decode("ascii") for t in vocab[len(SPECIAL_TOKENS):]]
+        texts = vocab[len(SPECIAL_TOKENS):]
     else:
         from toksmith._core.byte_unicode import byte_unicode_encode
-        texts = [byte_unicode_encode(t).decode("utf-8") for t in vocab[len(SPECIAL_TOKENS):]]
-    return list(SPECIAL_TOKENS) + texts
+        texts = [byte_unicode_encode(t) for t in vocab[len(SPECIAL_TOKENS):]]
+    return [t.encode("ascii") for t in SPECIAL_TOKENS] + texts
 
 
-def trained_json(vocab: list[bytes], merges: list[tuple[int, int]], ascii_only: bool) -> dict:
-    """The tokenizer.json (as a dict) of a byte-stream training's vocabulary and merges."""
+def trained_json_bytes(vocab: list[bytes], merges: list[tuple[int, int]], ascii_only: bool) -> bytes:
+    """The tokenizer.json (UTF-8) of a byte-stream training's vocabulary and merges.
+
+    Written natively, not through json.dumps of Python strings: on a repetitive corpus
+    the tokens grow to the length of the corpus (a 50 MB line of "abcabc..." learns tokens
+    of 3 x 2**k bytes, 2.8 bytes of tokens per corpus byte), and every Python copy of them
+    (texts, a dict, the JSON str, its encoding) cost as much again (issue 30 item 10)."""
+    from toksmith._core.json_text import json_merges_text, json_vocab_text
     texts = token_texts(vocab, ascii_only)
-    by_text = {t: i for i, t in enumerate(texts)}
-    if len(by_text) != len(texts):
+    if len(set(texts)) != len(texts):
         raise ToksmithError("internal error: two tokens of the trained vocabulary have the same text")
+    document = json.dumps(_document_without_tables(ascii_only), ensure_ascii=False, separators=(",", ":"))
+    if not document.endswith("}}"):
+        raise ToksmithError("internal error: the model must be the document's last section")
+    # the model's vocab and merges are its last fields (as tokenizers writes them)
+    return b"".join([document[:-2].encode("utf-8"), b',"vocab":', json_vocab_text(texts), b',"merges":',
+                     json_merges_text(texts, merges), b"}}"])
+
+
+def _document_without_tables(ascii_only: bool) -> dict:
+    """The tokenizer.json of the byte-stream configuration, its model's vocab and merges left out."""
     byte_level = {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": False}
     return {
         "version": "1.0",
@@ -211,7 +228,5 @@ def trained_json(vocab: list[bytes], merges: list[tuple[int, int]], ascii_only: 
             "fuse_unk": False,
             "byte_fallback": False,
             "ignore_merges": False,
-            "vocab": by_text,
-            "merges": [[texts[a], texts[b]] for a, b in merges],
         },
     }

@@ -6,9 +6,11 @@ so a corpus of any size streams through in bounded memory:
 >>> [b.blocks for b in corpus_batches(iter(["a b", "c"]))]
 [[b'a bc']]
 
-Which is which (as tokenizers has `train(files)` and `train_from_iterator(texts)`):
-a `str` or `os.PathLike`, or a list/tuple of them, names files; any other iterable
-gives texts (`iter(texts)`, a generator, a `datasets` column...).
+Which is which (as tokenizers has `train(files)` and `train_from_iterator(texts)`): the
+trainers take `files` (a `str` or `os.PathLike`, or a list/tuple of them) and `texts=`
+(any iterable of str, read as it goes), `corpus_source(files, texts)` checks which one
+was given. A str that names no file is refused with a hint to pass it as `texts=`. (An
+iterator or generator given as `files` is still read as texts, as before `texts=`.)
 
 Parity: tokenizers 0.23.3 `Tokenizer::train_from_files` reads each file line by line,
 keeping each line's ending ("\\n", "\\r\\n"), and fails on bytes that are not UTF-8;
@@ -56,11 +58,51 @@ def corpus_paths(source: object) -> list[str]:
     for p in paths:
         path = os.fsdecode(p)
         if not os.path.exists(path):
-            raise FileNotFoundError(f"{path}: no such corpus file")
+            raise FileNotFoundError(f"{_shown(path)}: no such corpus file (files= names corpus files; "
+                                    f"to train on strings of text, pass them as texts=[...])")
         if os.path.isdir(path):
             raise CorpusError(f"{path}: is a directory, not a corpus file")
         out.append(path)
     return out
+
+
+class TextCorpus:
+    """The `texts=` of a trainer: an iterable of str, each one sequence, read once as it
+    goes (never a file list, whatever its type: a list of str given as texts= is texts)."""
+
+    def __init__(self, texts: Iterable[object]) -> None:
+        self.texts = texts
+
+    def __iter__(self) -> Iterator[object]:
+        return iter(self.texts)
+
+
+def corpus_source(files: object, texts: object) -> object:
+    """The corpus a trainer was given: `files` as it is, or `texts` as a `TextCorpus`;
+    exactly one of them (TypeError/ValueError naming what is wrong otherwise).
+
+    >>> [b.blocks for b in corpus_batches(corpus_source(None, ["a b", "c"]))]
+    [[b'a bc']]
+    """
+    if texts is None:
+        if files is None:
+            raise TypeError("no corpus: give files (a path or a list of paths) or texts= (an iterable of str)")
+        return files
+    if files is not None:
+        raise ValueError("give files or texts=, not both (one corpus per training)")
+    if isinstance(texts, (str, bytes, bytearray)):
+        raise TypeError(f"texts must be an iterable of str (one sequence each), not a single "
+                        f"{type(texts).__name__}: pass texts=[text]")
+    if isinstance(texts, os.PathLike):
+        raise TypeError("texts must be an iterable of str, not a path: pass files as the first argument")
+    if not isinstance(texts, Iterable):
+        raise TypeError(f"texts must be an iterable of str, not {type(texts).__name__}")
+    return TextCorpus(texts)
+
+
+def _shown(path: str, limit: int = 80) -> str:
+    """`path` for an error message, cut when long (a text passed as a path can be a book)."""
+    return path if len(path) <= limit else f"{path[:limit]}... ({len(path)} characters)"
 
 
 def expand_directories(paths: Iterable[str | os.PathLike]) -> list[str]:
@@ -110,7 +152,8 @@ def corpus_batches(source: object) -> Iterator[CorpusBatch]:
         yield from _file_batches(corpus_paths(source))
     else:
         if not isinstance(source, Iterable):
-            raise TypeError(f"files_or_texts must be paths or an iterable of str, not {type(source).__name__}")
+            raise TypeError(f"files must be a path or a list of paths (texts=: an iterable of str), "
+                            f"not {type(source).__name__}")
         yield from _text_batches(source)
 
 
@@ -172,6 +215,9 @@ def _text_batches(texts: Iterable[object]) -> Iterator[CorpusBatch]:
     ends = array("q")
     size = 0
     for i, text in enumerate(texts):
+        if isinstance(text, os.PathLike):
+            raise TypeError(f"text {i} of the corpus is a path ({os.fspath(text)!r}), not a str: give files "
+                            f"as a list or tuple (files=list(paths))")
         if not isinstance(text, str):
             raise TypeError(f"text {i} of the corpus is a {type(text).__name__}, not a str")
         try:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from toksmith.training.corpus import corpus_source
 from toksmith.training.spm_interface import SpmTrainer, serialize, trained_tokenizer
 from toksmith.training.spm_normalization import NormalizationRule
 from toksmith.training.spm_options import DEFAULT_UNK_SURFACE, SpmTrainerSpec
@@ -21,7 +22,8 @@ from toksmith.training.spm_options import DEFAULT_UNK_SURFACE, SpmTrainerSpec
 MODEL_TYPE_BPE = 2
 
 
-def train_sentencepiece_bpe(files_or_texts: object, vocab_size: int, *, character_coverage: float = 0.9995,
+def train_sentencepiece_bpe(files: object = None, vocab_size: int | None = None, *,
+                            texts: Iterable[str] | None = None, character_coverage: float = 0.9995,
                             input_sentence_size: int = 0, shuffle_input_sentence: bool = True,
                             max_sentence_length: int = 4192, max_sentencepiece_length: int = 16,
                             split_by_unicode_script: bool = True, split_by_number: bool = True,
@@ -39,8 +41,9 @@ def train_sentencepiece_bpe(files_or_texts: object, vocab_size: int, *, characte
                             show_progress: bool | None = None, num_threads: int | None = None):
     """Train a sentencepiece BPE model of `vocab_size` pieces.
 
-    - `files_or_texts`: a path or a list/tuple of paths (UTF-8, one sentence per line), or
-      any other iterable of str (one sentence each), as `train_unigram` takes them.
+    - the corpus: `files` (a path or a list/tuple of paths; UTF-8, one sentence per line)
+      or `texts=` (an iterable of str, one sentence each, read as it goes), as
+      `train_bpe` takes them; `vocab_size` is required.
     - every other option is spm_train's, with its name and default (those of its BPE
       trainer: the Unigram-only ones are not taken); `num_threads` (default: all cores)
       never changes the result; `show_progress`: tqdm bars on stderr (default: when it is
@@ -49,6 +52,9 @@ def train_sentencepiece_bpe(files_or_texts: object, vocab_size: int, *, characte
     Returns a `toksmith.Tokenizer` of the model: ``tok.save("m.model")`` writes the
     .model sentencepiece loads, ``tok.save("tokenizer.json")`` / ``.gguf`` convert it.
     """
+    source = corpus_source(files, texts)
+    if vocab_size is None:
+        raise TypeError("train_sentencepiece_bpe() needs vocab_size (the number of pieces of the model)")
     spec = SpmTrainerSpec(
         vocab_size=vocab_size, character_coverage=character_coverage, input_sentence_size=input_sentence_size,
         shuffle_input_sentence=shuffle_input_sentence, max_sentence_length=max_sentence_length,
@@ -62,7 +68,7 @@ def train_sentencepiece_bpe(files_or_texts: object, vocab_size: int, *, characte
         eos_piece=eos_piece, pad_piece=pad_piece, unk_surface=unk_surface,
         normalization_rule_name=normalization_rule_name, add_dummy_prefix=add_dummy_prefix,
         remove_extra_whitespaces=remove_extra_whitespaces)
-    return trained_tokenizer(SpmBpeTrainer, spec, files_or_texts, num_threads, show_progress,
+    return trained_tokenizer(SpmBpeTrainer, spec, source, num_threads, show_progress,
                              "<trained bpe model>")
 
 
@@ -77,6 +83,9 @@ class SpmBpeTrainer(SpmTrainer):
         del sentences
         # Parity: Train: vocab_size - meta_pieces_.size() - required_chars_.size() merges
         n_merges = spec.vocab_size - len(meta) - len(required)
+        # a merge joins two symbols of the words: there are never more merges than bytes
+        # (the core sizes its output by n_merges: a vocab_size of 2**31 - 1 is no 8 GB table)
+        n_merges = min(n_merges, words.blob_bytes)
         merged = self._merge(words, n_merges)
         del words
         alphabet = [chr(c).encode("utf-8") for c, _ in sorted(required.items(), key=lambda kv: (-kv[1], kv[0]))]

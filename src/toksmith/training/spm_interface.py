@@ -282,7 +282,10 @@ def serialize(pieces: list[tuple[bytes, float]], meta: MetaPieces, spec: SpmTrai
     types = bytearray()
     seen: set[bytes] = set()
     k = 0
-    for token_id in range(spec.vocab_size):
+    # Parity: Serialize walks every id below vocab_size; past the last meta id and the
+    # last piece nothing is left to place, so the walk stops there (vocab_size may be 2**31 - 1)
+    last = max(max(meta, default=-1) + 1, len(meta) + len(pieces))
+    for token_id in range(min(spec.vocab_size, last)):
         if token_id in meta:
             text, kind = meta[token_id]
             piece, score, type_ = text.encode("utf-8"), 0.0, int(kind)

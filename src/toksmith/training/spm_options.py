@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 
 from toksmith.normalizers.charsmap import CharsMapNormalizerSpec
+from toksmith.training.numbers import INT32_MAX, INT64_MAX, checked_flag, checked_int, checked_vocab_size
 from toksmith.training.spm_normalization import NormalizationRule, charsmap
 
 DEFAULT_UNK_SURFACE = " \u2047 "
@@ -24,6 +25,12 @@ DEFAULT_UNK_SURFACE = " \u2047 "
 RANGES = {"character_coverage": (0.98, 1.0), "max_sentencepiece_length": (1, 512),
           "num_sub_iterations": (1, 10), "shrinking_factor": (0.5, 0.95),
           "max_sentence_length": (10, 1073741824)}
+
+# The options that are flags (each must be a bool).
+FLAGS = ("shuffle_input_sentence", "split_by_unicode_script", "split_by_number", "split_by_whitespace",
+         "split_digits", "treat_whitespace_as_suffix", "allow_whitespace_only_pieces", "byte_fallback",
+         "vocabulary_output_piece_score", "hard_vocab_limit", "add_dummy_prefix", "remove_extra_whitespaces",
+         "escape_whitespaces")
 
 
 @dataclass(frozen=True)
@@ -101,6 +108,15 @@ class SpmTrainerSpec:
                 raise TypeError(f"{name} must be a str, not {type(getattr(self, name)).__name__}")
         if self.vocab_size <= 0:
             raise ValueError(f"vocab_size must be > 0, not {self.vocab_size}")
+        checked_vocab_size(self.vocab_size)
+        # TrainerSpec: input_sentence_size is a uint64, seed_sentencepiece_size an int32
+        checked_int("input_sentence_size", self.input_sentence_size, 0, INT64_MAX, "0: every sentence")
+        checked_int("seed_sentencepiece_size", self.seed_sentencepiece_size, 0, INT32_MAX,
+                    "an int32 in the .model's TrainerSpec")
+        for name in ("unk_id", "bos_id", "eos_id", "pad_id"):
+            checked_int(name, getattr(self, name), -1, INT32_MAX, "-1: no such piece")
+        for name in FLAGS:
+            checked_flag(name, getattr(self, name))
         for name, (low, high) in RANGES.items():
             value = getattr(self, name)
             if not low <= value <= high:

@@ -18,7 +18,7 @@ import os
 from array import array
 from collections.abc import Iterable
 
-from toksmith.training.corpus import CorpusError
+from toksmith.training.corpus import CorpusError, corpus_source
 from toksmith.training.spm_interface import (BOUNDARY_CHAR, UNK_CHAR, SpmTrainer, f32, serialize,
                                              trained_tokenizer)
 from toksmith.training.spm_normalization import NormalizationRule
@@ -29,7 +29,8 @@ CACHE_BUDGET_PER_BYTE = 8       # bytes of cached lattice nodes per byte of norm
 MIN_SCORE_PENALTY_DELTA = f32(0.0001)    # Parity: FinalizeSentencePieces kMinScorePenaltyDelta (float)
 
 
-def train_unigram(files_or_texts: object, vocab_size: int, *, character_coverage: float = 0.9995,
+def train_unigram(files: object = None, vocab_size: int | None = None, *,
+                  texts: Iterable[str] | None = None, character_coverage: float = 0.9995,
                   input_sentence_size: int = 0, shuffle_input_sentence: bool = True,
                   seed_sentencepiece_size: int = 1000000,
                   seed_sentencepieces_file: str | os.PathLike[str] = "", shrinking_factor: float = 0.75,
@@ -48,8 +49,9 @@ def train_unigram(files_or_texts: object, vocab_size: int, *, character_coverage
                   show_progress: bool | None = None, num_threads: int | None = None):
     """Train a sentencepiece Unigram model of `vocab_size` pieces.
 
-    - `files_or_texts`: a path or a list/tuple of paths (UTF-8, one sentence per line), or
-      any other iterable of str (one sentence each), as `train_bpe` takes them.
+    - the corpus: `files` (a path or a list/tuple of paths; UTF-8, one sentence per line)
+      or `texts=` (an iterable of str, one sentence each, read as it goes), as
+      `train_bpe` takes them; `vocab_size` is required.
     - `seed_sentencepieces_file`: lines ``piece<TAB>frequency`` to start from instead of
       the corpus's frequent substrings (training only prunes: every piece of the model is
       a character of the corpus or one of these; training/unigram_seed_file.py).
@@ -61,6 +63,9 @@ def train_unigram(files_or_texts: object, vocab_size: int, *, character_coverage
     Returns a `toksmith.Tokenizer` of the model: ``tok.save("m.model")`` writes the
     .model sentencepiece loads, ``tok.save("tokenizer.json")`` / ``.gguf`` convert it.
     """
+    source = corpus_source(files, texts)
+    if vocab_size is None:
+        raise TypeError("train_unigram() needs vocab_size (the number of pieces of the model)")
     spec = SpmTrainerSpec(
         vocab_size=vocab_size, character_coverage=character_coverage, input_sentence_size=input_sentence_size,
         shuffle_input_sentence=shuffle_input_sentence, seed_sentencepiece_size=seed_sentencepiece_size,
@@ -80,7 +85,7 @@ def train_unigram(files_or_texts: object, vocab_size: int, *, character_coverage
     if spec.seed_sentencepieces_file:
         with open(spec.seed_sentencepieces_file, "rb"):
             pass                # a missing or unreadable seed file fails before any work
-    return trained_tokenizer(UnigramTrainer, spec, files_or_texts, num_threads, show_progress,
+    return trained_tokenizer(UnigramTrainer, spec, source, num_threads, show_progress,
                              "<trained unigram model>")
 
 
