@@ -13,7 +13,7 @@ defaults) and trainer_interface.cc VerifySpec (the ranges).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 
 from toksmith.normalizers.charsmap import CharsMapNormalizerSpec
 from toksmith.training.numbers import INT32_MAX, INT64_MAX, checked_flag, checked_int, checked_vocab_size
@@ -89,10 +89,6 @@ class SpmTrainerSpec:
 
     def _check(self) -> None:
         """Parity: trainer_interface.cc VerifySpec."""
-        for f in fields(self):
-            if f.type == "bool" and not isinstance(getattr(self, f.name), bool):
-                raise TypeError(f"{f.name} must be a bool (True or False), not "
-                                f"{type(getattr(self, f.name)).__name__} {getattr(self, f.name)!r:.60}")
         for name in ("vocab_size", "input_sentence_size", "seed_sentencepiece_size", "max_sentence_length",
                      "num_sub_iterations", "max_sentencepiece_length", "unk_id", "bos_id", "eos_id", "pad_id"):
             value = getattr(self, name)
