@@ -153,3 +153,13 @@ def test_train_bpe_like_gzipped_tokenizer_json_still_works(tmp_path):
     corpus.write_text("ab ab abc\n")
     tok = toksmith.train_bpe([str(corpus)], 8, like=str(like))
     assert tok.vocab_size > 0
+
+
+def test_a_unigram_seed_file_past_max_file_bytes_is_refused(tmp_path, monkeypatch):
+    """train_unigram's seed_sentencepieces_file is read under the same bound (it was read whole)."""
+    seeds = tmp_path / "seeds.tsv"
+    seeds.write_bytes(b"abc\t10\n" * 300)
+    monkeypatch.setattr(read_limits, "max_file_bytes", 1000)
+    with pytest.raises(toksmith.ModelFormatError, match=r"seeds\.tsv: the file is 2\.1 KiB .*max_file_bytes"):
+        toksmith.train_unigram(texts=["abc abd abe"] * 50, vocab_size=40, seed_sentencepieces_file=str(seeds),
+                               show_progress=False)

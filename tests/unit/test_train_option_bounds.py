@@ -89,3 +89,22 @@ def test_more_threads_than_the_pool_is_not_an_error(like, trainer):
     vocab = 50 if trainer == "unigram" else 300
     assert _trainers(like)[trainer](vocab_size=vocab, num_threads=2**40).vocab_size == \
         _trainers(like)[trainer](vocab_size=vocab, num_threads=1).vocab_size
+
+
+@pytest.mark.parametrize("trainer", ["unigram", "spm_bpe", "bpe_like", "byte_stream"])
+@pytest.mark.parametrize("value", [1, "no", 0.0])
+def test_show_progress_must_be_a_bool(like, trainer, value):
+    """show_progress is None (a bar when stderr is a terminal) or a bool; "no" used to show bars."""
+    trainers = {
+        "unigram": toksmith.train_unigram, "spm_bpe": toksmith.train_sentencepiece_bpe,
+        "bpe_like": lambda *a, **o: toksmith.train_bpe(*a, like=like, **o), "byte_stream": toksmith.train_bpe,
+    }
+    with pytest.raises(TypeError, match=rf"show_progress must be a bool, not {type(value).__name__}"):
+        trainers[trainer](texts=TEXTS, vocab_size=300, show_progress=value)
+
+
+@pytest.mark.parametrize("value", [1, "yes"])
+def test_train_bpe_ascii_only_must_be_a_bool(like, value):
+    for options in ({}, {"like": like}):
+        with pytest.raises(TypeError, match="ascii_only must be a bool"):
+            toksmith.train_bpe(texts=TEXTS, vocab_size=300, ascii_only=value, show_progress=False, **options)

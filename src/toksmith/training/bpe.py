@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from toksmith.errors import ToksmithError
 from toksmith.gc_pause import paused_gc
 from toksmith.training.corpus import CorpusError, corpus_batches, corpus_paths, corpus_source, is_file_list
-from toksmith.training.numbers import COUNT_LIMIT, INT64_MAX, checked_int, checked_vocab_size
+from toksmith.training.numbers import COUNT_LIMIT, INT64_MAX, checked_flag, checked_int, checked_vocab_size
 from toksmith.training.threads import thread_count
 
 MERGES_PER_PROGRESS_STEP = 256
@@ -84,6 +84,9 @@ def train_bpe(files: object = None, vocab_size: int | None = None, *, texts: Ite
     if vocab_size is None:
         raise TypeError("train_bpe() needs vocab_size (the number of tokens to learn up to)")
     threads = thread_count(num_threads)
+    checked_flag("ascii_only", ascii_only)
+    if show_progress is not None:
+        checked_flag("show_progress", show_progress)
     if like is None:
         _refuse_pipeline_options(special_tokens=special_tokens, initial_alphabet=initial_alphabet,
                                  limit_alphabet=limit_alphabet, max_token_length=max_token_length,

@@ -25,6 +25,7 @@ from toksmith._core.trie import DoubleArrayTrie
 from toksmith._core.wire import encode_piece_messages
 from toksmith.gc_pause import paused_gc
 from toksmith.training.corpus import CorpusError, corpus_batches, corpus_paths, is_file_list
+from toksmith.training.numbers import checked_flag
 from toksmith.training.spm_options import SpmTrainerSpec
 from toksmith.training.threads import thread_count
 from toksmith.vocab import TokenType
@@ -359,6 +360,7 @@ def trained_tokenizer(trainer: type[SpmTrainer], spec: SpmTrainerSpec, source: o
     from toksmith.tokenizer import Tokenizer
     if show_progress is None:
         show_progress = sys.stderr.isatty()
+    checked_flag("show_progress", show_progress)
     with paused_gc():       # the pieces are tens of thousands of acyclic containers
         data = trainer(spec, thread_count(num_threads), show_progress).train(source)
         return Tokenizer(parse_sentencepiece(data, name))

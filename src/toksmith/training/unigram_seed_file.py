@@ -22,6 +22,7 @@ import os
 import re
 
 from toksmith._core.unigram_seeds import valid_pieces
+from toksmith.formats.bounded_read import read_model_file
 from toksmith.training.spm_options import SpmTrainerSpec
 
 # absl::SimpleAtoi: ASCII whitespace around an optional sign and decimal digits.
@@ -34,8 +35,7 @@ def read_seed_file(path: str | os.PathLike[str], chars: list[tuple[bytes, float]
     """(pieces, scores as C floats) best first: `chars` (the corpus's characters, best
     first, with their counts) and the file's pieces (see the module docstring)."""
     path = os.fspath(path)
-    with open(path, "rb") as f:
-        lines = f.read().split(b"\n")
+    lines = read_model_file(path).split(b"\n")       # refused past toksmith.read_limits
     if lines and not lines[-1]:
         lines.pop()         # Parity: std::getline gives no line after the last newline
     # Each line read as sentencepiece reads it; an error is raised when the loop reaches
