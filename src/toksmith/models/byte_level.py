@@ -126,8 +126,10 @@ def build_byte_level(spec: TokenizerSpec) -> Engine:
         model = bl.vocab.build_model()
     if bl.file_format is FileFormat.GGUF:
         return _build_llama_cpp(spec, model)
+    # Parity: tiktoken 0.14 Encoding.encode/encode_ordinary: a str UTF-8 cannot encode is
+    # re-read through text.encode("utf-16", "surrogatepass").decode("utf-16", "replace").
     return build_engine(spec, normalizer=PythonUtf8Repair(), pretokenizer=_rank_file_splitter(bl),
-                        model=model, decoder=_tiktoken_decoder(spec))
+                        model=model, decoder=_tiktoken_decoder(spec), joins_surrogates=True)
 
 
 def _build_llama_cpp(spec: TokenizerSpec, model: Model) -> Engine:
