@@ -44,7 +44,7 @@ from toksmith.pretokenizers.tiktoken_encodings import TiktokenPattern
 from toksmith.special_tokens import TokenAttr
 from toksmith.spec import (Algorithm, ByteLevelSpec, FileFormat, LoadOptions, ReferenceRules, SplitPattern,
                            TokenizerSpec)
-from toksmith.vocab import SpecialIds, TokenType, Vocab
+from toksmith.vocab import ByteLevelVocab, SpecialIds, TokenType, Vocab
 
 # The native splitter of each rank-file pattern.
 _TIKTOKEN_PATTERNS = {SplitPattern.R50K: TiktokenPattern.R50K, SplitPattern.CL100K: TiktokenPattern.CL100K,
@@ -96,7 +96,7 @@ def _rank_file_spec(bl: ByteLevelSpec, load_options) -> TokenizerSpec:
     types = bytearray([TokenType.NORMAL]) * len(vocab.texts) + bytearray([TokenType.UNDEFINED]) * (n - len(vocab.texts))
     for i in missing_ranks(vocab.texts):
         types[i] = TokenType.UNDEFINED
-    for text, token_id in vocab.special_tokens.items():
+    for token_id, text in special_token_texts(vocab).items():
         pieces[token_id] = text
         types[token_id] = TokenType.CONTROL
     return TokenizerSpec(source=bl.source, file_format=FileFormat.TIKTOKEN, algorithm=Algorithm.BYTE_BPE,
@@ -104,6 +104,19 @@ def _rank_file_spec(bl: ByteLevelSpec, load_options) -> TokenizerSpec:
                          vocab=Vocab(pieces=pieces, scores=[0.0] * n, types=bytes(types), special=SpecialIds()),
                          normalizer=None, decoder=None, source_data=bl.source_data, byte_level=bl,
                          load_options=load_options)
+
+
+def special_token_texts(vocab: ByteLevelVocab) -> dict[int, bytes]:
+    """The text each special id decodes to: where several texts share an id, the first given.
+
+    Parity: tiktoken 0.14 CoreBPE::new builds its decoder from an FxHashMap of the special
+    tokens, so which text of a shared id wins follows that map's order; for the one
+    encoding that shares ids, o200k_harmony (<|endofprompt|> and <|reserved_200018|> are
+    both 200018), it is <|endofprompt|>, the first given in openai_public.py."""
+    texts: dict[int, bytes] = {}
+    for text, token_id in vocab.special_tokens.items():
+        texts.setdefault(token_id, text)
+    return texts
 
 
 def _rank_file_pieces(texts: list[bytes | None], n: int) -> list[bytes]:
@@ -230,7 +243,7 @@ def _tiktoken_decoder(spec: TokenizerSpec) -> LlamaCppDecoder:
     renders = bytearray([Render.RENDER_TEXT]) * len(texts) + bytearray([Render.RENDER_INVALID]) * (n - len(texts))
     for i in missing_ranks(texts):
         renders[i] = Render.RENDER_INVALID
-    for text, token_id in bl.vocab.special_tokens.items():
+    for token_id, text in special_token_texts(bl.vocab).items():
         pieces[token_id] = text
         renders[token_id] = Render.RENDER_SPECIAL
     return LlamaCppDecoder.build(pieces, bytes(renders), [-1] * n)
