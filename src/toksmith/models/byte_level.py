@@ -212,9 +212,12 @@ def _rank_file_splitter(bl: ByteLevelSpec):
         return LlamaSplitter(regexes_for(PreType.LLAMA3))
     if isinstance(pattern, SplitPattern):
         return _TIKTOKEN_PATTERNS[pattern].build_splitter()
-    raise UnsupportedFeatureError(
-        f"{bl.source}: no native pre-tokenizer for the pattern {pattern!r}; the patterns of "
-        f"OpenAI's encodings and Llama 3 are supported (pattern=SplitPattern.R50K, CL100K, O200K, LLAMA3)")
+    from toksmith.pretokenizers.fancy_regex import RegexUnsupported, tiktoken_splitter
+    try:
+        return tiktoken_splitter(pattern)
+    except RegexUnsupported as exc:
+        raise UnsupportedFeatureError(f"{bl.source}: the pattern cannot be run exactly as tiktoken runs it: "
+                                      f"{exc}") from None
 
 
 def _llama_cpp_decoder(spec: TokenizerSpec, pre: PreTokenizerSpec) -> LlamaCppDecoder:
