@@ -8,13 +8,15 @@ gives the same match), one after another, and encodes each; text no match covers
 
 What the syntax means here (Rust regex semantics, not Oniguruma's): `^`/`$` are the start and
 end of the text, `.` any character but `\\n`; `\\d \\s \\w \\p{..}` are the regex crate's Unicode
-classes (rust_regex_unicode: generated from tiktoken itself); under `(?i)` a literal, a
-`\\p{..}` and a bracket class (before `^` applies) match their simple case-fold closure; an
-isolated `(?i)` lasts to the end of its group; `*+ ++ ?+ {n,m}+` are possessive, `(?>..)`
+classes (rust_regex_unicode: generated from tiktoken itself), `\\h` is `[0-9A-Fa-f]`; under
+`(?i)` a literal, a `\\p{..}` and a bracket class (before `^` applies) match their simple
+case-fold closure; an isolated `(?i)` lasts to the end of the pattern unless a `(?:..)` group
+around it closes first (fancy-regex's parser keeps one flag state); `{,n}` is `{0,n}`;
+`*+ ++ ?+ {n,m}+` are possessive, `(?>..)`
 atomic; look-aheads of any kind; look-behinds of one length (fancy-regex refuses others).
 
 Refused (RegexUnsupported, naming the construct): back-references, `\\G`, `\\K`, `\\Z`,
-`\\<`, `\\>`, flags other than `i`, nested or set-operation classes (`[a[b]]`, `&&`, `--`,
+`\\<`, `\\>`, `\\N`, `\\O`, `\\R`, flags other than `i`, nested or set-operation classes (`[a[b]]`, `&&`, `--`,
 `~~`), POSIX classes, properties with no table here, a `{` that is no quantifier, and a
 pattern that can match the empty string (tiktoken panics on an empty match).
 
@@ -22,8 +24,6 @@ pattern that can match the empty string (tiktoken panics on an empty match).
     [b'h\\xc3\\xa9llo', b' ', b' ', b'w\\xc3\\xb6rld']
 """
 from __future__ import annotations
-
-from dataclasses import dataclass, replace
 
 from toksmith.pretokenizers import rust_regex_unicode as uni
 from toksmith.pretokenizers.backtrack_program import (MAX_CODE_POINT, Program, RegexUnsupported, char_length,
@@ -34,12 +34,7 @@ _ANY_BUT_NEWLINE = [(0, 0x09), (0x0B, MAX_CODE_POINT)]
 _CHAR_ESCAPES = {"a": 0x07, "f": 0x0C, "t": 0x09, "n": 0x0A, "r": 0x0D, "v": 0x0B, "e": 0x1B}
 _HEX = "0123456789abcdefABCDEF"
 _REFUSED_ESCAPES = {"G": "\\G", "K": "\\K", "Z": "\\Z", "<": "\\<", ">": "\\>", "k": "a back-reference",
-                    "h": "\\h", "H": "\\H", "X": "\\X", "R": "\\R", "0": "\\0"}
-
-
-@dataclass(frozen=True)
-class _Flags:
-    ignore_case: bool = False
+                    "X": "\\X", "R": "\\R", "0": "\\0", "N": "\\N", "O": "\\O", "g": "a subexpression call"}
 
 
 def _fold_closure(ranges) -> list[tuple[int, int]]:
@@ -61,6 +56,11 @@ class _Parser:
     def __init__(self, pattern: str) -> None:
         self.p = pattern
         self.i = 0
+        # Parity: fancy-regex 0.19 Parser.flags: one state for the whole parse. A flag set
+        # alone, "(?i)", lasts to the end of the pattern: only the close of a "(?:...)" or
+        # "(?i:...)" group restores the flags from before it (not a capturing, atomic or
+        # look-around group's).
+        self.ignore_case = False
 
     def unsupported(self, what: str) -> RegexUnsupported:
         return RegexUnsupported(f"{what} (at {self.i} in {self.p!r})")
@@ -72,58 +72,52 @@ class _Parser:
     # ------------------------------------------------------------------ structure
 
     def parse(self):
-        node = self.alternation(_Flags())
+        node = self.alternation()
         if self.i != len(self.p):
             raise self.unsupported("an unmatched ')'")
         return node
 
-    def alternation(self, flags: _Flags):
-        branches = [self.concat(flags)]
+    def alternation(self):
+        branches = [self.concat()]
         while self.peek() == "|":
             self.i += 1
-            branches.append(self.concat(flags))
+            branches.append(self.concat())
         return branches[0] if len(branches) == 1 else ("alt", branches)
 
-    def concat(self, flags: _Flags):
+    def concat(self):
         items = []
         while True:
             ch = self.peek()
             if ch is None or ch in "|)":
                 break
-            if self.p.startswith("(?", self.i):
-                isolated = self.isolated_flags(flags)
-                if isolated is not None:
-                    # Parity: regex-syntax: flags set alone last to the end of the enclosing
-                    # group, its later alternatives included.
-                    items.append(("group", self.alternation(isolated), False))
-                    break
-            items.append(self.quantified(flags))
+            if self.p.startswith("(?", self.i) and self.isolated_flags():
+                continue
+            items.append(self.quantified())
         return items[0] if len(items) == 1 else ("cat", items)
 
-    def flags_of(self, letters: str, flags: _Flags) -> _Flags:
+    def set_flags(self, letters: str) -> None:
         on = True
         for ch in letters:
             if ch == "-":
                 on = False
             elif ch == "i":
-                flags = replace(flags, ignore_case=on)
+                self.ignore_case = on
             else:
                 raise self.unsupported(f"the flag {ch!r} (only i is supported)")
-        return flags
 
-    def isolated_flags(self, flags: _Flags) -> _Flags | None:
-        """At "(?": the flags of an isolated "(?i)" / "(?-i)", consumed; None if something else."""
+    def isolated_flags(self) -> bool:
+        """At "(?": whether it is an isolated "(?i)" / "(?-i)" (then consumed and applied)."""
         end = self.i + 2
         while end < len(self.p) and (self.p[end].isalpha() or self.p[end] == "-"):
             end += 1
         if end == self.i + 2 or end >= len(self.p) or self.p[end] != ")":
-            return None
-        new = self.flags_of(self.p[self.i + 2:end], flags)
+            return False
+        self.set_flags(self.p[self.i + 2:end])
         self.i = end + 1
-        return new
+        return True
 
-    def quantified(self, flags: _Flags):
-        atom = self.atom(flags)
+    def quantified(self):
+        atom = self.atom()
         quantifier = self.quantifier()
         if quantifier is None:
             return atom
@@ -159,6 +153,8 @@ class _Parser:
         end = self.p.find("}", self.i)
         body = self.p[self.i:end] if end >= 0 else ""
         low, comma, high = body.partition(",")
+        if comma and not low:
+            low = "0"       # Parity: fancy-regex parse_repeat reads "{,n}" as {0,n}
         if not low.isascii() or not low.isdigit() or (high and not (high.isascii() and high.isdigit())):
             raise self.unsupported("a '{' that is no quantifier {n}, {n,} or {n,m}")
         self.i = end + 1
@@ -170,12 +166,12 @@ class _Parser:
 
     # ------------------------------------------------------------------ atoms
 
-    def atom(self, flags: _Flags):
+    def atom(self):
         ch = self.p[self.i]
         if ch == "(":
-            return self.group(flags)
+            return self.group()
         if ch == "[":
-            return ("set", self.bracket(flags))
+            return ("set", self.bracket())
         if ch == ".":
             self.i += 1
             return ("set", _ANY_BUT_NEWLINE)
@@ -186,28 +182,26 @@ class _Parser:
             self.i += 1
             return ("assert", "EOT")
         if ch == "\\":
-            return self.escape(flags)
+            return self.escape()
         if ch in "*+?{":
             raise self.unsupported("a quantifier without a target")
         self.i += 1
-        return self.literal(ord(ch), flags)
+        return self.literal(ord(ch))
 
-    def literal(self, cp: int, flags: _Flags):
-        if not flags.ignore_case:
+    def literal(self, cp: int):
+        if not self.ignore_case:
             return ("set", [(cp, cp)])
         return ("set", normalize_ranges((m, m) for m in uni.fold_class(cp)))
 
-    def group(self, flags: _Flags):
+    def group(self):
         p, i = self.p, self.i
-        kinds = (("(?:", None), ("(?=", (False, False)), ("(?!", (False, True)), ("(?<=", (True, False)),
+        kinds = (("(?=", (False, False)), ("(?!", (False, True)), ("(?<=", (True, False)),
                  ("(?<!", (True, True)), ("(?>", "atomic"))
         for prefix, kind in kinds:
             if p.startswith(prefix, i):
                 self.i = i + len(prefix)
-                body = self.alternation(flags)
+                body = self.alternation()
                 self.close()
-                if kind is None:
-                    return ("group", body, False)
                 if kind == "atomic":
                     return ("atomic", body)
                 if kind[0]:
@@ -220,7 +214,7 @@ class _Parser:
             if end < 0:
                 raise self.unsupported("an unterminated group name")
             self.i = end + 1
-            body = self.alternation(flags)
+            body = self.alternation()
             self.close()
             return ("group", body, True)
         if p.startswith("(?", i):
@@ -228,14 +222,16 @@ class _Parser:
             while end < len(p) and (p[end].isalpha() or p[end] == "-"):
                 end += 1
             if end < len(p) and p[end] == ":":
-                inner = self.flags_of(p[i + 2:end], flags)
+                saved = self.ignore_case
+                self.set_flags(p[i + 2:end])
                 self.i = end + 1
-                body = self.alternation(inner)
+                body = self.alternation()
                 self.close()
+                self.ignore_case = saved
                 return ("group", body, False)
             raise self.unsupported("this group")
         self.i = i + 1
-        body = self.alternation(flags)
+        body = self.alternation()
         self.close()
         return ("group", body, True)
 
@@ -246,7 +242,7 @@ class _Parser:
 
     # ------------------------------------------------------------------ escapes
 
-    def escape(self, flags: _Flags):
+    def escape(self):
         """An escape outside brackets: a character, a class or an anchor."""
         self.i += 1
         ch = self.peek()
@@ -256,15 +252,20 @@ class _Parser:
         if ch in anchors:
             self.i += 1
             return ("assert", anchors[ch])
-        ranges = self.class_escape(flags)
+        ranges = self.class_escape()
         if ranges is not None:
             return ("set", ranges)
-        return self.literal(self.char_escape(), flags)
+        return self.literal(self.char_escape())
 
-    def class_escape(self, flags: _Flags) -> list[tuple[int, int]] | None:
+    def class_escape(self) -> list[tuple[int, int]] | None:
         """\\d \\s \\w \\p{..} and their negations at i (after the backslash), consumed; None if not one.
         Parity: regex-syntax Translator: a Unicode class is case-folded under (?i), then negated."""
         ch = self.peek()
+        if ch is not None and ch in "hH":
+            # Parity: fancy-regex parse_escape: \h is [0-9A-Fa-f], never case-folded.
+            self.i += 1
+            ranges = [(0x30, 0x39), (0x41, 0x46), (0x61, 0x66)]
+            return negate_ranges(ranges) if ch == "H" else ranges
         if ch is not None and ch in "dDsSwW":
             self.i += 1
             ranges = list(uni.escape_ranges(ch.lower()))     # closed under case folding already
@@ -272,7 +273,7 @@ class _Parser:
         if ch is not None and ch in "pP":
             self.i += 1
             ranges = self.property()
-            if flags.ignore_case:
+            if self.ignore_case:
                 ranges = _fold_closure(ranges)
             return negate_ranges(ranges) if ch == "P" else list(ranges)
         return None
@@ -327,7 +328,7 @@ class _Parser:
 
     # ------------------------------------------------------------------ brackets
 
-    def bracket(self, flags: _Flags) -> list[tuple[int, int]]:
+    def bracket(self) -> list[tuple[int, int]]:
         """A [...] class at i, consumed: its ranges (case-folded under (?i), then negated)."""
         self.i += 1
         negated = self.peek() == "^"
@@ -349,7 +350,7 @@ class _Parser:
                 raise self.unsupported(f"the class operation {self.p[self.i:self.i + 2]!r}")
             if ch == "\\":
                 self.i += 1
-                escaped = self.class_escape(flags)
+                escaped = self.class_escape()
                 if escaped is not None:
                     ranges.extend(escaped)
                     continue
@@ -365,7 +366,7 @@ class _Parser:
                 ranges.append((lo, hi))
             else:
                 ranges.append((lo, lo))
-        if flags.ignore_case:
+        if self.ignore_case:
             ranges = _fold_closure(ranges)
         return negate_ranges(ranges) if negated else normalize_ranges(ranges)
 
