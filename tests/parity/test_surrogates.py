@@ -6,10 +6,16 @@ format, against what that format's reference Python binding does with the same s
   ``text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")``: a pair becomes
   its character, a lone surrogate U+FFFD. toksmith gives tiktoken's ids through encode,
   encode_batch and tokenize (the pieces of those ids), with and without special tokens.
+  Bytes input holding a surrogate's 3-byte form is read as ``bytes.decode("utf-8",
+  "replace")`` reads it (3 U+FFFD), the rule for all invalid UTF-8 in rank-file input.
 - tokenizer.json, SentencePiece .model, GGUF and RWKV: each reference refuses such a str
-  (tokenizers and sentencepiece raise; llama.cpp and the rwkv package take the UTF-8
-  bytes that ``str.encode("utf-8")`` refuses to make), so toksmith raises
-  UnicodeEncodeError (a ValueError) naming the position, from every entry point.
+  (tokenizers raises TypeError, sentencepiece RuntimeError; llama.cpp and the rwkv package
+  take the UTF-8 bytes that ``str.encode("utf-8")`` refuses to make: llama-cpp-python's
+  Llama.tokenize/create_completion path), so toksmith raises UnicodeEncodeError (a
+  ValueError) naming the position, from every entry point (encode with and without
+  parse_special, encode_batch, tokenize, encode(pair=) for tokenizer.json). llama-cpp-python's
+  LlamaTokenizer.encode alone drops such characters (errors="ignore"); toksmith does not
+  silently drop text.
 """
 from __future__ import annotations
 
@@ -66,8 +72,12 @@ def test_rank_files_read_surrogates_as_tiktoken_does(fixtures, name):
         pieces = tok.tokenize(text)
         if pieces != [tok.id_to_piece(t) for t in enc.encode_ordinary(text)]:
             mismatches.append(f"tokenize {text!r}: {pieces}")
-    report(f"{name}: {compared} texts with surrogates x (encode, encode_batch, allowed_special='all', "
-           f"tokenize) vs tiktoken, {len(mismatches)} mismatches")
+        raw = text.encode("utf-8", "surrogatepass")
+        compared += 1
+        if tok.encode(raw) != enc.encode_ordinary(raw.decode("utf-8", "replace")):
+            mismatches.append(f"bytes {raw!r}: ours {tok.encode(raw)}")
+    report(f"{name}: {compared} texts with surrogates (str: encode, encode_batch, allowed_special='all', "
+           f"tokenize; bytes: encode) vs tiktoken, {len(mismatches)} mismatches")
     fail_on(mismatches)
 
 
@@ -104,6 +114,12 @@ def test_tokenizer_json_refuses_surrogates_like_tokenizers(fixtures):
     ref = tokenizers.Tokenizer.from_file(str(path))
     tok = toksmith.load(path)
     compared = _expect_refused(tok, SURROGATE_TEXTS, lambda text: ref.encode(text), "tokenizers")
+    for text in SURROGATE_TEXTS:
+        with pytest.raises(Exception):
+            ref.encode("ok", text)
+        with pytest.raises(UnicodeEncodeError, match="surrogates not allowed"):
+            tok.encode("ok", pair=text)
+        compared += 1
     report(f"tokenizer.json: {compared} (text, entry point) refusals, as tokenizers.Tokenizer.encode refuses")
 
 
