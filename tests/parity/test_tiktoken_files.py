@@ -125,6 +125,7 @@ def test_o200k_harmony_shared_id_is_tiktokens_text(fixtures):
         compared += 1
     for text in enc.special_tokens_set:
         assert tok.encode(text, parse_special=True) == enc.encode(text, allowed_special="all")
-        compared += 1
+        assert tok.piece_to_id(text) == enc.encode_single_token(text)
+        compared += 2
     assert {t.text for t in tok.special_tokens} == enc.special_tokens_set
     report(f"o200k_harmony special ids and texts vs tiktoken: {compared} comparisons, 0 mismatches")
