@@ -25,6 +25,8 @@ pattern that can match the empty string (tiktoken panics on an empty match).
 """
 from __future__ import annotations
 
+import bisect
+
 from toksmith.pretokenizers import rust_regex_unicode as uni
 from toksmith.pretokenizers.backtrack_program import (MAX_CODE_POINT, Program, RegexUnsupported, char_length,
                                                       compile_tree, negate_ranges, normalize_ranges, nullable)
@@ -42,7 +44,6 @@ def _fold_closure(ranges) -> list[tuple[int, int]]:
     Parity: regex-syntax ClassUnicode::try_case_fold_simple."""
     ranges = normalize_ranges(ranges)
     starts = [lo for lo, _ in ranges]
-    import bisect
 
     def contains(cp: int) -> bool:
         k = bisect.bisect_right(starts, cp) - 1
