@@ -168,3 +168,16 @@ def test_patterns_that_cannot_run_exactly_are_refused_naming_the_construct(fixtu
         toksmith.load(fixture_file(fixtures, "tiktoken/cl100k_base.tiktoken"), pattern=pattern,
                       special_tokens=SPECIALS)
     assert construct in str(err.value) and "cl100k_base.tiktoken" in str(err.value)
+
+
+@pytest.mark.parametrize("pattern, problem", [
+    ("(a|b", "a missing ')'"), ("a)|b", "an unmatched ')'"), ("[a-", "an unterminated [...]"),
+    ("*a", "a quantifier without a target"), ("a\\", "a trailing backslash"), ("[z-a]", "end is before its start"),
+])
+def test_malformed_patterns_are_value_errors_as_in_tiktoken(fixtures, pattern, problem):
+    with pytest.raises(BaseException):      # tiktoken refuses them too (pyo3 ValueError)
+        tiktoken.Encoding(name="bad", pat_str=pattern, mergeable_ranks={b"a": 0}, special_tokens={})
+    with pytest.raises(ValueError, match="pattern= is not a valid regex") as err:
+        toksmith.load(fixture_file(fixtures, "tiktoken/cl100k_base.tiktoken"), pattern=pattern,
+                      special_tokens=SPECIALS)
+    assert problem in str(err.value) and not isinstance(err.value, NotImplementedError)

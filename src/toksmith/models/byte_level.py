@@ -212,9 +212,11 @@ def _rank_file_splitter(bl: ByteLevelSpec):
         return LlamaSplitter(regexes_for(PreType.LLAMA3))
     if isinstance(pattern, SplitPattern):
         return _TIKTOKEN_PATTERNS[pattern].build_splitter()
-    from toksmith.pretokenizers.fancy_regex import RegexUnsupported, tiktoken_splitter
+    from toksmith.pretokenizers.fancy_regex import PatternSyntaxError, RegexUnsupported, tiktoken_splitter
     try:
         return tiktoken_splitter(pattern)
+    except PatternSyntaxError as exc:
+        raise ValueError(f"{bl.source}: pattern= is not a valid regex: {exc}") from None
     except RegexUnsupported as exc:
         raise UnsupportedFeatureError(f"{bl.source}: the pattern cannot be run exactly as tiktoken runs it: "
                                       f"{exc}") from None

@@ -39,6 +39,11 @@ _REFUSED_ESCAPES = {"G": "\\G", "K": "\\K", "Z": "\\Z", "<": "\\<", ">": "\\>", 
                     "X": "\\X", "R": "\\R", "0": "\\0", "N": "\\N", "O": "\\O", "g": "a subexpression call"}
 
 
+class PatternSyntaxError(RegexUnsupported):
+    """The pattern is no regex at all (tiktoken refuses it too): an unbalanced group or class,
+    a trailing backslash, a quantifier with nothing to repeat..."""
+
+
 def _fold_closure(ranges) -> list[tuple[int, int]]:
     """The ranges plus every code point case-equivalent to one in them.
     Parity: regex-syntax ClassUnicode::try_case_fold_simple."""
@@ -66,6 +71,9 @@ class _Parser:
     def unsupported(self, what: str) -> RegexUnsupported:
         return RegexUnsupported(f"{what} (at {self.i} in {self.p!r})")
 
+    def malformed(self, what: str) -> PatternSyntaxError:
+        return PatternSyntaxError(f"{what} (at {self.i} in {self.p!r})")
+
     def peek(self, k: int = 0) -> str | None:
         j = self.i + k
         return self.p[j] if j < len(self.p) else None
@@ -75,7 +83,7 @@ class _Parser:
     def parse(self):
         node = self.alternation()
         if self.i != len(self.p):
-            raise self.unsupported("an unmatched ')'")
+            raise self.malformed("an unmatched ')'")
         return node
 
     def alternation(self):
@@ -162,7 +170,7 @@ class _Parser:
         lo = int(low)
         hi = lo if not comma else (int(high) if high else None)
         if hi is not None and hi < lo:
-            raise self.unsupported("a quantifier {n,m} with m < n")
+            raise self.malformed("a quantifier {n,m} with m < n")
         return lo, hi
 
     # ------------------------------------------------------------------ atoms
@@ -185,7 +193,7 @@ class _Parser:
         if ch == "\\":
             return self.escape()
         if ch in "*+?{":
-            raise self.unsupported("a quantifier without a target")
+            raise self.malformed("a quantifier without a target")
         self.i += 1
         return self.literal(ord(ch))
 
@@ -213,7 +221,7 @@ class _Parser:
         if p.startswith("(?P<", i) or p.startswith("(?<", i):
             end = p.find(">", i)
             if end < 0:
-                raise self.unsupported("an unterminated group name")
+                raise self.malformed("an unterminated group name")
             self.i = end + 1
             body = self.alternation()
             self.close()
@@ -238,7 +246,7 @@ class _Parser:
 
     def close(self) -> None:
         if self.peek() != ")":
-            raise self.unsupported("a missing ')'")
+            raise self.malformed("a missing ')'")
         self.i += 1
 
     # ------------------------------------------------------------------ escapes
@@ -248,7 +256,7 @@ class _Parser:
         self.i += 1
         ch = self.peek()
         if ch is None:
-            raise self.unsupported("a trailing backslash")
+            raise self.malformed("a trailing backslash")
         anchors = {"A": "BOT", "z": "EOT", "b": "WORD", "B": "NOT_WORD"}
         if ch in anchors:
             self.i += 1
@@ -284,14 +292,14 @@ class _Parser:
         if self.peek() == "{":
             end = self.p.find("}", self.i)
             if end < 0:
-                raise self.unsupported("an unterminated \\p{...}")
+                raise self.malformed("an unterminated \\p{...}")
             name = self.p[self.i + 1:end]
             self.i = end + 1
         elif self.peek() is not None:
             name = self.p[self.i]
             self.i += 1
         else:
-            raise self.unsupported("\\p without a name")
+            raise self.malformed("\\p without a name")
         negated = name.startswith("^")
         ranges = uni.property_ranges(name[1:] if negated else name)
         if ranges is None:
@@ -340,7 +348,7 @@ class _Parser:
         while True:
             ch = self.peek()
             if ch is None:
-                raise self.unsupported("an unterminated [...]")
+                raise self.malformed("an unterminated [...]")
             if ch == "]" and not first:
                 self.i += 1
                 break
@@ -363,7 +371,7 @@ class _Parser:
                     raise self.unsupported("a class as a range bound")
                 hi = self.class_atom()
                 if hi < lo:
-                    raise self.unsupported("a range in a class whose end is before its start")
+                    raise self.malformed("a range in a class whose end is before its start")
                 ranges.append((lo, hi))
             else:
                 ranges.append((lo, lo))
@@ -378,7 +386,7 @@ class _Parser:
             return ord(ch)
         self.i += 1
         if self.peek() is None:
-            raise self.unsupported("a trailing backslash")
+            raise self.malformed("a trailing backslash")
         return self.char_escape()
 
 
