@@ -68,7 +68,7 @@ def test_corpora_match_tiktoken(fixtures, corpus_lines, invalid_utf8_lines, name
     fail_on(mismatches)
 
 
-@pytest.mark.parametrize("name", ("r50k_base", "cl100k_base", "o200k_base"))
+@pytest.mark.parametrize("name", ("r50k_base", "cl100k_base", "o200k_base", "o200k_harmony"))
 def test_random_id_lists_decode_like_tiktoken(fixtures, name):
     tok = load(fixtures, name)
     enc = encoding(name, fixtures)
