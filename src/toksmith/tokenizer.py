@@ -217,6 +217,11 @@ class Tokenizer(TokenizerCore):
             for i in range(len(vocab)):
                 if vocab.types[i] in (TokenType.NORMAL, TokenType.USER_DEFINED, TokenType.UNUSED):
                     ids[vocab.piece(i)] = i
+            if self.spec.byte_level is not None:
+                # Parity: tiktoken Encoding.encode_single_token: every special text names its id,
+                # also where two share one (o200k_harmony's 200018) and only one is the piece.
+                for text, token_id in self.spec.byte_level.vocab.special_tokens.items():
+                    ids.setdefault(text.decode("utf-8"), token_id)
             self._piece_ids = ids
         return self._piece_ids.get(piece)
 

@@ -34,15 +34,8 @@ def test_corpora_match_tiktoken(fixtures, corpus_lines, invalid_utf8_lines, name
     enc = encoding(name, fixtures)
     assert tok.vocab_size == enc.n_vocab
     specials = sorted(enc.special_tokens_set)
-    # o200k_harmony gives 200018 two texts (<|endofprompt|>, <|reserved_200018|>): tiktoken
-    # decodes it through a Rust HashMap built from its specials, so which text comes back
-    # changes from process to process. Lines holding such an id skip the decode checks.
-    texts_of_id: dict[int, int] = {}
-    for token_id in enc._special_tokens.values():
-        texts_of_id[token_id] = texts_of_id.get(token_id, 0) + 1
-    ambiguous = {token_id for token_id, count in texts_of_id.items() if count > 1}
     mismatches = []
-    compared = ambiguous_lines = 0
+    compared = 0
     for corpus, lines in corpus_lines.items():
         texts = spliced(lines, specials, seed=len(corpus) + 1)
         expected_ordinary = enc.encode_ordinary_batch(texts, num_threads=1)
@@ -58,9 +51,6 @@ def test_corpora_match_tiktoken(fixtures, corpus_lines, invalid_utf8_lines, name
                 mismatches.append(f"{corpus}:{i + 1} allowed_special=all {text[:60]!r}\n  ours "
                                   f"{got_special[i]}\n  tiktoken {want_special}")
                 continue
-            if ambiguous.intersection(want_special):
-                ambiguous_lines += 1
-                continue
             if tok.decode(want_special) != enc.decode(want_special):
                 mismatches.append(f"{corpus}:{i + 1} decode {text[:60]!r}")
             if tok.decode_bytes(want_special) != enc.decode_bytes(want_special):
@@ -74,12 +64,11 @@ def test_corpora_match_tiktoken(fixtures, corpus_lines, invalid_utf8_lines, name
         if tok.encode(text, parse_special=False) != want or tok.encode(raw, parse_special=False) != want:
             mismatches.append(f"invalid UTF-8 {raw!r} (replaced): ours {tok.encode(raw)}, tiktoken {want}")
     report(f"{name} vs tiktoken: {compared} lines x (encode_ordinary, allowed_special='all', "
-           f"decode, decode_bytes), {len(mismatches)} mismatches"
-           + (f" ({ambiguous_lines} lines with an id of two texts: no decode check)" if ambiguous else ""))
+           f"decode, decode_bytes), {len(mismatches)} mismatches")
     fail_on(mismatches)
 
 
-@pytest.mark.parametrize("name", ("r50k_base", "cl100k_base", "o200k_base"))
+@pytest.mark.parametrize("name", ("r50k_base", "cl100k_base", "o200k_base", "o200k_harmony"))
 def test_random_id_lists_decode_like_tiktoken(fixtures, name):
     tok = load(fixtures, name)
     enc = encoding(name, fixtures)
@@ -117,3 +106,26 @@ def test_embedded_encodings_match_tiktoken(fixtures, corpus_lines, name):
                   if ids != enc.encode(line, allowed_special="all")]
     report(f"embedded {name} vs tiktoken: {len(lines)} lines, {len(mismatches)} mismatches")
     fail_on(mismatches)
+
+
+def test_o200k_harmony_shared_id_is_tiktokens_text(fixtures):
+    """o200k_harmony gives 200018 two texts (<|endofprompt|>, <|reserved_200018|>): decode,
+    decode_bytes, id_to_piece and stream decoding give the one tiktoken decodes; both texts
+    encode to it and both are listed as special tokens, as tiktoken's special_tokens_set."""
+    tok = load(fixtures, "o200k_harmony")
+    enc = encoding("o200k_harmony", fixtures)
+    ids = sorted(set(enc._special_tokens.values()))
+    compared = 0
+    for token_id in ids:
+        want = enc.decode_single_token_bytes(token_id)
+        assert tok.decode_bytes([token_id]) == want and tok.decode([token_id]) == enc.decode([token_id])
+        assert tok.id_to_piece(token_id) == want.decode()
+        stream = tok.stream_decoder()
+        assert stream.feed(token_id) + stream.finish() == want.decode()
+        compared += 1
+    for text in enc.special_tokens_set:
+        assert tok.encode(text, parse_special=True) == enc.encode(text, allowed_special="all")
+        assert tok.piece_to_id(text) == enc.encode_single_token(text)
+        compared += 2
+    assert {t.text for t in tok.special_tokens} == enc.special_tokens_set
+    report(f"o200k_harmony special ids and texts vs tiktoken: {compared} comparisons, 0 mismatches")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 
 import pytest
+import tiktoken
 import tiktoken.load
 
 import toksmith
@@ -73,15 +74,23 @@ def test_llama3_tokenizer_model_is_recognised(fixtures, tmp_path):
     assert spec.vocab.special_tokens == {t: 128000 + i for i, t in enumerate(texts[128000:])}
 
 
+def rank_file_of(tokens: list[bytes]) -> bytes:
+    """A rank file giving `tokens` the ranks 0, 1, ..."""
+    return b"".join(base64.b64encode(t) + b" %d\n" % rank for rank, t in enumerate(tokens))
+
+
+ALL_BYTES = [bytes([b]) for b in range(256)]
+
+
 def test_other_rank_files_take_pattern_and_special_tokens():
-    data = b"YQ== 0\nYg== 1\nYWI= 2\n"
+    data = rank_file_of(ALL_BYTES + [b"ab"])
     with pytest.raises(ModelFormatError, match="pattern="):
         parse_tiktoken(data, "mine.tiktoken")
     spec = parse_tiktoken(data, "mine.tiktoken", pattern=PATTERN_REGEX[SplitPattern.CL100K],
-                          special_tokens={"<|end|>": 3})
+                          special_tokens={"<|end|>": 257})
     assert spec.pattern is SplitPattern.CL100K and spec.encoding is None
-    assert spec.vocab.special_tokens == {b"<|end|>": 3} and len(spec.vocab) == 4
-    assert spec.vocab.build_model().encode_piece(b"ab") == [2]
+    assert spec.vocab.special_tokens == {b"<|end|>": 257} and len(spec.vocab) == 258
+    assert spec.vocab.build_model().encode_piece(b"ab") == [256]
     assert parse_tiktoken(data, "m", pattern=r"\w+|\s+").pattern == r"\w+|\s+"
     with pytest.raises(ModelFormatError, match="rank of the token"):
         parse_tiktoken(data, "m", pattern=SplitPattern.R50K, special_tokens={"<|end|>": 1})
@@ -89,6 +98,32 @@ def test_other_rank_files_take_pattern_and_special_tokens():
         parse_tiktoken(data, "m", pattern=SplitPattern.R50K, special_tokens={"<|x|>": -5})
     with pytest.raises(ValueError, match="encoding="):
         parse_tiktoken(data, "m", encoding="cl200k")
+
+
+@pytest.mark.parametrize("dropped", [[0xE4], [0x00, 0x01, 0x02, 0x80], list(range(0x80, 0x100))])
+def test_rank_file_missing_single_bytes_is_refused(tmp_path, dropped):
+    """Parity: tiktoken 0.14 loads such a file and panics at encode time on a text holding
+    a missing byte ("中文测试" needs 0xE4); toksmith refuses the file, naming the bytes."""
+    tokens = [t for t in ALL_BYTES if t[0] not in dropped] + [b"ab", "中".encode()]
+    with pytest.raises(ModelFormatError) as err:
+        parse_tiktoken(rank_file_of(tokens), "mine.tiktoken", pattern=SplitPattern.O200K)
+    message = str(err.value)
+    assert message.startswith("mine.tiktoken: ") and f"no token for {len(dropped)} of the 256 single bytes" in message
+    assert f"0x{dropped[0]:02X}" in message and f"0x{dropped[-1]:02X}" in message
+    path = tmp_path / "mine.tiktoken"
+    path.write_bytes(rank_file_of(tokens))
+    with pytest.raises(ModelFormatError, match="single bytes"):
+        toksmith.load(path, pattern=SplitPattern.O200K)
+
+
+def test_rank_file_missing_single_bytes_fails_in_tiktoken_too():
+    """The reference cannot encode with such a file either: a text holding the byte panics."""
+    ranks = {t: i for i, t in enumerate([t for t in ALL_BYTES if t[0] != 0xE4] + ["中".encode()])}
+    enc = tiktoken.Encoding(name="gap", pat_str=PATTERN_REGEX[SplitPattern.O200K], mergeable_ranks=ranks,
+                            special_tokens={})
+    with pytest.raises(BaseException) as err:   # pyo3's PanicException derives from BaseException
+        enc.encode("中文测试")
+    assert "Panic" in type(err.value).__name__
 
 
 def test_encoding_must_match_the_file(fixtures):

@@ -323,6 +323,7 @@ cdef class Engine:
     cdef int32_t _text_shown_id
     cdef PyObject** _id_objects   # the Python int of every id once used (see _id_list), or NULL
     cdef bint configured
+    cdef readonly bint joins_surrogates   # see __init__
 
     def __cinit__(self, *args, **kwargs):
         self.piece_types = NULL
@@ -341,7 +342,7 @@ cdef class Engine:
                  Normalizer normalizer, PreTokenizer pretokenizer, Model model not None,
                  PostProcessor postprocessor not None, Decoder decoder not None,
                  SpecialSplitter normalized_splitter=None, token_text=None, bint unknown_as_text=True,
-                 int32_t text_shown_id=-1):
+                 int32_t text_shown_id=-1, bint joins_surrogates=False):
         """Hold the stages of one tokenizer over a vocabulary of `n_pieces` with `types`
         (one token type per piece). `normalized_splitter` splits tokens out of each
         fragment's normalized text (tokenizer.json's added tokens marked `normalized`).
@@ -349,7 +350,10 @@ cdef class Engine:
         vocabulary's token strings, as tokenizers' Encoding.tokens), otherwise the
         decoder's text of each piece; except that a piece of type unknown (with
         `unknown_as_text`: sentencepiece's EncodeAsPieces) and the id `text_shown_id`
-        (tokenizers' Unigram unk_id) show the normalized text they stand for."""
+        (tokenizers' Unigram unk_id) show the normalized text they stand for.
+        `joins_surrogates`: a str's surrogate pairs are read as their character and its
+        lone surrogates as U+FFFD (tiktoken's Encoding.encode); otherwise a str with a
+        surrogate raises UnicodeEncodeError, as str.encode("utf-8") does."""
         cdef Py_ssize_t i
         if self.configured:
             raise RuntimeError("engine is already configured")
@@ -377,6 +381,7 @@ cdef class Engine:
         self._token_text = token_text
         self._unknown_as_text = unknown_as_text
         self._text_shown_id = text_shown_id
+        self.joins_surrogates = joins_surrogates
         self._id_objects = <PyObject**>calloc(n_pieces, sizeof(PyObject*))
         if self._id_objects == NULL:
             raise MemoryError()
@@ -564,7 +569,7 @@ cdef class Engine:
         cdef int rc
         if sc == NULL:
             return ERR_NO_MEMORY
-        rc = utf8_of(ref, &sc.text, &data, &n)
+        rc = utf8_of(ref, &sc.text, &data, &n, self.joins_surrogates)
         if rc < 0:
             return rc
         sc.valid_utf8 = ref.from_str

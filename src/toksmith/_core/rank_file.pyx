@@ -240,3 +240,22 @@ def missing_ranks(list texts):
         if texts[i] is None:
             out.append(i)
     return out
+
+
+def missing_single_bytes(list texts):
+    """The byte values (0-255) that no item of `texts` (parse_rank_file's list) holds as a
+    one-byte token, in order.
+
+    >>> missing_single_bytes([b"a", None, b"ab"])[:3]
+    [0, 1, 2]
+    """
+    cdef bint present[256]
+    cdef Py_ssize_t i, n = len(texts)
+    cdef object text
+    for i in range(256):
+        present[i] = False
+    for i in range(n):
+        text = texts[i]
+        if text is not None and len(<bytes>text) == 1:
+            present[(<bytes>text)[0]] = True
+    return [i for i in range(256) if not present[i]]

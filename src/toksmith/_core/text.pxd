@@ -12,4 +12,4 @@ cdef struct TextRef:
 
 cdef int text_ref(object text, TextRef* ref) except -1
 cdef int utf8_of(const TextRef* ref, ByteBuf* scratch, const unsigned char** out,
-                 Py_ssize_t* out_len) noexcept nogil
+                 Py_ssize_t* out_len, bint join_surrogates=*) noexcept nogil

@@ -53,21 +53,36 @@ cdef inline Py_ssize_t _put(unsigned char* p, uint32_t c) noexcept nogil:
     return 4
 
 
+cdef inline uint32_t _joined(uint32_t c, uint32_t next_unit) noexcept nogil:
+    """The character of surrogate `c` and the unit after it: their pair's code point
+    (above 0xFFFF: both are used), or U+FFFD for `c` alone."""
+    if c <= 0xDBFF and 0xDC00 <= next_unit <= 0xDFFF:
+        return 0x10000 + ((c - 0xD800) << 10) + (next_unit - 0xDC00)
+    return 0xFFFD
+
+
 cdef int utf8_of(const TextRef* ref, ByteBuf* scratch, const unsigned char** out,
-                 Py_ssize_t* out_len) noexcept nogil:
+                 Py_ssize_t* out_len, bint join_surrogates=False) noexcept nogil:
     """UTF-8 bytes of `ref`: in place for bytes/ASCII, else encoded into `scratch`.
+
+    A str's surrogates make it ERR_SURROGATE, unless `join_surrogates`: then a high
+    surrogate followed by a low one is their character and any other surrogate U+FFFD,
+    as ``text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")`` gives.
 
     Returns 0, -1 when out of memory, or ERR_SURROGATE.
     """
     cdef Py_ssize_t i, n = ref.length, size = 0
     cdef unsigned char* p
     cdef uint32_t c
+    cdef const uint16_t* units2
+    cdef const uint32_t* units4
     if ref.kind == 0:
         out[0] = <const unsigned char*>ref.data
         out_len[0] = n
         return 0
     scratch.size = 0
-    # UTF-8 needs at most 2 bytes per Latin-1 unit, 3 per UCS-2 unit, 4 per UCS-4 unit.
+    # UTF-8 needs at most 2 bytes per Latin-1 unit, 3 per UCS-2 unit, 4 per UCS-4 unit
+    # (a joined surrogate pair: 4 bytes for 2 units; U+FFFD: 3 bytes for 1).
     if bytebuf_reserve(scratch, n * (ref.kind + 1 if ref.kind < 4 else 4) + 1) < 0:
         return -1
     p = <unsigned char*>scratch.data
@@ -75,18 +90,31 @@ cdef int utf8_of(const TextRef* ref, ByteBuf* scratch, const unsigned char** out
         for i in range(n):
             size += _put(p + size, (<const uint8_t*>ref.data)[i])
     elif ref.kind == 2:
-        for i in range(n):
-            c = (<const uint16_t*>ref.data)[i]
+        units2 = <const uint16_t*>ref.data
+        i = 0
+        while i < n:
+            c = units2[i]
+            i += 1
             if 0xD800 <= c <= 0xDFFF:
-                return ERR_SURROGATE
+                if not join_surrogates:
+                    return ERR_SURROGATE
+                c = _joined(c, units2[i] if i < n else 0)
+                i += c > 0xFFFF
             size += _put(p + size, c)
     else:
-        for i in range(n):
-            c = (<const uint32_t*>ref.data)[i]
+        units4 = <const uint32_t*>ref.data
+        i = 0
+        while i < n:
+            c = units4[i]
+            i += 1
             if 0xD800 <= c <= 0xDFFF:
-                return ERR_SURROGATE
+                if not join_surrogates:
+                    return ERR_SURROGATE
+                c = _joined(c, units4[i] if i < n else 0)
+                i += c > 0xFFFF
             size += _put(p + size, c)
     scratch.size = size
     out[0] = p
     out_len[0] = size
     return 0
+

@@ -18,7 +18,7 @@ import os
 import re
 from dataclasses import dataclass
 
-from toksmith._core.rank_file import RankFileError, missing_ranks, parse_rank_file
+from toksmith._core.rank_file import RankFileError, missing_ranks, missing_single_bytes, parse_rank_file
 from toksmith.errors import ModelFormatError
 from toksmith.formats.bounded_read import read_model_file
 from toksmith.spec import ByteLevelSpec, FileFormat, SplitPattern
@@ -141,6 +141,7 @@ def parse_tiktoken(data: bytes, source: str = "<bytes>", *, encoding: str | None
         where = f"line {e.line}: " if e.line else ""
         raise ModelFormatError(source, f"not a valid tiktoken rank file: {where}{e.detail}") from None
     known = _known_encoding(data, source, encoding, len(texts) - len(missing_ranks(texts)))
+    _check_single_bytes(texts, source)
     if pattern is None:
         if known is None:
             raise ModelFormatError(source, "a rank file of no known encoding: give its pre-tokenizer "
@@ -158,6 +159,30 @@ def parse_tiktoken(data: bytes, source: str = "<bytes>", *, encoding: str | None
                            ignore_merges=True, special_tokens=specials)
     return ByteLevelSpec(source=source, file_format=FileFormat.TIKTOKEN, vocab=vocab, pattern=pattern,
                          encoding=known.name if known is not None else None, source_data=data)
+
+
+def _check_single_bytes(texts: list[bytes | None], source: str) -> None:
+    """ModelFormatError naming the byte values no one-byte token holds.
+
+    Parity: tiktoken byte_pair_encode (0.14) looks each part left after merging up in the
+    ranks and panics when a single byte has none; so such a file has no encoding for
+    every text holding that byte, and toksmith refuses it at load instead."""
+    missing = missing_single_bytes(texts)
+    if missing:
+        raise ModelFormatError(source, f"not a usable rank file: no token for {len(missing)} of the 256 "
+                                       f"single bytes ({_byte_ranges(missing)}); every byte needs a rank, "
+                                       f"or a text holding it cannot be encoded (tiktoken panics on it)")
+
+
+def _byte_ranges(values: list[int]) -> str:
+    """Sorted byte values as hex ranges: [0, 1, 2, 0x80] -> "0x00-0x02, 0x80"."""
+    runs: list[list[int]] = []
+    for v in values:
+        if runs and v == runs[-1][1] + 1:
+            runs[-1][1] = v
+        else:
+            runs.append([v, v])
+    return ", ".join(f"0x{a:02X}" if a == b else f"0x{a:02X}-0x{b:02X}" for a, b in runs)
 
 
 def _known_encoding(data: bytes, source: str, encoding: str | None, n_ranks: int) -> KnownEncoding | None:

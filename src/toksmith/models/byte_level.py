@@ -44,7 +44,7 @@ from toksmith.pretokenizers.tiktoken_encodings import TiktokenPattern
 from toksmith.special_tokens import TokenAttr
 from toksmith.spec import (Algorithm, ByteLevelSpec, FileFormat, LoadOptions, ReferenceRules, SplitPattern,
                            TokenizerSpec)
-from toksmith.vocab import SpecialIds, TokenType, Vocab
+from toksmith.vocab import ByteLevelVocab, SpecialIds, TokenType, Vocab
 
 # The native splitter of each rank-file pattern.
 _TIKTOKEN_PATTERNS = {SplitPattern.R50K: TiktokenPattern.R50K, SplitPattern.CL100K: TiktokenPattern.CL100K,
@@ -96,7 +96,7 @@ def _rank_file_spec(bl: ByteLevelSpec, load_options) -> TokenizerSpec:
     types = bytearray([TokenType.NORMAL]) * len(vocab.texts) + bytearray([TokenType.UNDEFINED]) * (n - len(vocab.texts))
     for i in missing_ranks(vocab.texts):
         types[i] = TokenType.UNDEFINED
-    for text, token_id in vocab.special_tokens.items():
+    for token_id, text in special_token_texts(vocab).items():
         pieces[token_id] = text
         types[token_id] = TokenType.CONTROL
     return TokenizerSpec(source=bl.source, file_format=FileFormat.TIKTOKEN, algorithm=Algorithm.BYTE_BPE,
@@ -104,6 +104,19 @@ def _rank_file_spec(bl: ByteLevelSpec, load_options) -> TokenizerSpec:
                          vocab=Vocab(pieces=pieces, scores=[0.0] * n, types=bytes(types), special=SpecialIds()),
                          normalizer=None, decoder=None, source_data=bl.source_data, byte_level=bl,
                          load_options=load_options)
+
+
+def special_token_texts(vocab: ByteLevelVocab) -> dict[int, bytes]:
+    """The text each special id decodes to: where several texts share an id, the first given.
+
+    Parity: tiktoken 0.14 CoreBPE::new builds its decoder from an FxHashMap of the special
+    tokens, so which text of a shared id wins follows that map's order; for the one
+    encoding that shares ids, o200k_harmony (<|endofprompt|> and <|reserved_200018|> are
+    both 200018), it is <|endofprompt|>, the first given in openai_public.py."""
+    texts: dict[int, bytes] = {}
+    for text, token_id in vocab.special_tokens.items():
+        texts.setdefault(token_id, text)
+    return texts
 
 
 def _rank_file_pieces(texts: list[bytes | None], n: int) -> list[bytes]:
@@ -126,8 +139,10 @@ def build_byte_level(spec: TokenizerSpec) -> Engine:
         model = bl.vocab.build_model()
     if bl.file_format is FileFormat.GGUF:
         return _build_llama_cpp(spec, model)
+    # Parity: tiktoken 0.14 Encoding.encode/encode_ordinary: a str UTF-8 cannot encode is
+    # re-read through text.encode("utf-16", "surrogatepass").decode("utf-16", "replace").
     return build_engine(spec, normalizer=PythonUtf8Repair(), pretokenizer=_rank_file_splitter(bl),
-                        model=model, decoder=_tiktoken_decoder(spec))
+                        model=model, decoder=_tiktoken_decoder(spec), joins_surrogates=True)
 
 
 def _build_llama_cpp(spec: TokenizerSpec, model: Model) -> Engine:
@@ -197,9 +212,14 @@ def _rank_file_splitter(bl: ByteLevelSpec):
         return LlamaSplitter(regexes_for(PreType.LLAMA3))
     if isinstance(pattern, SplitPattern):
         return _TIKTOKEN_PATTERNS[pattern].build_splitter()
-    raise UnsupportedFeatureError(
-        f"{bl.source}: no native pre-tokenizer for the pattern {pattern!r}; the patterns of "
-        f"OpenAI's encodings and Llama 3 are supported (pattern=SplitPattern.R50K, CL100K, O200K, LLAMA3)")
+    from toksmith.pretokenizers.fancy_regex import PatternSyntaxError, RegexUnsupported, tiktoken_splitter
+    try:
+        return tiktoken_splitter(pattern)
+    except PatternSyntaxError as exc:
+        raise ValueError(f"{bl.source}: pattern= is not a valid regex: {exc}") from None
+    except RegexUnsupported as exc:
+        raise UnsupportedFeatureError(f"{bl.source}: the pattern cannot be run exactly as tiktoken runs it: "
+                                      f"{exc}") from None
 
 
 def _llama_cpp_decoder(spec: TokenizerSpec, pre: PreTokenizerSpec) -> LlamaCppDecoder:
@@ -228,7 +248,7 @@ def _tiktoken_decoder(spec: TokenizerSpec) -> LlamaCppDecoder:
     renders = bytearray([Render.RENDER_TEXT]) * len(texts) + bytearray([Render.RENDER_INVALID]) * (n - len(texts))
     for i in missing_ranks(texts):
         renders[i] = Render.RENDER_INVALID
-    for text, token_id in bl.vocab.special_tokens.items():
+    for token_id, text in special_token_texts(bl.vocab).items():
         pieces[token_id] = text
         renders[token_id] = Render.RENDER_SPECIAL
     return LlamaCppDecoder.build(pieces, bytes(renders), [-1] * n)

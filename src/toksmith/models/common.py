@@ -73,12 +73,13 @@ def default_splitter(spec: TokenizerSpec) -> SpecialSplitter | None:
 def build_engine(spec: TokenizerSpec, *, normalizer: Normalizer | None,
                  pretokenizer: PreTokenizer | None, model: Model, decoder: Decoder,
                  splitter: SpecialSplitter | None = None,
-                 postprocessor: PostProcessor | None = None) -> Engine:
+                 postprocessor: PostProcessor | None = None, joins_surrogates: bool = False) -> Engine:
     """The compiled pipeline: the spec's special-token splitter and post-processor around
     the normalizer, pre-tokenizer, model and decoder the family's builder chose.
 
     `splitter`: a family's own splitter stage (e.g. one wrapping `default_splitter(spec)`);
-    None: `default_splitter(spec)`. `postprocessor`: a family's own; None: `build_postprocessor(spec)`."""
+    None: `default_splitter(spec)`. `postprocessor`: a family's own; None: `build_postprocessor(spec)`.
+    `joins_surrogates`: how a str's surrogates are read (see `Engine`)."""
     if splitter is None:
         splitter = default_splitter(spec)
     if postprocessor is None:
@@ -87,4 +88,4 @@ def build_engine(spec: TokenizerSpec, *, normalizer: Normalizer | None,
         return Engine(len(spec.vocab), spec.vocab.types,
                       splitter=splitter,
                       normalizer=normalizer, pretokenizer=pretokenizer, model=model,
-                      postprocessor=postprocessor, decoder=decoder)
+                      postprocessor=postprocessor, decoder=decoder, joins_surrogates=joins_surrogates)
