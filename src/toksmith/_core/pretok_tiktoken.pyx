@@ -10,8 +10,9 @@ possessive where the pattern says so), derived by hand alternative by alternativ
   '(?i:[sdmt]|ll|ve|re)|[^\\r\\n\\p{L}\\p{N}]?+\\p{L}++|\\p{N}{1,3}+| ?[^\\s\\p{L}\\p{N}]++[\\r\\n]*+|\\s++$|\\s*[\\r\\n]|\\s+(?!\\S)|\\s
 - `O200kSplitter`: o200k_base and o200k_harmony (see the derivation in split_o200k).
 
-Codepoint properties come from unicode_tiktoken.pxi (generated from the `regex` module,
-tiktoken's development reference; see tools/gen_unicode_tables.py).
+Codepoint properties come from unicode_tiktoken.pxi, generated from the Unicode tables of
+the Rust crate regex-syntax 0.8.11 (Unicode 16.0.0) that tiktoken 0.14.0 runs on (see
+tools/gen_unicode_tables.py); the patterns' semantics were derived against the `regex` module.
 
     >>> Cl100kSplitter().split_text(b"Hello world's 12345")
     [b'Hello', b' world', b"'s", b' ', b'123', b'45']
