@@ -4,7 +4,8 @@ Unicode splits the code points it added differently):
 
 * tiktoken 0.14.0 (Rust regex-syntax 0.8.11, Unicode 16): r50k, cl100k and o200k patterns;
 * tokenizers 0.23.3 (Oniguruma, Unicode 16): Split with the GPT-2, Llama 3, Qwen 2 and o200k
-  patterns of tokenizer.json files.
+  patterns of tokenizer.json files; and its added tokens' single_word rule (Rust regex \\w,
+  regex-syntax 0.8.11, Unicode 16).
 
 Each code point c goes into every context of CONTEXTS: alone, between letters of both cases,
 digits, spaces and apostrophes. A chunk of code points is one text (contexts joined by "\\n")
@@ -53,12 +54,12 @@ def _texts(context: str, chunk: list[int]) -> str:
     return SEPARATOR.join(context.format(chr(cp)) for cp in chunk)
 
 
-def _scan(family: str, ours, reference, chunk_size: int = CHUNK) -> None:
+def _scan(family: str, ours, reference, chunk_size: int = CHUNK, contexts: list[str] = CONTEXTS) -> None:
     """Compare ours(text) with reference(text) on every code point in every context; report
     the count of comparisons (code point x context) and of those that differ, and fail naming
     the first ones."""
     compared, differing = 0, []
-    for context in CONTEXTS:
+    for context in contexts:
         for i in range(0, len(CODE_POINTS), chunk_size):
             chunk = CODE_POINTS[i:i + chunk_size]
             text = _texts(context, chunk)
@@ -68,7 +69,7 @@ def _scan(family: str, ours, reference, chunk_size: int = CHUNK) -> None:
                 differing += alone or [f"a chunk at U+{chunk[0]:04X} in {context!r}, no code point alone"]
             compared += len(chunk)
     report(f"code point scan {family}: {compared} comparisons ({len(CODE_POINTS)} code points x "
-           f"{len(CONTEXTS)} contexts), {len(differing)} differ")
+           f"{len(contexts)} contexts), {len(differing)} differ")
     assert not differing, f"{family}: {len(differing)} differ, first {differing[:10]}"
 
 
@@ -138,3 +139,18 @@ def test_tokenizers_split_patterns_on_every_code_point(name):
     _scan(f"tokenizers Split {name}",
           lambda t: [piece.decode("utf-8") for piece in splitter.split_text(t.encode("utf-8"))],
           lambda t: [piece for piece, _ in split.pre_tokenize_str(t)], HF_CHUNK)
+
+
+def test_tokenizers_added_token_word_class_on_every_code_point(tmp_path):
+    # A single_word added token matches only where no Rust regex \w touches it
+    # (tokenizers' added_vocabulary.rs), with tokenizers' own regex crate's Unicode.
+    from tokenizers import AddedToken, Tokenizer, models
+    from tokenizers import pre_tokenizers as P
+
+    reference = Tokenizer(models.WordLevel({"[UNK]": 0, "ab": 1}, unk_token="[UNK]"))
+    reference.pre_tokenizer = P.WhitespaceSplit()
+    reference.add_tokens([AddedToken("ab", single_word=True)])
+    reference.save(str(tmp_path / "tokenizer.json"))
+    ours = toksmith.load(tmp_path / "tokenizer.json")
+    _scan("tokenizers added token single_word", lambda t: ours.encode(t, add_special=False),
+          lambda t: reference.encode(t, add_special_tokens=False).ids, HF_CHUNK, contexts=["{}ab", "ab{}"])
