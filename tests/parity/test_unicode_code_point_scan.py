@@ -19,8 +19,11 @@ every byte followed by a neighbour character of the contexts, then one for a nei
 by any byte. A neighbour and c in one piece merge into a marker token, in two pieces they cannot,
 so each way of cutting "x c y" gives other ids.
 
-(llama.cpp's tables are parsed from its own unicode-data.cpp and sentencepiece's script table
-from its own source: see tools/gen_unicode_tables.py, tools/gen_spm_script_table.py.)
+* llama.cpp (llama-cpp-python 0.3.36, its unicode-data.cpp): the pre-tokenizer presets of
+  PRESETS, through a GGUF with the same marker vocabulary (merges instead of ranks).
+
+(sentencepiece's only per-code-point table, the trainers' script table, is parsed from its
+0.2.3 source: tools/gen_spm_script_table.py; its normalization is the model's charsmap.)
 """
 from __future__ import annotations
 
@@ -28,12 +31,14 @@ import base64
 import os
 from pathlib import Path
 
+import gguf
 import pytest
 import tiktoken
 import tiktoken_ext.openai_public as openai_public
 from tokenizers import Regex, pre_tokenizers
 
 import toksmith
+from tests import llama_cpp_reference
 from tests.conftest import report
 from tests.tiktoken_reference import encoding as tiktoken_encoding
 from toksmith._core.pretok_llama import HF_GPT2_REGEX, HF_LLAMA3_REGEX, HF_QWEN2_REGEX
@@ -154,3 +159,64 @@ def test_tokenizers_added_token_word_class_on_every_code_point(tmp_path):
     ours = toksmith.load(tmp_path / "tokenizer.json")
     _scan("tokenizers added token single_word", lambda t: ours.encode(t, add_special=False),
           lambda t: reference.encode(t, add_special_tokens=False).ids, HF_CHUNK, contexts=["{}ab", "ab{}"])
+
+
+# ----------------------------------------------------------------------------- llama.cpp
+
+# Presets of distinct class use: letters/numbers/spaces (gpt-2, llama-bpe), marks (qwen35), the
+# case classes (gpt-4o). (deepseek-coder, falcon: the same classes through std::regex, 30 s each.)
+PRESETS = ["gpt-2", "llama-bpe", "qwen35", "gpt-4o"]
+
+
+def _byte_to_unicode() -> dict[int, str]:
+    """GPT-2's byte -> printable character map (GGUF gpt2 vocabularies store tokens so)."""
+    printable = [*range(ord("!"), ord("~") + 1), *range(ord("\u00a1"), ord("\u00ac") + 1),
+                 *range(ord("\u00ae"), ord("\u00ff") + 1)]
+    others = [b for b in range(256) if b not in printable]
+    return {**{b: chr(b) for b in printable}, **{b: chr(256 + i) for i, b in enumerate(others)}}
+
+
+def _write_marker_gguf(path: Path, pre: str) -> Path:
+    """The marker vocabulary of _marker_ranks as a GGUF gpt2 vocabulary: the same tokens in the
+    same order, each made by one merge (neighbour+ASCII+neighbour as neighbour + ASCII+neighbour)."""
+    to_char = _byte_to_unicode()
+    tokens = [to_char[b] for b in range(256)]
+    merges: list[str] = []
+    known = set(tokens)
+
+    def merge(left: bytes, right: bytes) -> None:
+        left_text, right_text = "".join(to_char[b] for b in left), "".join(to_char[b] for b in right)
+        if left_text + right_text not in known:
+            known.add(left_text + right_text)
+            tokens.append(left_text + right_text)
+            merges.append(f"{left_text} {right_text}")
+
+    for n in NEIGHBOURS.encode():
+        for b in range(256):
+            merge(bytes([b]), bytes([n]))
+    for n in NEIGHBOURS.encode():
+        for b in range(256):
+            merge(bytes([n]), bytes([b]))
+    for x in NEIGHBOURS.encode():
+        for y in NEIGHBOURS.encode():
+            for b in range(128):
+                merge(bytes([x]), bytes([b, y]))
+    writer = gguf.GGUFWriter(str(path), "gpt2")
+    writer.add_tokenizer_model("gpt2")
+    writer.add_tokenizer_pre(pre)
+    writer.add_token_list(tokens)
+    writer.add_token_types([gguf.TokenType.NORMAL] * len(tokens))
+    writer.add_token_merges(merges)
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.close()
+    return path
+
+
+@pytest.mark.parametrize("pre", PRESETS)
+def test_llama_cpp_presets_on_every_code_point(pre, tmp_path):
+    path = _write_marker_gguf(tmp_path / f"marker-{pre}.gguf", pre)
+    reference = llama_cpp_reference.load_vocab(path)
+    ours = toksmith.load(path)
+    _scan(f"llama.cpp {pre}", lambda t: ours.encode(t, add_special=False),
+          lambda t: reference.tokenize(t.encode("utf-8"), add_special=False, parse_special=False))
