@@ -2,7 +2,8 @@
 its reference, so that each family's Unicode tables are the reference's own version (a newer
 Unicode splits the code points it added differently):
 
-* tiktoken 0.14.0 (Rust regex-syntax 0.8.11, Unicode 16): r50k, cl100k and o200k patterns;
+* tiktoken 0.14.0 (Rust regex-syntax 0.8.11, Unicode 16): r50k, cl100k and o200k patterns, and
+  Meta's Llama 3 pattern of its rank file (tokenizer.model);
 * tokenizers 0.23.3 (Oniguruma, Unicode 16): Split with the GPT-2, Llama 3, Qwen 2 and o200k
   patterns of tokenizer.json files; and its added tokens' single_word rule (Rust regex \\w,
   regex-syntax 0.8.11, Unicode 16).
@@ -45,6 +46,9 @@ from toksmith._core.pretok_llama import HF_GPT2_REGEX, HF_LLAMA3_REGEX, HF_QWEN2
 from toksmith.hf.split_patterns import O200K_REGEX, oniguruma_splitter
 from toksmith.spec import SplitPattern
 
+# meta-llama/llama3 llama/tokenizer.py pat_str (Meta's Llama 3 tokenizer.model runs on tiktoken)
+LLAMA3_PAT_STR = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|"
+                  r"\s*[\r\n]+|\s+(?!\S)|\s+")
 CODE_POINTS = [cp for cp in range(0x110000) if not 0xD800 <= cp <= 0xDFFF]
 CHUNK = 1 << 15
 # tokenizers' pre_tokenize_str slows down on long texts (its offset bookkeeping): short chunks
@@ -82,13 +86,15 @@ def _scan(family: str, ours, reference, chunk_size: int = CHUNK, contexts: list[
 
 def _tiktoken_patterns() -> dict[SplitPattern, str]:
     """The pat_str of each of tiktoken's patterns, from tiktoken_ext (the constructors would read
-    the rank files: they get empty ones)."""
+    the rank files: they get empty ones), and Meta's Llama 3 pattern (llama3 tokenizer.py,
+    which runs it on tiktoken)."""
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(openai_public, "load_tiktoken_bpe", lambda *a, **k: {})
         mp.setattr(openai_public, "data_gym_to_mergeable_bpe_ranks", lambda *a, **k: {})
         return {SplitPattern.R50K: openai_public.r50k_base()["pat_str"],
                 SplitPattern.CL100K: openai_public.cl100k_base()["pat_str"],
-                SplitPattern.O200K: openai_public.o200k_base()["pat_str"]}
+                SplitPattern.O200K: openai_public.o200k_base()["pat_str"],
+                SplitPattern.LLAMA3: LLAMA3_PAT_STR}
 
 
 def _marker_ranks() -> dict[bytes, int]:
@@ -113,8 +119,8 @@ def marker_rank_file(tmp_path_factory) -> tuple[Path, dict[bytes, int]]:
     return path, ranks
 
 
-@pytest.mark.parametrize("pattern", [SplitPattern.R50K, SplitPattern.CL100K, SplitPattern.O200K],
-                         ids=lambda p: p.value)
+@pytest.mark.parametrize("pattern", [SplitPattern.R50K, SplitPattern.CL100K, SplitPattern.O200K,
+                                     SplitPattern.LLAMA3], ids=lambda p: p.value)
 def test_tiktoken_patterns_on_every_code_point(pattern, marker_rank_file):
     path, ranks = marker_rank_file
     reference = tiktoken.Encoding(f"marker-{pattern.value}", pat_str=_tiktoken_patterns()[pattern],

@@ -21,7 +21,7 @@ from libc.stdint cimport int32_t, uint32_t
 
 from toksmith._core.buffers cimport IdBuf, idbuf_push, idbuf_reserve
 from toksmith._core.pretok_common cimport (
-    F_LETTER, F_NUMBER, F_SPACE, TF_LOWERISH, TF_UPPERISH, cut_to_bytes, decode_utf8, table_flags,
+    F_LETTER, F_NUMBER, F_SPACE, LF_DEFINED, TF_LOWERISH, TF_UPPERISH, cut_to_bytes, decode_utf8, table_flags,
 )
 from toksmith._core.pretokenizer cimport PreTokenizer, PreTokenizerWork
 
@@ -41,6 +41,16 @@ cdef inline unsigned char tflags(uint32_t cp) noexcept nogil:
     if cp < 128:
         return ASCII_FLAGS[cp]
     return table_flags(TIKTOKEN_FLAGS_INDEX, TIKTOKEN_FLAGS_BLOCKS, cp)
+
+
+def splitter_flag_table() -> bytes:
+    """This module's table (tiktoken's Unicode) in the layout LlamaSplitter reads a table of its
+    own in (hf.onig_unicode.splitter_flag_table's): 4352 little-endian u16 block numbers, then
+    the blocks, bit 64 (LF_DEFINED) set on every code point as in llama.cpp's table."""
+    index = [TIKTOKEN_FLAGS_INDEX[k] for k in range(4352)]
+    n_blocks = max(index) + 1
+    blocks = bytes(TIKTOKEN_FLAGS_BLOCKS[k] | LF_DEFINED for k in range(n_blocks * 256))
+    return b"".join(k.to_bytes(2, "little") for k in index) + blocks
 
 
 cdef inline uint32_t fold(uint32_t c) noexcept nogil:
