@@ -1,7 +1,8 @@
 """Native pre-tokenizers (toksmith._core.pretok_llama / pretok_tiktoken) against references.
 
-- tiktoken's three patterns: the `regex` module (tiktoken's development reference, same
-  leftmost-first semantics as fancy-regex) on every corpus line and tricky string: exact.
+- tiktoken's three patterns: the `regex` module (for the semantics; same
+  leftmost-first rules as fancy-regex) on every corpus line and tricky string: exact. The
+  Unicode version is tiktoken's own (older than `regex`'s): tests/parity/test_unicode_code_point_scan.py.
 - llama.cpp's std::regex path: the linear-time VM against Python's backtracking `re`
   (ECMAScript-like leftmost-first; re.ASCII gives the "C" locale's \\s and \\d) on the same
   collapsed text llama.cpp builds, for every regex of the table that llama.cpp sends to

@@ -6,8 +6,9 @@ from toksmith._core.pretokenizer import PreTokenizer
 class LlamaSplitter(PreTokenizer):
     regexes: tuple[str, ...]
     oniguruma: bool
+    tiktoken: bool
     def __init__(self, regexes: Sequence[str], *, force_vm: bool = ..., oniguruma: bool = ...,
-                 by_codepoints: bool = ...) -> None: ...
+                 by_codepoints: bool = ..., tiktoken: bool = ...) -> None: ...
 
 HF_GPT2_REGEX: str
 HF_LLAMA3_REGEX: str

@@ -91,8 +91,8 @@ ONIGURUMA_STAGES = {
 }
 
 
-def _rebuild(regexes, oniguruma, by_codepoints=False):
-    return LlamaSplitter(regexes, oniguruma=oniguruma, by_codepoints=by_codepoints)
+def _rebuild(regexes, oniguruma, by_codepoints=False, tiktoken=False):
+    return LlamaSplitter(regexes, oniguruma=oniguruma, by_codepoints=by_codepoints, tiktoken=tiktoken)
 
 
 cdef struct Stage:
@@ -221,7 +221,9 @@ cdef class LlamaSplitter(PreTokenizer):
     cdef list programs
     cdef readonly tuple regexes
     cdef readonly bint oniguruma
-    cdef bytes flag_table           # oniguruma: the flag table (index then blocks)
+    cdef readonly bint tiktoken
+    cdef bint own_table             # oniguruma or tiktoken: flag_table, ONIGURUMA_STAGES, (?i) folds U+017F
+    cdef bytes flag_table           # own_table: the flag table (index then blocks)
     cdef const unsigned short* flag_index
     cdef const unsigned char* flag_blocks
     cdef unsigned char ascii_flags[128]
@@ -232,23 +234,34 @@ cdef class LlamaSplitter(PreTokenizer):
         self.stages = NULL
         self.linear = NULL
 
-    def __init__(self, regexes, *, bint force_vm=False, bint oniguruma=False, bint by_codepoints=False):
+    def __init__(self, regexes, *, bint force_vm=False, bint oniguruma=False, bint by_codepoints=False,
+                 bint tiktoken=False):
         """`force_vm` (tests only): run every regex on the linear-time matcher, even those with a
         hand-written splitter. `oniguruma`: the regexes are tokenizer.json patterns of
         ONIGURUMA_STAGES, matched as tokenizers' Oniguruma matches them (its \\p{L} \\p{N}
         \\p{M} \\s, and (?i) folding U+017F to s) by the same hand-written splitters.
         `by_codepoints` (tests only): a GPT-2 or Llama 3 / Qwen 2 regex alone runs on the
-        codepoint buffer too, not over the bytes (llama_bytes.pxi)."""
+        codepoint buffer too, not over the bytes (llama_bytes.pxi). `tiktoken`: the same
+        patterns in a rank file (Llama 3's), matched as tiktoken's fancy-regex matches them:
+        the same cuts and folding as Oniguruma, tiktoken's own Unicode (regex-syntax 0.8.11,
+        pretok_tiktoken's table)."""
         self.regexes = tuple(regexes)
         if not self.regexes:
             raise ValueError("a LlamaSplitter needs at least one regex")
+        if oniguruma and tiktoken:
+            raise ValueError("a LlamaSplitter reads Oniguruma's or tiktoken's tables, not both")
         self.oniguruma = oniguruma
+        self.tiktoken = tiktoken
+        self.own_table = oniguruma or tiktoken
         self.flag_index = LLAMA_FLAGS_INDEX
         self.flag_blocks = LLAMA_FLAGS_BLOCKS
-        if oniguruma:
+        if self.own_table:
             if force_vm or not all(regex in ONIGURUMA_STAGES for regex in self.regexes):
-                raise ValueError("oniguruma splitters take only the patterns of ONIGURUMA_STAGES")
-            from toksmith.hf.onig_unicode import splitter_flag_table
+                raise ValueError("oniguruma and tiktoken splitters take only the patterns of ONIGURUMA_STAGES")
+            if oniguruma:
+                from toksmith.hf.onig_unicode import splitter_flag_table
+            else:
+                from toksmith._core.pretok_tiktoken import splitter_flag_table
             self.flag_table = splitter_flag_table()
             self.flag_index = <const unsigned short*><const char*>self.flag_table
             self.flag_blocks = <const unsigned char*><const char*>self.flag_table + 2 * 4352
@@ -258,7 +271,7 @@ cdef class LlamaSplitter(PreTokenizer):
             raise MemoryError()
         self.programs = []
         for i, regex in enumerate(self.regexes):
-            kind, param, program = ONIGURUMA_STAGES[regex] + (None,) if oniguruma else _stage_for(regex, force_vm)
+            kind, param, program = ONIGURUMA_STAGES[regex] + (None,) if self.own_table else _stage_for(regex, force_vm)
             self.stages[i].kind = kind
             self.stages[i].param = param
             self.stages[i].prog = -1
@@ -285,7 +298,7 @@ cdef class LlamaSplitter(PreTokenizer):
         free(self.linear)
 
     def __reduce__(self):
-        return (_rebuild, (list(self.regexes), self.oniguruma, self.byte_kind == 0))
+        return (_rebuild, (list(self.regexes), self.oniguruma, self.byte_kind == 0, self.tiktoken))
 
     cdef int split(self, const unsigned char* s, Py_ssize_t n, PreTokenizerWork* work,
                    IdBuf* ends) noexcept nogil:
@@ -308,7 +321,7 @@ cdef class LlamaSplitter(PreTokenizer):
             t.ascii = self.ascii_chars
             t.index = self.flag_index
             t.blocks = self.flag_blocks
-            t.long_s = self.oniguruma
+            t.long_s = self.own_table
             t.out = ends.data + base
             t.n_out = 0
             if self.byte_kind == STAGE_GPT2:
@@ -320,7 +333,7 @@ cdef class LlamaSplitter(PreTokenizer):
         n_cpt = decode_utf8(s, n, &work.a, &work.b)
         if n_cpt < 0:
             return -1
-        if self.oniguruma:
+        if self.own_table:
             for i in range(n_cpt):
                 work.a.data[i] |= (<int32_t>splitter_flags(self.ascii_flags, self.flag_index, self.flag_blocks,
                                                            <uint32_t>work.a.data[i])) << 24
@@ -349,7 +362,7 @@ cdef class LlamaSplitter(PreTokenizer):
             ends.size = base
             v.cpts = work.a.data
             v.out = ends
-            v.long_s = self.oniguruma
+            v.long_s = self.own_table
             start = 0
             for r in range(work.c.size):
                 v.ini = start

@@ -10,8 +10,9 @@ possessive where the pattern says so), derived by hand alternative by alternativ
   '(?i:[sdmt]|ll|ve|re)|[^\\r\\n\\p{L}\\p{N}]?+\\p{L}++|\\p{N}{1,3}+| ?[^\\s\\p{L}\\p{N}]++[\\r\\n]*+|\\s++$|\\s*[\\r\\n]|\\s+(?!\\S)|\\s
 - `O200kSplitter`: o200k_base and o200k_harmony (see the derivation in split_o200k).
 
-Codepoint properties come from unicode_tiktoken.pxi (generated from the `regex` module,
-tiktoken's development reference; see tools/gen_unicode_tables.py).
+Codepoint properties come from unicode_tiktoken.pxi, generated from the Unicode tables of
+the Rust crate regex-syntax 0.8.11 (Unicode 16.0.0) that tiktoken 0.14.0 runs on (see
+tools/gen_unicode_tables.py); the patterns' semantics were derived against the `regex` module.
 
     >>> Cl100kSplitter().split_text(b"Hello world's 12345")
     [b'Hello', b' world', b"'s", b' ', b'123', b'45']
@@ -20,7 +21,7 @@ from libc.stdint cimport int32_t, uint32_t
 
 from toksmith._core.buffers cimport IdBuf, idbuf_push, idbuf_reserve
 from toksmith._core.pretok_common cimport (
-    F_LETTER, F_NUMBER, F_SPACE, TF_LOWERISH, TF_UPPERISH, cut_to_bytes, decode_utf8, table_flags,
+    F_LETTER, F_NUMBER, F_SPACE, LF_DEFINED, TF_LOWERISH, TF_UPPERISH, cut_to_bytes, decode_utf8, table_flags,
 )
 from toksmith._core.pretokenizer cimport PreTokenizer, PreTokenizerWork
 
@@ -40,6 +41,16 @@ cdef inline unsigned char tflags(uint32_t cp) noexcept nogil:
     if cp < 128:
         return ASCII_FLAGS[cp]
     return table_flags(TIKTOKEN_FLAGS_INDEX, TIKTOKEN_FLAGS_BLOCKS, cp)
+
+
+def splitter_flag_table() -> bytes:
+    """This module's table (tiktoken's Unicode) in the layout LlamaSplitter reads a table of its
+    own in (hf.onig_unicode.splitter_flag_table's): 4352 little-endian u16 block numbers, then
+    the blocks, bit 64 (LF_DEFINED) set on every code point as in llama.cpp's table."""
+    index = [TIKTOKEN_FLAGS_INDEX[k] for k in range(4352)]
+    n_blocks = max(index) + 1
+    blocks = bytes(TIKTOKEN_FLAGS_BLOCKS[k] | LF_DEFINED for k in range(n_blocks * 256))
+    return b"".join(k.to_bytes(2, "little") for k in index) + blocks
 
 
 cdef inline uint32_t fold(uint32_t c) noexcept nogil:

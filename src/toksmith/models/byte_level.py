@@ -39,7 +39,7 @@ from toksmith._core.whitespace_session import LlamaCppLowercase, WhitespaceSegme
 from toksmith.errors import UnsupportedFeatureError
 from toksmith.models.common import bad_data_names_file, build_engine, default_splitter, special_or_text_renders
 from toksmith.pretokenizers.llama_cpp import (BPE_MODELS, DNA_KMER_LENGTH, DNA_KMER_MARKER, BpeSession,
-                                              PreTokenizerSpec, PreType, pre_tokenizer_spec, regexes_for)
+                                              PreTokenizerSpec, pre_tokenizer_spec)
 from toksmith.pretokenizers.tiktoken_encodings import TiktokenPattern
 from toksmith.special_tokens import TokenAttr
 from toksmith.spec import (Algorithm, ByteLevelSpec, FileFormat, LoadOptions, ReferenceRules, SplitPattern,
@@ -208,8 +208,11 @@ _DNA_TAGS = frozenset({b"<dna>", b"</dna>", b"<oov>"})
 def _rank_file_splitter(bl: ByteLevelSpec):
     pattern = bl.pattern
     if pattern is SplitPattern.LLAMA3:
+        # Meta's Llama 3 pattern runs on tiktoken: tiktoken's Unicode tables and (?i) folding,
+        # not llama.cpp's (tiktoken 0.14.0; tests/parity/test_unicode_code_point_scan.py).
         from toksmith._core.pretok_llama import LlamaSplitter
-        return LlamaSplitter(regexes_for(PreType.LLAMA3))
+        from toksmith.formats.tiktoken import PATTERN_REGEX
+        return LlamaSplitter([PATTERN_REGEX[SplitPattern.LLAMA3]], tiktoken=True)
     if isinstance(pattern, SplitPattern):
         return _TIKTOKEN_PATTERNS[pattern].build_splitter()
     from toksmith.pretokenizers.fancy_regex import PatternSyntaxError, RegexUnsupported, tiktoken_splitter

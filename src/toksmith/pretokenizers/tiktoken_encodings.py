@@ -10,10 +10,12 @@ only the mergeable ranks; the pattern and the special tokens come from here:
     []
 
 Unicode tables: tiktoken's patterns run on Rust's `regex` crate (1.13 via fancy-regex
-0.19), whose Unicode data is that crate's version; toksmith's table
-(_core/unicode_tiktoken.pxi) is generated from Python's `regex` module, the development
-reference. The two can differ only on codepoints assigned in a newer Unicode version than
-the older of the two; llama.cpp presets use llama.cpp's own tables instead.
+0.19; tiktoken 0.14.0's wheel links regex-syntax 0.8.11, Unicode 16.0.0), and toksmith's
+table (_core/unicode_tiktoken.pxi) is generated from that crate's own tables
+(tools/gen_unicode_tables.py), not from Python's newer Unicode: code points added after
+Unicode 16 (U+1ACF, U+A7CE, ...) are unassigned for tiktoken, so punctuation-like.
+tests/parity/test_unicode_code_point_scan.py checks every code point against tiktoken.
+llama.cpp presets use llama.cpp's own tables instead.
 
 Where the splitters share semantics: r50k/p50k/gpt2's pattern and llama.cpp's GPT-2
 splitter agree except for the Unicode tables. cl100k differs from llama.cpp's Llama 3
