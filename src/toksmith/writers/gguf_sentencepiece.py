@@ -9,7 +9,8 @@ vocab type (SPM: BOS; UGM: EOS), written out.
 
 llama.cpp's SPM tokenizer applies no normalizer, so a BPE model whose normalizer does
 anything (a precompiled charsmap, remove_extra_whitespaces) is refused, as is anything
-else llama.cpp cannot express.
+else llama.cpp cannot express. A Unigram model with byte fallback is written only with
+save(..., exact=False): llama.cpp's UGM gives the unknown token instead.
 
 >>> entries = sentencepiece_entries(toksmith.load("llama2_tokenizer.model").spec)   # doctest: +SKIP
 """

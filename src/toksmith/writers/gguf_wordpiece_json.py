@@ -8,7 +8,9 @@ reads no pre-tokenizer for "bert"), then SpecialVocab: the template's [CLS] as B
 strip_accents as tokenizer.ggml.normalizer.*.
 
 llama.cpp's WPM session always cleans text, splits CJK characters and punctuation, and adds
-BOS ... SEP with add_special: a pipeline that differs is refused.
+BOS ... SEP with add_special: a pipeline that differs is refused. Even the BERT pipeline it
+follows reads some text otherwise (`wpm_differences`), so the file is written only with
+save(..., exact=False).
 
 >>> entries = wordpiece_entries(toksmith.load("all-MiniLM-L6-v2/tokenizer.json").spec)   # doctest: +SKIP
 """
