@@ -254,7 +254,9 @@ def tokenizers_bpe_symbols(text: str, rank_of: dict[tuple[str, str], int]) -> li
 def hf_spec_from_sentencepiece(spec: TokenizerSpec) -> c.HfTokenizerSpec:
     """The tokenizers components of a sentencepiece .model (see the module docstring);
     UnsupportedConversionError naming what tokenizers cannot express."""
-    missing = check_piece_types(spec, frozenset())
+    missing: list[str] = []
+    # tokenizers can hold these pieces (as pieces of its model) but splits some text otherwise
+    inexact = check_piece_types(spec, frozenset())
     if spec.algorithm not in (Algorithm.UNIGRAM, Algorithm.SPM_BPE):
         raise cannot_write(spec, TARGET, [f"a {spec.algorithm.value} model"])
     norm, decoder_spec = spec.normalizer, spec.decoder
@@ -263,7 +265,6 @@ def hf_spec_from_sentencepiece(spec: TokenizerSpec) -> c.HfTokenizerSpec:
     if norm.treat_whitespace_as_suffix:
         missing.append("treat_whitespace_as_suffix (tokenizers' Metaspace and Prepend put the space first)")
     texts = piece_texts(spec)
-    inexact: list[str] = []
     steps = whitespace_normalizers(norm.precompiled_charsmap, norm.add_dummy_prefix, norm.remove_extra_whitespaces,
                                    norm.escape_whitespaces)
     unk_surface = decoder_spec.unk_surface if decoder_spec is not None else DEFAULT_UNK_SURFACE
