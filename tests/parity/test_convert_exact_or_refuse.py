@@ -219,3 +219,23 @@ def test_approximate_albert_like_unigram_to_tokenizer_json(fixtures, corpus_line
     report(f"convert ALBERT-like .model -> tokenizer.json (approximate): {len(lines)} lines, "
            f"{len(lines) - same} differ (refused by default)")
     assert same == len(lines)
+
+
+# ------------------------------------------------------------- e) found by the writer-route property test
+
+def test_bert_gguf_to_tokenizer_json_word_starting_with_space_symbol(fixtures, tmp_path):
+    """A word that starts with a literal U+2581: llama.cpp's WPM puts its phantom space before
+    it all the same ("▁a" is looked up as "▁▁a": [UNK]); tokenizers' Metaspace prepends none
+    to a word already starting with one (it found "▁a"). Found by
+    tests/property/test_writer_routes.py."""
+    source = fixture_file(fixtures, "gguf/ggml-vocab-bert-bge.gguf")
+    written = toksmith.load(source).save(tmp_path / "bge.json")
+    hf = tokenizers.Tokenizer.from_file(str(written))
+    hf.encode_special_tokens = True
+    llama = llama_cpp_reference.load_vocab(source)
+    texts = ["\u2581a", "x \u2581a", ",\u2581a", "(\u2581a)", "\u65e5\u2581a", "\u2581\u2581a", "a\u2581b", "\u2581",
+             "a \u2581,", "x\u3000\u2581the", "a\x0c\u2581b"]
+    want = [llama.tokenize(t.encode(), False, False) for t in texts]
+    got = [e.ids for e in hf.encode_batch(texts, add_special_tokens=False)]
+    assert got == want
+    report(f"convert bert-bge gguf -> tokenizer.json, words starting with U+2581: {len(texts)} texts, 0 mismatches")
