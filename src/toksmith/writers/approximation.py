@@ -18,14 +18,9 @@ from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 
+from toksmith.errors import InexactConversionWarning
 
-class InexactConversionWarning(UserWarning):
-    """`save(..., exact=False)` wrote a file that tokenizes some text otherwise than the source;
-    the message (and `report`) says what and how much."""
-
-    def __init__(self, report: DifferenceReport):
-        self.report = report
-        super().__init__(str(report))
+__all__ = ["DifferenceReport", "InexactConversionWarning", "difference_report", "sample_lines"]
 
 
 @dataclass(frozen=True)
