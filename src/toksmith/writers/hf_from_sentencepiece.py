@@ -196,12 +196,16 @@ def run_difference(merges: list[tuple[float, int, str, str]], texts: list[str],
     (Mistral v3: "B2SUM(1)" + 25 spaces + "Các" is "▁"*16 "▁"*8 in sentencepiece, "▁"*14
     "▁"*10 in tokenizers). Both only merge near the left end of what is still single
     characters, so runs up to 8 times the longest run piece are checked (a bound taken, not
-    proven)."""
+    proven). Runs without tied pieces need no check: with one piece per score, both merge the
+    same pair at every step (spm_bpe_scores.py's argument, the other way round)."""
     rank_of = {(left, right): rank for rank, (_, _, left, right) in enumerate(merges)}
+    pieces_per_score: dict[float, set[int]] = {}
+    for score, i, _, _ in merges:
+        pieces_per_score.setdefault(score, set()).add(i)
     runs: dict[str, int] = {}
-    for _, i, _, _ in merges:
+    for score, i, _, _ in merges:
         text = texts[i]
-        if len(set(text)) == 1:
+        if len(set(text)) == 1 and len(pieces_per_score[score]) > 1:
             runs[text[0]] = max(runs.get(text[0], 0), len(text))
     for char, longest in runs.items():
         for length in range(2, 8 * longest + 1):
