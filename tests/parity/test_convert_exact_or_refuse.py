@@ -171,6 +171,9 @@ def test_approximate_o200k_to_gguf_reports_differences(tmp_path):
     differ = [line for line in sample_lines() if again.encode(line, add_special=False)
               != tok.encode(line, add_special=False)]
     assert tuple(differ) == report_.differing_lines
+    llama = llama_cpp_reference.load_vocab(written)
+    assert [llama.tokenize(line.encode(), False, False) for line in sample_lines()] \
+        == again.encode_batch(list(sample_lines()), add_special=False)
 
 
 def test_exact_save_unchanged_and_flag_checked(tmp_path):
