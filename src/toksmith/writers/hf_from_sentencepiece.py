@@ -192,11 +192,12 @@ def run_difference(merges: list[tuple[float, int, str, str]], texts: list[str],
     Tied run pieces (Llama 2's and Mistral's "▁"*k, all scored -1e9) compete by position in
     sentencepiece and by rank in tokenizers. With every length from 1 to the longest present,
     ranking (c*(k-1), c) before (c*(k-2), c) grows each run from its left end as sentencepiece
-    does; with a length missing (a trained model's "▁"*7) the two part a run differently
-    (Mistral v3: "B2SUM(1)" + 25 spaces + "Các" is "▁"*16 "▁"*8 in sentencepiece, "▁"*14
-    "▁"*10 in tokenizers). Both only merge near the left end of what is still single
-    characters, so runs up to 8 times the longest run piece are checked (a bound taken, not
-    proven). Runs without tied pieces need no check: with one piece per score, both merge the
+    does; with some lengths missing (a trained model's) the two can part a run differently
+    (issue 30, a Mistral-v3-style model: "B2SUM(1)" + 25 spaces + "Các" is "▁"*16 "▁"*8 in
+    sentencepiece, "▁"*14 "▁"*10 in tokenizers). Both only merge near the left end of what is
+    still single characters, so runs up to 8 times the longest run piece are checked (a bound
+    taken, not proven; a run is checked alone, not beside pieces that hold the character and
+    a score above the tie). Runs without tied pieces need no check: with one piece per score, both merge the
     same pair at every step (spm_bpe_scores.py's argument, the other way round)."""
     rank_of = {(left, right): rank for rank, (_, _, left, right) in enumerate(merges)}
     pieces_per_score: dict[float, set[int]] = {}
