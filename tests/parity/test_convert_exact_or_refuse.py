@@ -242,3 +242,22 @@ def test_bert_gguf_to_tokenizer_json_word_starting_with_space_symbol(fixtures, t
     got = [e.ids for e in hf.encode_batch(texts, add_special_tokens=False)]
     assert got == want
     report(f"convert bert-bge gguf -> tokenizer.json, words starting with U+2581: {len(texts)} texts, 0 mismatches")
+
+
+def test_rwkv_to_gguf_refused(fixtures, tmp_path):
+    """The converter's layout puts "<s>" at id 0 and "[PAD<i>]" fillers up to 65536; llama.cpp's
+    RWKV trie matches their text in input, the rwkv package reads it as plain text. Found by
+    tests/property/test_writer_routes.py ('  <s>')."""
+    from rwkv.rwkv_tokenizer import TRIE_TOKENIZER
+    txt = fixture_file(fixtures, "rwkv/rwkv_vocab_v20230424.txt")
+    tok = toksmith.load(txt)
+    target = tmp_path / "rwkv.gguf"
+    with pytest.raises(toksmith.UnsupportedConversionError, match="<s>"):
+        tok.save(target)
+    assert not target.exists()
+    written, _ = save_approximately(tok, target)
+    trie, llama = TRIE_TOKENIZER(str(txt)), llama_cpp_reference.load_vocab(written)
+    texts = ["<s>", "  <s>", "a<s>b", "x[PAD65535]y"]
+    differ = [t for t in texts if trie.encode(t) != llama.tokenize(t.encode(), False, False)]
+    report(f"convert rwkv .txt -> gguf (approximate): {len(texts)} texts, {len(differ)} differ (refused by default)")
+    assert differ == texts

@@ -6,7 +6,8 @@ and on every code point alone.
 References (ids with no special handling, special texts read as text): sentencepiece for a
 .model, tokenizers for a tokenizer.json (encode_special_tokens, no template, no padding),
 llama.cpp for a GGUF (add_special and parse_special off), tiktoken for a rank file
-(encode_ordinary, with the pattern of the encoding the tokenizer was read as).
+(encode_ordinary, with the pattern of the encoding the tokenizer was read as), the rwkv
+package's TRIE_TOKENIZER for an RWKV vocabulary .txt.
 
 Texts on which the two references are documented to disagree are left out, route by
 route (DOCUMENTED below; the parity test that measures each is named there).
@@ -44,6 +45,7 @@ SOURCES = {
     "gguf-bert": "gguf/ggml-vocab-bert-bge.gguf",
     "gguf-ugm": "gguf/ggml-vocab-nomic-bert-moe.gguf",
     "tiktoken-r50k": "tiktoken/r50k_base.tiktoken",
+    "rwkv": "rwkv/rwkv_vocab_v20230424.txt",
 }
 TARGETS = (".json", ".model", ".gguf", ".tiktoken")
 ROUTES = [(source, target) for source in SOURCES for target in TARGETS]
@@ -88,6 +90,10 @@ def reference(path: Path, fixtures: Path, source_name: str | None = None):
     if suffix == ".gguf":
         llama = llama_cpp_reference.load_vocab(path)
         return lambda texts: [llama.tokenize(t.encode("utf-8"), False, False) for t in texts]
+    if suffix == ".txt":
+        from rwkv.rwkv_tokenizer import TRIE_TOKENIZER   # the rwkv package's reference tokenizer
+        trie = TRIE_TOKENIZER(str(path))
+        return lambda texts: [trie.encode(t) for t in texts]
     if suffix == ".tiktoken":
         enc = encoding(path.stem, fixtures) if source_name else _rank_encoding(path)
         return lambda texts: enc.encode_ordinary_batch(list(texts))
