@@ -16,6 +16,7 @@ import json
 import os
 import re
 import sys
+import warnings
 from typing import Iterable, Iterator
 
 import toksmith
@@ -62,6 +63,9 @@ def _build_parser() -> argparse.ArgumentParser:
                          help="output format (default: from OUTPUT's suffix)")
     convert.add_argument("--pre", help="a GGUF BPE input's pre-tokenizer, instead of tokenizer.ggml.pre")
     convert.add_argument("--encoding", help="the OpenAI encoding a .tiktoken input holds")
+    convert.add_argument("--approximate", action="store_true",
+                         help="where OUTPUT's reader would tokenize some text otherwise, write the closest "
+                              "file anyway and print what differs on a built-in multilingual sample")
     add_train_parser(commands)
     return parser
 
@@ -176,11 +180,19 @@ def _inspect(args) -> None:
 
 
 def _convert(args) -> None:
+    from toksmith.writers.approximation import InexactConversionWarning
     try:
         tok = toksmith.load(args.input, pre=args.pre, encoding=args.encoding)
-        written = tok.save(args.output, format=args.format)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", InexactConversionWarning)
+            written = tok.save(args.output, format=args.format, exact=not args.approximate)
     except (toksmith.ToksmithError, ValueError, TypeError) as e:
         raise SystemExit(f"toksmith: error: {_with_cli_flags(str(e))}") from None
+    for warning in caught:
+        if issubclass(warning.category, InexactConversionWarning):
+            print(f"toksmith: {warning.message}", file=sys.stderr)
+        else:
+            warnings.showwarning(warning.message, warning.category, warning.filename, warning.lineno)
     print(f"toksmith: wrote {written} ({tok.vocab_size} tokens)", file=sys.stderr)
 
 

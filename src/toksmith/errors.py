@@ -60,3 +60,15 @@ class UnsupportedConversionError(ToksmithError, ValueError):
         self.target = target
         self.missing = tuple(missing)
         super().__init__(f"{source} cannot be written as {target}: " + "; ".join(self.missing))
+
+
+class InexactConversionWarning(UserWarning):
+    """`save(..., exact=False)` wrote a file whose reader tokenizes some text otherwise than
+    the source; the message says what and how much, on a built-in multilingual sample.
+
+    `report` is the `toksmith.writers.approximation.DifferenceReport` behind the message.
+    """
+
+    def __init__(self, report):
+        self.report = report
+        super().__init__(str(report))

@@ -40,6 +40,8 @@ def test_typing_files_and_data_are_shipped(package_files):
     assert {f"toksmith/data/spm_{rule}.charsmap.gz" for rule in ("nmt_nfkc", "nfkc", "nmt_nfkc_cf", "nfkc_cf")} \
         <= package_files
     assert "toksmith/cli.py" in package_files and "toksmith/__init__.py" in package_files
+    # the multilingual sample save(..., exact=False) reports on (writers/approximation.py)
+    assert "toksmith/data/conversion_sample.txt" in package_files
 
 
 def test_every_compiled_module_has_a_stub(package_files):

@@ -83,8 +83,13 @@ def test_own_gguf_written_back_byte_for_byte(tmp_path):
 
 def test_sentencepiece_unigram_is_written_as_t5(tok, sp, tmp_path):
     """The embedded Unigram model through T5's route: pieces, scores and types as the .model
-    holds them, its charsmap and whitespace flags, its special ids, add_eos."""
-    path = tok.save(tmp_path / "demo.gguf")
+    holds them, its charsmap and whitespace flags, its special ids, add_eos. Its byte fallback
+    has no place in llama.cpp's UGM, so only exact=False writes it (with a warning)."""
+    from toksmith.writers.approximation import InexactConversionWarning
+    with pytest.raises(toksmith.UnsupportedConversionError, match="byte fallback"):
+        tok.save(tmp_path / "demo.gguf")
+    with pytest.warns(InexactConversionWarning, match="byte fallback"):
+        path = tok.save(tmp_path / "demo.gguf", exact=False)
     meta = read_metadata(path)
     n = sp.get_piece_size()
     assert meta["general.architecture"] == b"t5" and meta["tokenizer.ggml.model"] == b"t5"
@@ -117,7 +122,8 @@ def test_unwritable_paths_are_refused(tok, tmp_path):
         tok.save(tmp_path / "missing" / "x.gguf")
     with pytest.raises(IsADirectoryError):
         tok.save(tmp_path, format="gguf")
-    assert tok.save(tmp_path / "vocab.bin", format="gguf").read_bytes()[:4] == b"GGUF"
+    with pytest.warns(UserWarning):
+        assert tok.save(tmp_path / "vocab.bin", format="gguf", exact=False).read_bytes()[:4] == b"GGUF"
 
 
 def test_numbers_from_bytes_are_values_not_memory():

@@ -22,6 +22,7 @@ from pathlib import Path
 from toksmith.gc_pause import paused_gc
 from toksmith.spec import FileFormat, TokenizerSpec
 from toksmith.writers.atomic import check_destination, write_atomically
+from toksmith.writers.common import approximating
 
 # The format each file suffix means (`save` without `format=`).
 SUFFIX_FORMATS: dict[str, FileFormat] = {
@@ -95,16 +96,40 @@ def to_bytes(spec: TokenizerSpec, file_format: FileFormat) -> bytes:
     return WRITERS[file_format](spec)
 
 
-def save(spec: TokenizerSpec, path: str | os.PathLike[str], file_format: FileFormat | str | None = None) -> Path:
+def save(spec: TokenizerSpec, path: str | os.PathLike[str], file_format: FileFormat | str | None = None, *,
+         exact: bool = True) -> Path:
     """Write `spec` to `path` in `file_format` (default: from the suffix); returns the path.
 
     The file is written to a temporary file beside `path` and renamed over it, so `path`
-    holds either its old content or the whole new file, never a part.
+    holds either its old content or the whole new file, never a part. With `exact` false, a
+    target that would read some text otherwise is written anyway, as close as it can be, and an
+    `InexactConversionWarning` reports what differs on the built-in sample (approximation.py).
     """
     if not isinstance(path, (str, os.PathLike)):
         raise TypeError(f"path must be a str or os.PathLike, not {type(path).__name__}")
+    if not isinstance(exact, bool):
+        raise TypeError(f"exact must be a bool, not {type(exact).__name__}")
     target = target_format(path, file_format)
     check_destination(Path(path))
+    inexact: list[str] = []
     with paused_gc():       # a writer builds a container per token, none in a cycle
-        data = to_bytes(spec, target)
-    return write_atomically(Path(path), data)
+        if exact:
+            data = to_bytes(spec, target)
+        else:
+            with approximating() as inexact:
+                data = to_bytes(spec, target)
+    written = write_atomically(Path(path), data)
+    if inexact:
+        warn_differences(spec, written, inexact)
+    return written
+
+
+def warn_differences(spec: TokenizerSpec, written: Path, reasons: list[str]) -> None:
+    """An InexactConversionWarning with what `written` encodes otherwise than `spec` on the sample."""
+    import warnings
+
+    from toksmith import load
+    from toksmith.tokenizer import Tokenizer
+    from toksmith.writers.approximation import InexactConversionWarning, difference_report
+    report = difference_report(reasons, Tokenizer(spec), load(written))
+    warnings.warn(InexactConversionWarning(report), stacklevel=4)

@@ -14,7 +14,7 @@ import hashlib
 from toksmith.hf import components as c
 from toksmith.pretokenizers.llama_cpp import PRE_NAMES
 from toksmith.spec import Algorithm, TokenizerSpec
-from toksmith.writers.common import cannot_write
+from toksmith.writers.common import cannot_write, refuse_inexact
 from toksmith.writers.gguf_binary import Entry, GgufValue, ValueType
 from toksmith.writers.gguf_hf_common import add_bos_eos, added_token_problems, token_list
 from toksmith.writers.gguf_keys import (add_token_entries, header_entries, model_name, special_id_entries,
@@ -65,17 +65,20 @@ def byte_level_entries(spec: TokenizerSpec) -> list[Entry]:
     if pre is None:
         missing.append(f"a pre-tokenizer llama.cpp knows: the check text's ids hash to {digest}, which "
                        f"llama.cpp's converter (get_vocab_base_pre) has no tokenizer.ggml.pre name for")
-    elif not llama_cpp_splits_as_hf(pre, hf.pre_tokenizer):
-        missing.append(f"the pre-tokenizer {type(hf.pre_tokenizer).__name__}: the converter names it {pre!r}, "
+    # What llama.cpp would read otherwise (save(..., exact=False) writes the file all the same)
+    inexact = []
+    if pre is not None and not llama_cpp_splits_as_hf(pre, hf.pre_tokenizer):
+        inexact.append(f"the pre-tokenizer {type(hf.pre_tokenizer).__name__}: the converter names it {pre!r}, "
                        f"and llama.cpp's splitter of that name is not known to cut as it does")
     if not _byte_level_decoder(hf.decoder, pre):
-        missing.append(f"the decoder {type(hf.decoder).__name__} (llama.cpp decodes byte-level text, then "
+        inexact.append(f"the decoder {type(hf.decoder).__name__} (llama.cpp decodes byte-level text, then "
                        f"tidies spaces where its pre-tokenizer says)")
     if pre in PRE_NAMES and PRE_NAMES[pre].ignore_merges != model.ignore_merges:
-        missing.append(f"ignore_merges={model.ignore_merges} (llama.cpp's {pre!r} pre-tokenizer has "
+        inexact.append(f"ignore_merges={model.ignore_merges} (llama.cpp's {pre!r} pre-tokenizer has "
                        f"ignore_merges={PRE_NAMES[pre].ignore_merges})")
     if missing:
-        raise cannot_write(spec, TARGET, missing)
+        raise cannot_write(spec, TARGET, missing + inexact)
+    refuse_inexact(spec, TARGET, inexact)
     texts, types = token_list(spec)
     merges = model.merges.byte_level_lines() if hasattr(model.merges, "byte_level_lines") \
         else [f"{a} {b}".encode() for a, b in model.merges]

@@ -4,6 +4,8 @@ Parity: conversion/base.py `_set_vocab_rwkv_world`: "<s>" CONTROL at id 0, then 
 line's token as repr(token_bytes)[2:-1] (llama.cpp unescapes it) NORMAL, "[PAD<i>]" UNUSED
 up to 65536 tokens; SpecialVocab with bos = eos = 0 and eot = 261 (the converter's "\\n\\n"
 hack). The chat template the converter adds is left out (it changes no tokenization).
+llama.cpp matches the text of "<s>" and of the fillers in input text, which the rwkv package
+does not: the file is written only with save(..., exact=False).
 
 >>> entries = rwkv_entries(toksmith.load("rwkv_vocab_v20230424.txt").spec)   # doctest: +SKIP
 """
@@ -11,7 +13,7 @@ from __future__ import annotations
 
 from toksmith.spec import TokenizerSpec
 from toksmith.vocab import TokenType
-from toksmith.writers.common import cannot_write
+from toksmith.writers.common import cannot_write, refuse_inexact
 from toksmith.writers.gguf_binary import Entry, GgufValue, ValueType
 from toksmith.writers.gguf_keys import header_entries, model_name, special_id_entries, string_entry, u32_entry
 
@@ -38,6 +40,12 @@ def rwkv_entries(spec: TokenizerSpec) -> list[Entry]:
         missing.append("tokens given twice with the same bytes (llama.cpp refuses a text given twice)")
     if missing:
         raise cannot_write(spec, TARGET, missing)
+    # Parity: llama-vocab.cpp llm_tokenizer_rwkv builds its trie from every token, the CONTROL
+    # "<s>" and the UNUSED fillers too, whatever parse_special says; the rwkv package has neither.
+    fillers = VOCAB_SIZE - len(texts)
+    refuse_inexact(spec, TARGET, [f"the converter's \"<s>\" at id 0{f' and {fillers} [PAD<i>] fillers' if fillers else ''}: "
+                                  f"llama.cpp's RWKV vocabulary matches their text ('<s>' gives [0]), the rwkv "
+                                  f"package reads it as plain text"])
     types = [TokenType.CONTROL] + [TokenType.NORMAL] * (len(texts) - 1)
     texts += [f"[PAD{i}]".encode() for i in range(len(texts), VOCAB_SIZE)]
     types += [TokenType.UNUSED] * (VOCAB_SIZE - len(types))

@@ -9,14 +9,15 @@ vocab type (SPM: BOS; UGM: EOS), written out.
 
 llama.cpp's SPM tokenizer applies no normalizer, so a BPE model whose normalizer does
 anything (a precompiled charsmap, remove_extra_whitespaces) is refused, as is anything
-else llama.cpp cannot express.
+else llama.cpp cannot express. A Unigram model with byte fallback is written only with
+save(..., exact=False): llama.cpp's UGM gives the unknown token instead.
 
 >>> entries = sentencepiece_entries(toksmith.load("llama2_tokenizer.model").spec)   # doctest: +SKIP
 """
 from __future__ import annotations
 
 from toksmith.spec import Algorithm, TokenizerSpec
-from toksmith.writers.common import cannot_write
+from toksmith.writers.common import cannot_write, refuse_inexact
 from toksmith.writers.gguf_binary import Entry, GgufValue, ValueType
 from toksmith.writers.gguf_keys import (add_token_entries, bool_entry, header_entries, model_name,
                                         special_id_entries, special_ids_of, string_entry)
@@ -93,3 +94,8 @@ def check_expressible(spec: TokenizerSpec) -> None:
         missing.append("an unknown piece")
     if missing:
         raise cannot_write(spec, TARGET, missing)
+    if spec.algorithm is Algorithm.UNIGRAM and spec.byte_fallback:
+        # Parity: llama.cpp llm_tokenizer_ugm_session::tokenize: a character no piece holds
+        # becomes the unknown token; UGM has no byte fallback (sentencepiece gives <0xXX> pieces).
+        refuse_inexact(spec, TARGET, ["byte fallback (llama.cpp's UGM vocabulary gives the unknown token "
+                                      "where sentencepiece gives <0xXX> byte pieces)"])

@@ -6,6 +6,8 @@ from `get_vocab_base_pre`'s check-text hash) on the tokenizer transformers deriv
 rank file (one merge per token: writers/byte_level_merges.py). The file is written only
 when llama.cpp's pre-tokenizer of that name cuts as the rank file's pattern does
 (writers/split_equivalence.py), and adds nothing with add_special, as tiktoken adds nothing.
+With save(..., exact=False) a pre-tokenizer that cuts otherwise (o200k as "gpt-4o") is
+written under the converter's name all the same.
 
 >>> entries = tiktoken_entries(toksmith.load("r50k_base.tiktoken").spec)   # doctest: +SKIP
 """
@@ -15,7 +17,7 @@ from toksmith.pretokenizers.llama_cpp import PRE_NAMES
 from toksmith.vocab import TokenType
 from toksmith.spec import TokenizerSpec
 from toksmith.writers.byte_level_merges import merge_list_vocab_counting_unreachable
-from toksmith.writers.common import cannot_write
+from toksmith.writers.common import cannot_write, refuse_inexact
 from toksmith.writers.gguf_binary import Entry, GgufValue, ValueType
 from toksmith.writers.gguf_byte_level_json import check_text_hash
 from toksmith.writers.gguf_keys import (add_token_entries, header_entries, model_name, special_id_entries,
@@ -33,20 +35,20 @@ def tiktoken_entries(spec: TokenizerSpec) -> list[Entry]:
     byte_level = spec.byte_level
     digest = check_text_hash(spec)
     pre = PRE_NAME_BY_HASH.get(digest)
-    missing = []
     if pre is None:
-        missing.append(f"a pre-tokenizer llama.cpp knows: the check text's ids hash to {digest}, which "
-                       f"llama.cpp's converter (get_vocab_base_pre) has no tokenizer.ggml.pre name for")
-    elif pattern_of_llama_cpp_pre(pre) is not byte_level.pattern:
+        raise cannot_write(spec, TARGET, [f"a pre-tokenizer llama.cpp knows: the check text's ids hash to {digest}, "
+                                          f"which llama.cpp's converter (get_vocab_base_pre) has no "
+                                          f"tokenizer.ggml.pre name for"])
+    inexact = []
+    if pattern_of_llama_cpp_pre(pre) is not byte_level.pattern:
         shown = byte_level.pattern.value if hasattr(byte_level.pattern, "value") else repr(byte_level.pattern)
-        missing.append(f"the pre-tokenizer {shown}: the converter names it {pre!r}, whose llama.cpp "
+        inexact.append(f"the pre-tokenizer {shown}: the converter names it {pre!r}, whose llama.cpp "
                        f"splitter cuts some text otherwise")
     merged, unreachable = merge_list_vocab_counting_unreachable(byte_level.vocab, spec.source)
-    if pre is not None and unreachable and not PRE_NAMES[pre].ignore_merges:
-        missing.append(f"{unreachable} tokens tiktoken only gives for a whole piece (llama.cpp's {pre!r} "
+    if unreachable and not PRE_NAMES[pre].ignore_merges:
+        inexact.append(f"{unreachable} tokens tiktoken only gives for a whole piece (llama.cpp's {pre!r} "
                        f"pre-tokenizer does not set ignore_merges)")
-    if missing:
-        raise cannot_write(spec, TARGET, missing)
+    refuse_inexact(spec, TARGET, inexact)
     texts, types = _tokens(merged)
     end_of_text = byte_level.vocab.special_tokens.get(END_OF_TEXT)
     return (header_entries("gpt2", model_name(spec))

@@ -8,7 +8,9 @@ reads no pre-tokenizer for "bert"), then SpecialVocab: the template's [CLS] as B
 strip_accents as tokenizer.ggml.normalizer.*.
 
 llama.cpp's WPM session always cleans text, splits CJK characters and punctuation, and adds
-BOS ... SEP with add_special: a pipeline that differs is refused.
+BOS ... SEP with add_special: a pipeline that differs is refused. Even the BERT pipeline it
+follows reads some text otherwise (`wpm_differences`), so the file is written only with
+save(..., exact=False).
 
 >>> entries = wordpiece_entries(toksmith.load("all-MiniLM-L6-v2/tokenizer.json").spec)   # doctest: +SKIP
 """
@@ -19,7 +21,7 @@ import hashlib
 from toksmith.hf import components as c
 from toksmith.spec import TokenizerSpec
 from toksmith.vocab import TokenType
-from toksmith.writers.common import cannot_write
+from toksmith.writers.common import cannot_write, refuse_inexact
 from toksmith.writers.gguf_binary import Entry, GgufValue, ValueType
 from toksmith.writers.gguf_hf_common import add_bos_eos, added_token_problems, token_list
 from toksmith.writers.gguf_keys import (add_token_entries, bool_entry, header_entries, model_name,
@@ -70,6 +72,7 @@ def wordpiece_entries(spec: TokenizerSpec) -> list[Entry]:
         missing.append("two tokens that are one text once spelled with llama.cpp's phantom space")
     if missing:
         raise cannot_write(spec, TARGET, missing)
+    refuse_inexact(spec, TARGET, wpm_differences(normalizer, model))
     from toksmith.tokenizer import Tokenizer
     digest = hashlib.sha256(str(Tokenizer(spec).encode(CHECK_TEXT, add_special=True)).encode()).hexdigest()
     unk = model.vocab.get(model.unk_token)
@@ -85,6 +88,25 @@ def wordpiece_entries(spec: TokenizerSpec) -> list[Entry]:
     if normalizer.strip_accents is not None:
         entries.append(bool_entry("tokenizer.ggml.normalizer.strip_accents", normalizer.strip_accents))
     return entries
+
+
+def wpm_differences(normalizer: c.BertNormalizer, model: c.WordPieceModel) -> list[str]:
+    """Where llama.cpp's WPM session reads text otherwise than BertNormalizer, BertPreTokenizer
+    and WordPiece (measured with llama-cpp-python 0.3.36 against tokenizers 0.23.3 on MiniLM;
+    hf_from_gguf_wordpiece.py writes llama.cpp's side in tokenizers' terms). Any text can hold
+    them, so a BERT tokenizer.json is never written as an exact "bert" GGUF."""
+    # Parity: llama-vocab.cpp llm_tokenizer_wpm_session::preprocess (unicode.cpp's flags and NFD).
+    differences = ["controls that are white space (U+000C, U+0085): BertNormalizer's clean_text drops them, "
+                   "llama.cpp's WPM splits words there ('b\\x0cc' is [bc] in tokenizers, [b, c] in llama.cpp)"]
+    strips_accents = normalizer.lowercase if normalizer.strip_accents is None else normalizer.strip_accents
+    if strips_accents:
+        differences += ["marks other than Mn (U+093E, U+20E3): llama.cpp's WPM drops every mark, BertNormalizer "
+                        "keeps them",
+                        "characters whose NFD has several code points (Hangul syllables: '\uc5b4' is [\u110b, "
+                        "##\u1165] in tokenizers): llama.cpp's NFD keeps the first one only"]
+    differences.append(f"words over {model.max_input_chars_per_word} characters: tokenizers' WordPiece gives the "
+                       f"unknown token, llama.cpp's WPM has no limit")
+    return differences
 
 
 def _has_pair_type(post_processor) -> bool:

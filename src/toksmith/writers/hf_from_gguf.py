@@ -27,7 +27,7 @@ from toksmith.pretokenizers.llama_cpp import PRE_NAMES
 from toksmith.special_tokens import TokenAttr
 from toksmith.spec import Algorithm, TokenizerSpec
 from toksmith.vocab import TokenType
-from toksmith.writers.common import cannot_write
+from toksmith.writers.common import cannot_write, refuse_inexact
 from toksmith.writers.split_equivalence import ONIGURUMA_VERIFIED_PRE_TYPES
 from toksmith.writers.hf_from_sentencepiece import SPACE_SYMBOL, bos_eos_template, bpe_merges, check_piece_types
 
@@ -82,7 +82,8 @@ def _llama_spm(spec: TokenizerSpec) -> c.HfTokenizerSpec:
     if norm.add_dummy_prefix:
         steps.append(c.Prepend(SPACE_SYMBOL))
     steps.append(c.Replace(c.StringPattern(" "), SPACE_SYMBOL))
-    merges = bpe_merges(spec, texts, missing)
+    inexact: list[str] = []
+    merges = bpe_merges(spec, texts, missing, inexact)
     unk = spec.vocab.special.unk
     model = c.BpeModel(vocab={text: i for i, text in enumerate(texts)}, merges=merges,
                        unk_token=None if unk is None else texts[unk], fuse_unk=True, byte_fallback=spec.byte_fallback)
@@ -96,6 +97,7 @@ def _llama_spm(spec: TokenizerSpec) -> c.HfTokenizerSpec:
     decoder.append(c.Replace(c.StringPattern(SPACE_SYMBOL), " "))
     if missing:
         raise cannot_write(spec, TARGET, missing)
+    refuse_inexact(spec, TARGET, inexact)
     return c.HfTokenizerSpec(source=spec.source, model=model, normalizer=c.NormalizerSequence(tuple(steps)),
                              decoder=c.DecoderSequence(tuple(decoder)),
                              added_tokens=added_tokens_of_types(texts, spec.vocab.types, spec.token_attributes),

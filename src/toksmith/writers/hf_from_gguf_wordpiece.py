@@ -61,6 +61,11 @@ CONTROLS = "[\\p{Cc}\\p{Cf}\\p{Co}\\p{Cs}&&[^\\t\\n\\r]]"
 # handle_chinese_chars puts spaces around them, with llama.cpp's ranges). BertPreTokenizer's
 # older tables call U+166D (a symbol) punctuation, so the split is this regex instead.
 PUNCTUATION = f"[[\\p{{P}}&&[^{UNICODE_16_PUNCTUATION}]]!-/:-@\\[-`{{-~]"
+# A literal U+2581 that starts a word (at the start, after a space or a split-off punctuation
+# character): llama.cpp puts its phantom "\u2581" before it all the same; tokenizers' Metaspace
+# prepends none to a word that already starts with one. Doubled in the normalizer instead
+# (a normalized text holds no other white space than " "), so Metaspace sees it begun.
+WORD_START_SPACE_SYMBOL = f"(?<![^ {PUNCTUATION[1:-1]}])\u2581"
 # Parity: unicode-data.cpp unicode_ranges_nfd maps a Hangul syllable to its leading jamo only
 # (tokenizers' NFD gives every jamo): the 19 leading consonants, 588 syllables each.
 HANGUL_FIRST, HANGUL_PER_LEAD, HANGUL_LEADS, JAMO_FIRST_LEAD = 0xAC00, 588, 19, 0x1100
@@ -99,6 +104,7 @@ def hf_spec_from_wordpiece_gguf(spec: TokenizerSpec) -> c.HfTokenizerSpec:
     if options.strip_accents:
         # after BertNormalizer's NFD: also the Mc of a decomposed character (U+0B94 -> U+0B92 U+0BD7)
         steps.append(c.Replace(c.RegexPattern(MARKS), ""))
+    steps.append(c.Replace(c.RegexPattern(WORD_START_SPACE_SYMBOL), PHANTOM_SPACE * 2))
     model = c.WordPieceModel(vocab={text: i for i, text in enumerate(texts)}, unk_token=texts[special.unk],
                              continuing_subword_prefix="", max_input_chars_per_word=NO_WORD_LIMIT)
     pre = c.PreTokenizerSequence((c.WhitespaceSplit(),

@@ -27,7 +27,7 @@ from toksmith.decoders.sentencepiece import DEFAULT_UNK_SURFACE
 from toksmith.hf import components as c
 from toksmith.spec import Algorithm, TokenizerSpec
 from toksmith.vocab import TokenType
-from toksmith.writers.common import cannot_write
+from toksmith.writers.common import cannot_write, refuse_inexact
 
 TARGET = "a tokenizer.json"
 SPACE_SYMBOL = "\u2581"
@@ -118,8 +118,10 @@ def unigram_model(spec: TokenizerSpec, texts: list[str]) -> c.UnigramModel:
     return c.UnigramModel(vocab=vocab, unk_id=spec.vocab.special.unk, byte_fallback=spec.byte_fallback)
 
 
-def bpe_merges(spec: TokenizerSpec, texts: list[str], missing: list[str]) -> tuple[tuple[str, str], ...]:
-    """Every (left, right) whose concatenation is a NORMAL piece, best piece score first.
+def bpe_merges(spec: TokenizerSpec, texts: list[str], missing: list[str],
+               inexact: list[str]) -> tuple[tuple[str, str], ...]:
+    """Every (left, right) whose concatenation is a NORMAL piece, best piece score first;
+    adds to `missing` what tokenizers cannot hold, to `inexact` what it would merge otherwise.
 
     Parity: bpe_model.cc SampleEncode: any two adjacent symbols whose text is a (non-reserved)
     piece may merge, the best score first, the leftmost first among equal scores. Symbols
@@ -154,6 +156,11 @@ def bpe_merges(spec: TokenizerSpec, texts: list[str], missing: list[str]) -> tup
     if tied:
         missing.append(f"BPE pieces {tied[0]!r} and {tied[1]!r} with the same score: sentencepiece merges the "
                        "leftmost pair first, tokenizers ranks every merge apart")
+    else:
+        normal_scores = {text: scores[i] for i, (text, t) in enumerate(zip(texts, types)) if t == TokenType.NORMAL}
+        differs = run_difference(merges, texts, normal_scores)
+        if differs:
+            inexact.append(differs)
     return tuple((left, right) for _, _, left, right in merges)
 
 
@@ -161,8 +168,9 @@ def _tied_pieces(merges: list[tuple[float, int, str, str]], texts: list[str]) ->
     """Two merged pieces of equal score whose order tokenizers cannot express, or None.
 
     Equal scores are expressible where every tied piece repeats one character (Llama 2's
-    runs of "▁", all scored -1e9): sentencepiece then grows each run from its left end
-    (leftmost pair first), which ranks (c*n, c) before (c*(n-1), c) give in tokenizers."""
+    runs of "▁", all scored -1e9) and the merge ranks grow every run as sentencepiece does
+    (`run_difference`): sentencepiece takes the leftmost of the tied pairs, tokenizers the
+    lowest rank."""
     by_score: dict[float, set[int]] = {}
     for score, i, _, _ in merges:
         by_score.setdefault(score, set()).add(i)
@@ -176,10 +184,84 @@ def _tied_pieces(merges: list[tuple[float, int, str, str]], texts: list[str]) ->
     return None
 
 
+def run_difference(merges: list[tuple[float, int, str, str]], texts: list[str],
+                   scores: dict[str, float]) -> str | None:
+    """How a run of one repeated character splits otherwise in sentencepiece and in
+    tokenizers with the ranks of `merges`, or None where every run checked splits alike.
+
+    Tied run pieces (Llama 2's and Mistral's "▁"*k, all scored -1e9) compete by position in
+    sentencepiece and by rank in tokenizers. With every length from 1 to the longest present,
+    ranking (c*(k-1), c) before (c*(k-2), c) grows each run from its left end as sentencepiece
+    does; with some lengths missing (a trained model's) the two can part a run differently
+    (issue 30, a Mistral-v3-style model: "B2SUM(1)" + 25 spaces + "Các" is "▁"*16 "▁"*8 in
+    sentencepiece, "▁"*14 "▁"*10 in tokenizers). Both only merge near the left end of what is
+    still single characters, so runs up to 8 times the longest run piece are checked (a bound
+    taken, not proven; a run is checked alone, not beside pieces that hold the character and
+    a score above the tie). Runs without tied pieces need no check: with one piece per score, both merge the
+    same pair at every step (spm_bpe_scores.py's argument, the other way round)."""
+    rank_of = {(left, right): rank for rank, (_, _, left, right) in enumerate(merges)}
+    pieces_per_score: dict[float, set[int]] = {}
+    for score, i, _, _ in merges:
+        pieces_per_score.setdefault(score, set()).add(i)
+    runs: dict[str, int] = {}
+    for score, i, _, _ in merges:
+        text = texts[i]
+        if len(set(text)) == 1 and len(pieces_per_score[score]) > 1:
+            runs[text[0]] = max(runs.get(text[0], 0), len(text))
+    for char, longest in runs.items():
+        for length in range(2, 8 * longest + 1):
+            want = sentencepiece_bpe_symbols(char * length, scores)
+            got = tokenizers_bpe_symbols(char * length, rank_of)
+            if want != got:
+                return (f"a run of {length} {char!r}: sentencepiece merges it to lengths "
+                        f"{[len(s) for s in want]}, tokenizers' BPE (ranks are not positions) to "
+                        f"{[len(s) for s in got]}")
+    return None
+
+
+def sentencepiece_bpe_symbols(text: str, scores: dict[str, float]) -> list[str]:
+    """The symbols sentencepiece's BPE makes of `text` (characters merged; `scores`: the
+    mergeable pieces).
+
+    Parity: sentencepiece 0.2 bpe_model.cc Model::SampleEncode: the adjacent pair whose text
+    is a piece of best score first, the leftmost first among equal scores."""
+    symbols = list(text)
+    while True:
+        best = None
+        for position in range(len(symbols) - 1):
+            score = scores.get(symbols[position] + symbols[position + 1])
+            if score is not None and (best is None or score > best[0]):
+                best = (score, position)
+        if best is None:
+            return symbols
+        position = best[1]
+        symbols[position:position + 2] = [symbols[position] + symbols[position + 1]]
+
+
+def tokenizers_bpe_symbols(text: str, rank_of: dict[tuple[str, str], int]) -> list[str]:
+    """The symbols tokenizers' BPE makes of `text` with merge ranks `rank_of`.
+
+    Parity: tokenizers 0.23 models/bpe/word.rs Word::merge_all: the listed pair of lowest
+    rank first, the leftmost first among equal ranks."""
+    symbols = list(text)
+    while True:
+        best = None
+        for position in range(len(symbols) - 1):
+            rank = rank_of.get((symbols[position], symbols[position + 1]))
+            if rank is not None and (best is None or rank < best[0]):
+                best = (rank, position)
+        if best is None:
+            return symbols
+        position = best[1]
+        symbols[position:position + 2] = [symbols[position] + symbols[position + 1]]
+
+
 def hf_spec_from_sentencepiece(spec: TokenizerSpec) -> c.HfTokenizerSpec:
     """The tokenizers components of a sentencepiece .model (see the module docstring);
     UnsupportedConversionError naming what tokenizers cannot express."""
-    missing = check_piece_types(spec, frozenset())
+    missing: list[str] = []
+    # tokenizers can hold these pieces (as pieces of its model) but splits some text otherwise
+    inexact = check_piece_types(spec, frozenset())
     if spec.algorithm not in (Algorithm.UNIGRAM, Algorithm.SPM_BPE):
         raise cannot_write(spec, TARGET, [f"a {spec.algorithm.value} model"])
     norm, decoder_spec = spec.normalizer, spec.decoder
@@ -197,11 +279,12 @@ def hf_spec_from_sentencepiece(spec: TokenizerSpec) -> c.HfTokenizerSpec:
         model: c.Model = unigram_model(spec, texts)
     else:
         unk = spec.vocab.special.unk
-        model = c.BpeModel(vocab={text: i for i, text in enumerate(texts)}, merges=bpe_merges(spec, texts, missing),
+        model = c.BpeModel(vocab={text: i for i, text in enumerate(texts)}, merges=bpe_merges(spec, texts, missing, inexact),
                            unk_token=None if unk is None else texts[unk], fuse_unk=True,
                            byte_fallback=spec.byte_fallback)
     if missing:
         raise cannot_write(spec, TARGET, missing)
+    refuse_inexact(spec, TARGET, inexact)
     return c.HfTokenizerSpec(source=spec.source, model=model,
                              normalizer=c.NormalizerSequence(tuple(steps)) if steps else None,
                              decoder=decoder, added_tokens=reserved_added_tokens(spec, texts),
