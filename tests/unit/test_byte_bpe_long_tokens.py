@@ -4,13 +4,9 @@ Building the model must take memory in proportion to the vocabulary's texts, not
 bytes per byte of its longest token, and give the same ids as the merge rule."""
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-
 import pytest
 
-import toksmith
+from tests.peak_rss import run_measured
 from toksmith._core.byte_bpe import ByteLevelBpe, MergeOrder
 
 
@@ -33,26 +29,20 @@ def doubling_vocabulary(unit: bytes, doublings: int) -> tuple[list[bytes], list[
 
 # Prints the growth of the peak RSS (bytes) while building the model, and the longest token.
 _BUILD_PEAK = """
-import resource, sys
-from test_byte_bpe_long_tokens import doubling_vocabulary
+import sys
+from tests.unit.test_byte_bpe_long_tokens import doubling_vocabulary
 from toksmith._core.byte_bpe import ByteLevelBpe, MergeOrder
 tokens, merges = doubling_vocabulary(sys.argv[1].encode(), int(sys.argv[2]))
 order = MergeOrder[sys.argv[3]]
-before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+before = reset_peak()
 model = ByteLevelBpe.build(tokens, merges if order == MergeOrder.MERGE_LIST else None, order=order)
-print((resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) * 1024, len(tokens[-1]))
+print(peak() - before, len(tokens[-1]))
 """
 
 
 @pytest.mark.parametrize("order", ["MERGE_LIST", "TOKEN_RANK"])
 def test_building_a_model_with_a_4_mb_token_takes_memory_in_proportion_to_its_texts(order):
-    here = os.path.dirname(os.path.abspath(__file__))
-    package_root = os.path.dirname(os.path.dirname(toksmith.__file__))
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([here, package_root, os.environ.get("PYTHONPATH", "")]))
-    result = subprocess.run([sys.executable, "-c", _BUILD_PEAK, "a", "22", order], capture_output=True,
-                            text=True, timeout=120, env=env)
-    assert result.returncode == 0, result.stderr
-    growth, longest = map(int, result.stdout.split())
+    growth, longest = map(int, run_measured(_BUILD_PEAK, "a", "22", order).split())
     assert longest == 4 << 20
     # The texts are 2 bytes per byte of the longest token (8 MB), kept once with their maps;
     # merging the 4 MB token once at load took 33-39 bytes per byte (140-164 MB) more; 2-6 since.
