@@ -294,3 +294,17 @@ def test_same_file_whatever_the_threads(fixtures, tmp_path):
             _, path, _ = trained(tmp_path, f"t{threads}", files, 2000, ascii_only=ascii_only, num_threads=threads)
             written.add(path.read_bytes())
         assert len(written) == 1
+
+
+def test_pairs_of_many_places_match_naive_reference(tmp_path):
+    # Merges whose pair stands in 65,536 places or more drop the places walked while
+    # merging (issue 30 item 10): one run of a byte, and a biased random run (pairs of
+    # 100k places), the latter twice (a count of 2).
+    import random
+    rnd = random.Random(30)
+    biased = bytes(rnd.choice(b"aaaab") for _ in range(150_000))
+    sequences = [b"a" * 150_000, biased, biased]
+    vocab, merges, _ = naive_train(sequences, 276)
+    _, _, got = trained(tmp_path, "many", iter(sequences), 276)
+    assert_model(got, *expected_json_model(vocab, merges, False), "many places")
+    report(f"byte-stream pairs of many places vs naive reference: 1 training, {len(merges)} merges, 0 mismatches")

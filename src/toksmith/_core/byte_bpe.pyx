@@ -71,6 +71,12 @@ cdef Py_ssize_t CACHE_SETS = CACHE_SLOTS // 2
 # shorter ones merge through the small byte-pair and short-pair tables, which stay in cache,
 # faster than a lookup in the token map (megabytes: a cache miss or two).
 cdef Py_ssize_t WHOLE_TOKEN_MIN_BYTES = 5
+# ... and marked (_find_whole_tokens) only for tokens of at most this many bytes: marking
+# merges the token's text once, about 40 bytes of scratch per byte, and a byte-stream
+# training of one repetitive line learns tokens as long as the line (issue 30 item 10:
+# 161 MB for a moment for a 4 MB token). A longer token is merged when met, as any
+# unmarked token is: the same _merge_word gives the same ids, only slower.
+cdef Py_ssize_t WHOLE_TOKEN_MAX_BYTES = 4096
 # Slots of the per-thread memo of pair lookups covering 5 bytes or more (16 bytes each:
 # 128 KB stays in a core's L2 cache, the token and pair maps do not).
 cdef Py_ssize_t PAIR_MEMO_SLOTS = 1 << 13
@@ -428,10 +434,11 @@ cdef class ByteLevelBpe(Model):
         return 0
 
     cdef int _find_whole_tokens(self) except -1:
-        """Mark each token (of WHOLE_TOKEN_MIN_BYTES or more) whose own text merges into
-        exactly that token (GPT-2: all but a few), so that a pre-token that is such a token's
-        text needs one lookup, not a merge (_encode_word). The same _merge_word as encode
-        decides, so the mark is exact; it is a property of the vocabulary, found once at load."""
+        """Mark each token (of WHOLE_TOKEN_MIN_BYTES to WHOLE_TOKEN_MAX_BYTES) whose own text
+        merges into exactly that token (GPT-2: all but a few), so that a pre-token that is such
+        a token's text needs one lookup, not a merge (_encode_word). The same _merge_word as
+        encode decides, so the mark is exact; it is a property of the vocabulary, found once
+        at load. An unmarked token is merged when met, to the same ids: the marks only save time."""
         cdef ByteBpeWork* w = <ByteBpeWork*>self.new_work()
         cdef Py_ssize_t i, length
         cdef int rc = 0
@@ -446,6 +453,8 @@ cdef class ByteLevelBpe(Model):
                 length = self.text_offsets[i + 1] - self.text_offsets[i]
                 if length < WHOLE_TOKEN_MIN_BYTES:
                     continue      # never looked up (_encode_word)
+                if length > WHOLE_TOKEN_MAX_BYTES:
+                    continue      # left to _merge_word when met (bounded scratch here)
                 w.out_ids.size = 0
                 rc = self._merge_word(self.texts + self.text_offsets[i], length, w)
                 if rc < 0:

@@ -42,7 +42,7 @@ the result never depends on the number of threads.
 """
 from libc.stdint cimport int16_t, int32_t, int64_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc, qsort, realloc
-from libc.string cimport memcmp, memcpy, memset
+from libc.string cimport memcmp, memcpy, memmove, memset
 
 from toksmith._core.threadpool cimport parallel_for
 from toksmith._core.bpe_tables cimport (Entry, Heap, PairMap, PairSlot, PosList, _mix, heap_pop, heap_push, pair_key,
@@ -82,6 +82,12 @@ cdef Py_ssize_t COMPACT_MIN = 32          # lists shorter than this just grow
 cdef Py_ssize_t N_BYTE_PAIRS = 65536
 cdef Py_ssize_t PREFETCH_AHEAD = 16       # places: their symbols are fetched this many places early,
 cdef Py_ssize_t PREFETCH_PAIRS = 8        # their pairs' map slots this many
+# While a merge walks the places of its pair, the places already walked are dropped (the
+# rest moved to the front, the array shrunk) once they are at least DROP_WALKED_MIN and a
+# quarter of those left: the list shrinks as the new pairs' lists grow (issue 30 item 10:
+# on one run of a byte, all of (a, a)'s 4 bytes a corpus byte stood beside (aa, aa)'s).
+# Each drop moves the places left, at most 4 times the list's length in all.
+cdef Py_ssize_t DROP_WALKED_MIN = 1 << 16
 
 
 cdef struct PairRec:
@@ -881,6 +887,19 @@ cdef inline void _prefetch_merge_pairs(ByteStreamTrainer t, const sym_t* sym, in
         t._prefetch_slot(n, u)
 
 
+cdef void _drop_walked(PosList* list, Py_ssize_t walked, Py_ssize_t left) noexcept nogil:
+    """Drop the first `walked` places of an allocated list, keeping the `left` after them
+    (moved to the front, the array shrunk to them where realloc can); the caller's walk
+    goes on at the new front."""
+    cdef int32_t* d
+    memmove(list.data, list.data + walked, left * sizeof(int32_t))
+    d = <int32_t*>realloc(list.data, left * sizeof(int32_t))
+    if d != NULL:
+        list.data = d
+        list.cap = <int32_t>left
+    list.size = <int32_t>left
+
+
 cdef int _apply_merge(ByteStreamTrainer t, sym_t* sym, Py_ssize_t k, int32_t a, int32_t b,
                       int32_t n) noexcept nogil:
     """ByteStreamTrainer._apply."""
@@ -894,6 +913,7 @@ cdef int _apply_merge(ByteStreamTrainer t, sym_t* sym, Py_ssize_t k, int32_t a, 
     cdef int64_t w1 = t.class_weight[0]
     cdef int64_t e
     cdef Entry entry
+    cdef Py_ssize_t walked = 0      # places dropped from the front of places.data (_drop_walked)
     ln = la + lb
     t.merging = pair_key(a, b)
     places.data = poslist_items(&list)       # (the places themselves when inline: in `list`)
@@ -916,11 +936,15 @@ cdef int _apply_merge(ByteStreamTrainer t, sym_t* sym, Py_ssize_t k, int32_t a, 
     for i in range(min(PREFETCH_PAIRS, places.size)):
         _prefetch_merge_pairs(t, sym, places.data[i], a, b, n, la, lb)
     for i in range(places.size):
+        if list.cap > 0 and i - walked >= DROP_WALKED_MIN and 4 * (i - walked) >= places.size - i:
+            _drop_walked(&list, i - walked, places.size - i)
+            places.data = list.data
+            walked = i
         if i + PREFETCH_AHEAD < places.size:
-            toksmith_prefetch(&sym[places.data[i + PREFETCH_AHEAD]])
+            toksmith_prefetch(&sym[places.data[i + PREFETCH_AHEAD - walked]])
         if i + PREFETCH_PAIRS < places.size:
-            _prefetch_merge_pairs(t, sym, places.data[i + PREFETCH_PAIRS], a, b, n, la, lb)
-        p = places.data[i]
+            _prefetch_merge_pairs(t, sym, places.data[i + PREFETCH_PAIRS - walked], a, b, n, la, lb)
+        p = places.data[i - walked]
         if sym[p] != a:
             continue
         q = p + la

@@ -6,7 +6,7 @@ decoding of such texts.
     (b' hello', b'\\xc4\\xa0hello')
 """
 from libc.string cimport memcmp
-from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
 
 
 cdef int _byte_of_cpt[324]      # byte behind each code point < 324 of the map, -1 if none
@@ -88,13 +88,34 @@ def byte_unicode_decode_or_keep(list texts):
     return out
 
 
-def byte_unicode_encode(bytes raw):
+def byte_unicode_encode(bytes raw not None):
     """The byte<->unicode text (UTF-8) of raw bytes.
 
     >>> byte_unicode_encode(b" hello\\n")
     b'\\xc4\\xa0hello\\xc4\\x8a'
+
+    Written natively into the result (no object per byte: a byte-stream training's tokens
+    can be megabytes long); every code point of the map is below U+0800: 1 or 2 bytes.
     """
-    return "".join([chr(cpt_of_byte(b)) for b in raw]).encode()
+    cdef const unsigned char* p = <const unsigned char*>PyBytes_AS_STRING(raw)
+    cdef Py_ssize_t n = PyBytes_GET_SIZE(raw), size = n, i, k = 0
+    cdef unsigned char* q
+    cdef int c
+    cdef bytes out
+    for i in range(n):
+        size += cpt_of_byte(p[i]) >= 0x80
+    out = PyBytes_FromStringAndSize(NULL, size)
+    q = <unsigned char*>PyBytes_AS_STRING(out)
+    for i in range(n):
+        c = cpt_of_byte(p[i])
+        if c < 0x80:
+            q[k] = <unsigned char>c
+            k += 1
+        else:
+            q[k] = <unsigned char>(0xC0 | (c >> 6))
+            q[k + 1] = <unsigned char>(0x80 | (c & 0x3F))
+            k += 2
+    return out
 
 
 # ---------------------------------------------------------------------- decoding texts (llama.cpp)
