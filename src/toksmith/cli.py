@@ -187,7 +187,7 @@ def _convert(args) -> None:
             warnings.simplefilter("always", InexactConversionWarning)
             written = tok.save(args.output, format=args.format, exact=not args.approximate)
     except (toksmith.ToksmithError, ValueError, TypeError) as e:
-        raise SystemExit(f"toksmith: error: {_with_cli_flags(str(e))}") from None
+        raise CliError(_with_cli_flags(str(e))) from None
     for warning in caught:
         if issubclass(warning.category, InexactConversionWarning):
             print(f"toksmith: {warning.message}", file=sys.stderr)
@@ -199,6 +199,10 @@ def _convert(args) -> None:
 # The keyword arguments of load() and save() that `convert` takes as flags: an error
 # from the library names the keyword ("format='x' is not one of ..."), the user typed the flag.
 _CONVERT_KEYWORDS = re.compile(r"(?<![\w.-])(format|pre|encoding)= ?")
+
+
+class CliError(Exception):
+    """An error worded for the command line (its flags, not the library's keywords)."""
 
 
 def _with_cli_flags(message: str) -> str:
@@ -234,7 +238,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     except KeyboardInterrupt:
         return 130
-    except (toksmith.ToksmithError, OSError, ValueError, TypeError) as e:
+    except (toksmith.ToksmithError, OSError, ValueError, TypeError, CliError) as e:
         print(f"toksmith: error: {e}", file=sys.stderr)
         return 1
     return 0
