@@ -23,6 +23,8 @@ import tokenizers
 import toksmith
 from tests import llama_cpp_reference, tiktoken_reference
 from tests.conftest import fixture_file, report
+from tests.gguf_copy import copy_gguf
+from tests.parity.test_convert_gguf_pre_names_to_tokenizer_json import _one_name_per_regex_list
 from tests.parity.test_hf_batch_stream import _gpt2_folder_reference
 from toksmith.errors import InexactConversionWarning, UnsupportedConversionError
 from toksmith.writers.class_tables import CATEGORY_CLASSES, SPACE_CLASS, Reference, class_difference
@@ -148,3 +150,31 @@ def test_gguf_to_rank_file_refused_where_tables_differ(fixtures, tmp_path):
     bad = sum(g != w for g, w in zip(got, want))
     report(f"GGUF gpt-2 -> rank file (exact=False): {len(texts)} texts, llama.cpp vs tiktoken, {bad} mismatches")
     assert bad > 0
+
+
+def packed_probes(other: Reference, step: int) -> list[str]:
+    """Every `step`-th differing code point, all contexts in one text (keeps llama.cpp's
+    std::regex splitters to seconds)."""
+    return [" ".join(context.replace("{}", chr(cp)) for context in CONTEXTS)
+            for cp in differing_code_points(other)[::step]]
+
+
+@pytest.mark.filterwarnings("ignore:the text starts with a BOS token")
+@pytest.mark.parametrize("pre", _one_name_per_regex_list())
+def test_other_pre_names_to_tokenizer_json_exact_on_table_differences(fixtures, tmp_path, pre):
+    """Every other regex list the writer accepts, on the GPT-2 vocabulary under that pre name."""
+    path = copy_gguf(fixture_file(fixtures, "gguf/ggml-vocab-gpt-2.gguf"), tmp_path / f"{pre}.gguf",
+                     {"tokenizer.ggml.pre": pre})
+    toksmith.load(path).save(tmp_path / "tokenizer.json")
+    written = tokenizers.Tokenizer.from_file(str(tmp_path / "tokenizer.json"))
+    texts = packed_probes(Reference.ONIGURUMA, step=4)
+    ref = llama_cpp_reference.LlamaCppVocab(path)
+    try:
+        want = llama_cpp_ids(ref, texts)
+    finally:
+        ref.close()
+    got = [e.ids for e in written.encode_batch(texts, add_special_tokens=False)]
+    bad = [t for t, g, w in zip(texts, got, want) if g != w]
+    report(f"GGUF gpt-2 vocabulary as {pre!r} -> tokenizer.json, Unicode-table probes: {len(texts)} texts, "
+           f"llama.cpp vs tokenizers, {len(bad)} mismatches")
+    assert not bad, [ascii(t[:40]) for t in bad[:5]]
