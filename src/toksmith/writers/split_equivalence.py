@@ -53,7 +53,9 @@ def pattern_of_llama_cpp_pre(name: str) -> SplitPattern | None:
 # llama.cpp pre types whose regexes, run by tokenizers' Oniguruma as Split steps, cut every
 # corpus line as llama.cpp's own splitter does: measured on every distinct corpus line with
 # the GPT-2 vocabulary under each pre name (tests/parity/test_convert_gguf_pre_names_to_tokenizer_json.py
-# keeps that comparison; the fixture GGUFs' types also in test_convert_gguf_to_tokenizer_json.py).
+# keeps that comparison; the fixture GGUFs' types also in test_convert_gguf_to_tokenizer_json.py),
+# and, with each class spelled as llama.cpp's set (class_tables.oniguruma_regex_for_llama_cpp),
+# every probe on the code points where the Unicode tables differ (test_convert_unicode_tables.py).
 # Not here, measured against llama.cpp: deepseek-llm (" \xa0\u3000 x": llama.cpp's \s differs),
 # youtu (69 lines) and tiny_aya (230 lines; lookahead digit groups), kimi-k2 (8,963 lines:
 # llama.cpp's own digit/Han handling), afmoe (a custom \p{AFMoE_digits} Oniguruma refuses).
