@@ -47,7 +47,7 @@ from tests.parity.test_byte_level_merges import tiktoken_vs_tokenizers
 from tests.parity.test_convert_to_tiktoken import tiktoken_vs_llama_cpp
 from tests.parity.test_spm_bpe_gguf import fail_on
 from tests.tiktoken_reference import encoding
-from toksmith.errors import UnsupportedConversionError
+from toksmith.errors import InexactConversionWarning, UnsupportedConversionError
 
 RANK_FILES = ("r50k_base", "p50k_base", "cl100k_base", "o200k_base")
 
@@ -95,7 +95,10 @@ def test_tiktoken_to_tokenizer_json(fixtures, corpus_lines, tmp_path, name):
 @pytest.mark.parametrize("name", ["r50k_base"])
 def test_tiktoken_to_gguf(fixtures, corpus_lines, tmp_path, name):
     enc = encoding(name, fixtures)
-    path = toksmith.load(rank_file(fixtures, name)).save(tmp_path / f"{name}.gguf")
+    # exact=False: tiktoken's Unicode 16 classes differ from llama.cpp's tables (U+1C89 ...;
+    # test_convert_unicode_tables.py), which the corpus lines do not hold.
+    with pytest.warns(InexactConversionWarning, match=r"\\p\{L\} differs"):
+        path = toksmith.load(rank_file(fixtures, name)).save(tmp_path / f"{name}.gguf", exact=False)
     meta = read_metadata(path)
     assert meta["tokenizer.ggml.model"] == b"gpt2"
     assert meta["tokenizer.ggml.pre"].decode() == converter_pre_name(enc)
@@ -107,7 +110,8 @@ def test_tiktoken_to_gguf(fixtures, corpus_lines, tmp_path, name):
     report(f"convert {name}.tiktoken -> gguf: {compared} lines, {len(mismatches)} mismatches (decode compared "
            f"without llama.cpp's clean_spaces, which changes {clean_spaces_lines} lines)")
     fail_on(mismatches)
-    back = toksmith.load(path).save(tmp_path / "back.tiktoken")
+    with pytest.warns(InexactConversionWarning):
+        back = toksmith.load(path).save(tmp_path / "back.tiktoken", exact=False)
     assert back.read_bytes() == rank_file(fixtures, name).read_bytes()
 
 

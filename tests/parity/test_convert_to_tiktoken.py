@@ -43,7 +43,7 @@ from tests.parity.test_byte_level_merges import derived_tokenizer, lines_with_sp
 from tests.parity.test_hf_batch_stream import _gpt2_folder_reference
 from tests.parity.test_spm_bpe_gguf import fail_on
 from tests.tiktoken_reference import encoding
-from toksmith.errors import UnsupportedConversionError
+from toksmith.errors import InexactConversionWarning, UnsupportedConversionError
 from toksmith.formats.tiktoken import KNOWN_ENCODINGS, LLAMA3_SHA256, PATTERN_REGEX
 from toksmith.formats.tiktoken import read_tiktoken
 from toksmith.spec import SplitPattern
@@ -165,7 +165,10 @@ def test_gpt2_gguf_to_tiktoken(fixtures, corpus_lines, tmp_path):
     off, decoding otherwise the same), and the lines where llama.cpp's own decode differs
     are counted and reported."""
     source = fixture_file(fixtures, "gguf/ggml-vocab-gpt-2.gguf")
-    written = toksmith.load(source).save(tmp_path / "gpt2.tiktoken")
+    # exact=False: tiktoken's Unicode 16 classes differ from llama.cpp's tables (U+1C89 ...;
+    # test_convert_unicode_tables.py), which the corpus lines do not hold.
+    with pytest.warns(InexactConversionWarning, match=r"\\p\{L\} differs"):
+        written = toksmith.load(source).save(tmp_path / "gpt2.tiktoken", exact=False)
     assert written.read_bytes() == fixture_file(fixtures, "tiktoken/r50k_base.tiktoken").read_bytes()
     assert toksmith.load(written).spec.byte_level.encoding == "r50k_base"
     enc = tiktoken_on(written, "r50k_base", fixtures)

@@ -27,6 +27,7 @@ from tests.conftest import fixture_file, report
 from tests.gguf_reference import read_metadata
 from tests.parity.test_byte_bpe_gguf import spliced
 from tests.parity.test_spm_bpe_gguf import fail_on
+from toksmith.errors import InexactConversionWarning
 from toksmith.hf.split_patterns import QWEN2_REGEX
 from tests.parity.test_convert_to_gguf import FLAGS
 
@@ -189,7 +190,10 @@ def test_byte_level_tokenizer_json_to_gguf_matches_tokenizers(fixtures, corpus_l
     else:
         source, pre, adds = saved(gpt2_tokenizer(fixtures, added=True), tmp_path / "gpt2-added.json"), b"gpt-2", False
     hf = (gpt2_tokenizer(fixtures) if name == "gpt2-folder" else tokenizers.Tokenizer.from_file(str(source)))
-    written = toksmith.load(source).save(tmp_path / f"{name}.gguf")
+    # exact=False: tokenizers' Unicode 16 classes differ from llama.cpp's tables (U+1C89 ...;
+    # test_convert_unicode_tables.py), which the corpus lines do not hold.
+    with pytest.warns(InexactConversionWarning, match=r"\\p\{L\} differs"):
+        written = toksmith.load(source).save(tmp_path / f"{name}.gguf", exact=False)
     meta = read_metadata(written)
     assert meta["tokenizer.ggml.model"] == b"gpt2" and meta["tokenizer.ggml.pre"] == pre
     assert meta.get("tokenizer.ggml.add_bos_token", False) is adds
@@ -200,14 +204,19 @@ def test_byte_level_written_as_the_converter_writes(fixtures, tmp_path):
     """Tokens, token types and merges as llama.cpp's own llama-bpe file holds them (its
     converter wrote it from Meta's tokenizer.json), the template's BOS; added tokens typed
     CONTROL (special) and USER_DEFINED (not)."""
-    written = toksmith.load(llama3_with_bos(fixtures, tmp_path)).save(tmp_path / "l3.gguf")
+    # exact=False: tokenizers' Unicode 16 classes differ from llama.cpp's tables (U+1C89 ...;
+    # test_convert_unicode_tables.py), which the corpus lines do not hold.
+    with pytest.warns(InexactConversionWarning):
+        written = toksmith.load(llama3_with_bos(fixtures, tmp_path)).save(tmp_path / "l3.gguf", exact=False)
     fixture = read_metadata(fixture_file(fixtures, "gguf/ggml-vocab-llama-bpe.gguf"))
     meta = read_metadata(written)
     for key in ("tokenizer.ggml.tokens", "tokenizer.ggml.token_type", "tokenizer.ggml.merges",
                 "tokenizer.ggml.bos_token_id"):
         assert meta[key] == fixture[key], key
     assert meta["tokenizer.ggml.add_bos_token"] is True and meta["tokenizer.ggml.pre"] == b"llama-bpe"
-    small = toksmith.load(saved(gpt2_tokenizer(fixtures, added=True), tmp_path / "g.json")).save(tmp_path / "g.gguf")
+    with pytest.warns(InexactConversionWarning):
+        small = toksmith.load(saved(gpt2_tokenizer(fixtures, added=True), tmp_path / "g.json")).save(
+            tmp_path / "g.gguf", exact=False)
     fields = read_metadata(small)
     tokens, types = fields["tokenizer.ggml.tokens"], fields["tokenizer.ggml.token_type"]
     assert (tokens[50256], types[50256]) == (b"<|endoftext|>", 3)   # CONTROL

@@ -20,7 +20,8 @@ from toksmith.writers.gguf_hf_common import add_bos_eos, added_token_problems, t
 from toksmith.writers.gguf_keys import (add_token_entries, header_entries, model_name, special_id_entries,
                                         string_entry)
 from toksmith.writers.gguf_pre_hashes import CHECK_TEXT, PRE_NAME_BY_HASH
-from toksmith.writers.split_equivalence import llama_cpp_splits_as_hf
+from toksmith.writers.class_tables import Reference
+from toksmith.writers.split_equivalence import llama_cpp_splits_as_hf, unicode_table_differences
 
 TARGET = "a vocab-only GGUF"
 
@@ -70,6 +71,8 @@ def byte_level_entries(spec: TokenizerSpec) -> list[Entry]:
     if pre is not None and not llama_cpp_splits_as_hf(pre, hf.pre_tokenizer):
         inexact.append(f"the pre-tokenizer {type(hf.pre_tokenizer).__name__}: the converter names it {pre!r}, "
                        f"and llama.cpp's splitter of that name is not known to cut as it does")
+    elif pre is not None:
+        inexact += unicode_table_differences(pre, Reference.ONIGURUMA, hf.pre_tokenizer)
     if not _byte_level_decoder(hf.decoder, pre):
         inexact.append(f"the decoder {type(hf.decoder).__name__} (llama.cpp decodes byte-level text, then "
                        f"tidies spaces where its pre-tokenizer says)")

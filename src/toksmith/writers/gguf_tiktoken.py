@@ -23,7 +23,8 @@ from toksmith.writers.gguf_byte_level_json import check_text_hash
 from toksmith.writers.gguf_keys import (add_token_entries, header_entries, model_name, special_id_entries,
                                         string_entry)
 from toksmith.writers.gguf_pre_hashes import PRE_NAME_BY_HASH
-from toksmith.writers.split_equivalence import pattern_of_llama_cpp_pre
+from toksmith.writers.class_tables import Reference
+from toksmith.writers.split_equivalence import pattern_of_llama_cpp_pre, unicode_table_differences
 
 TARGET = "a vocab-only GGUF"
 # The special token GPT-2's and cl100k's GGUFs name as BOS and EOS.
@@ -44,6 +45,8 @@ def tiktoken_entries(spec: TokenizerSpec) -> list[Entry]:
         shown = byte_level.pattern.value if hasattr(byte_level.pattern, "value") else repr(byte_level.pattern)
         inexact.append(f"the pre-tokenizer {shown}: the converter names it {pre!r}, whose llama.cpp "
                        f"splitter cuts some text otherwise")
+    else:
+        inexact += unicode_table_differences(pre, Reference.TIKTOKEN)
     merged, unreachable = merge_list_vocab_counting_unreachable(byte_level.vocab, spec.source)
     if unreachable and not PRE_NAMES[pre].ignore_merges:
         inexact.append(f"{unreachable} tokens tiktoken only gives for a whole piece (llama.cpp's {pre!r} "

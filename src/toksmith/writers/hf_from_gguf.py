@@ -1,7 +1,8 @@
 """A GGUF vocabulary as tokenizers components, following llama.cpp (src/llama-vocab.cpp).
 
 - byte-level "gpt2" vocabularies: llama.cpp's regex list of the `tokenizer.ggml.pre` name as
-  Split(Regex, Isolated) pre-tokenizers (unicode_regex_split keeps matches and the text
+  Split(Regex, Isolated) pre-tokenizers, each class escape spelled to match llama.cpp's own
+  Unicode tables in Oniguruma (class_tables.oniguruma_regex_for_llama_cpp) (unicode_regex_split keeps matches and the text
   between them, one regex after the other), then ByteLevel without its own regex; BPE over
   the stored texts and merges (ignore_merges where the pre name sets it); a ByteLevel
   decoder, then llama.cpp's clean_spaces passes as Replace decoders where the pre sets it.
@@ -27,6 +28,7 @@ from toksmith.pretokenizers.llama_cpp import PRE_NAMES
 from toksmith.special_tokens import TokenAttr
 from toksmith.spec import Algorithm, TokenizerSpec
 from toksmith.vocab import TokenType
+from toksmith.writers.class_tables import oniguruma_regex_for_llama_cpp
 from toksmith.writers.common import cannot_write, refuse_inexact
 from toksmith.writers.split_equivalence import ONIGURUMA_VERIFIED_PRE_TYPES
 from toksmith.writers.hf_from_sentencepiece import SPACE_SYMBOL, bos_eos_template, bpe_merges, check_piece_types
@@ -129,7 +131,8 @@ def hf_spec_from_byte_level(spec: TokenizerSpec) -> c.HfTokenizerSpec:
     pairs = tuple(tuple(m.decode("utf-8").split(" ", 1)) for m in merges)
     model = c.BpeModel(vocab={text: i for i, text in enumerate(texts)}, merges=pairs,
                        ignore_merges=vocab.ignore_merges)
-    splits = tuple(c.Split(c.RegexPattern(regex), c.SplitBehavior.ISOLATED) for regex in pre.regexes)
+    splits = tuple(c.Split(c.RegexPattern(oniguruma_regex_for_llama_cpp(regex)), c.SplitBehavior.ISOLATED)
+                   for regex in pre.regexes)
     pre_tokenizer = c.PreTokenizerSequence((*splits, c.ByteLevel(add_prefix_space=False, trim_offsets=False,
                                                                   use_regex=False)))
     decoders: list[c.Decoder] = [c.ByteLevel(add_prefix_space=False, trim_offsets=False, use_regex=False)]

@@ -19,6 +19,13 @@ And the other way, llama.cpp's regexes written for tokenizers (Split by each reg
 Isolated, then ByteLevel): for the pre types in ONIGURUMA_VERIFIED_PRE_TYPES, Oniguruma cuts
 every corpus line as llama.cpp's splitter does (tests/parity/test_convert_gguf_to_tokenizer_json.py).
 
+Cutting by the same rules is not cutting alike: llama.cpp reads its own (older) Unicode
+tables, tiktoken and tokenizers Unicode 16's, so `\\p{L}` etc. are different sets
+(class_tables). A GGUF's regexes are written for tokenizers with each class spelled as
+llama.cpp's set (exact); the routes into a GGUF, and from a GGUF into a rank file (which
+carries no pattern), are exact only where the classes they read are the same sets:
+`unicode_table_differences` names the ones that are not.
+
 >>> pattern_of_llama_cpp_pre("gpt-2")
 <SplitPattern.R50K: 'r50k'>
 >>> pattern_of_llama_cpp_pre("dbrx") is None
@@ -27,6 +34,7 @@ True
 from __future__ import annotations
 
 from toksmith.hf import components as c
+from toksmith.writers.class_tables import Reference, llama_cpp_class_differences, oniguruma_regex_for_llama_cpp
 from toksmith.pretokenizers.llama_cpp import PRE_NAMES, PreType
 from toksmith.spec import SplitPattern
 
@@ -45,7 +53,9 @@ def pattern_of_llama_cpp_pre(name: str) -> SplitPattern | None:
 # llama.cpp pre types whose regexes, run by tokenizers' Oniguruma as Split steps, cut every
 # corpus line as llama.cpp's own splitter does: measured on every distinct corpus line with
 # the GPT-2 vocabulary under each pre name (tests/parity/test_convert_gguf_pre_names_to_tokenizer_json.py
-# keeps that comparison; the fixture GGUFs' types also in test_convert_gguf_to_tokenizer_json.py).
+# keeps that comparison; the fixture GGUFs' types also in test_convert_gguf_to_tokenizer_json.py),
+# and, with each class spelled as llama.cpp's set (class_tables.oniguruma_regex_for_llama_cpp),
+# every probe on the code points where the Unicode tables differ (test_convert_unicode_tables.py).
 # Not here, measured against llama.cpp: deepseek-llm (" \xa0\u3000 x": llama.cpp's \s differs),
 # youtu (69 lines) and tiny_aya (230 lines; lookahead digit groups), kimi-k2 (8,963 lines:
 # llama.cpp's own digit/Han handling), afmoe (a custom \p{AFMoE_digits} Oniguruma refuses).
@@ -75,9 +85,36 @@ def llama_cpp_splits_as_hf(pre_name: str, hf_pre_tokenizer: object) -> bool:
         return True
     if pre.pre_type not in ONIGURUMA_VERIFIED_PRE_TYPES or not isinstance(hf_pre_tokenizer, c.PreTokenizerSequence):
         return False
+    return _split_regexes(hf_pre_tokenizer, pre.regexes) is not None
+
+
+def _split_regexes(hf_pre_tokenizer: object, regexes: tuple[str, ...]) -> tuple[str, ...] | None:
+    """The Split regexes of `hf_pre_tokenizer` when it is llama.cpp's `regexes` as Split steps
+    before a regex-less ByteLevel, spelled as they are or as hf_from_gguf writes them; else None."""
+    if not isinstance(hf_pre_tokenizer, c.PreTokenizerSequence):
+        return None
     *splits, last = hf_pre_tokenizer.pretokenizers
-    return (isinstance(last, c.ByteLevel) and not last.use_regex and not last.add_prefix_space
-            and len(splits) == len(pre.regexes)
-            and all(isinstance(s, c.Split) and isinstance(s.pattern, c.RegexPattern) and s.pattern.regex == regex
-                    and s.behavior is c.SplitBehavior.ISOLATED and not s.invert
-                    for s, regex in zip(splits, pre.regexes)))
+    if not (isinstance(last, c.ByteLevel) and not last.use_regex and not last.add_prefix_space
+            and len(splits) == len(regexes)
+            and all(isinstance(s, c.Split) and isinstance(s.pattern, c.RegexPattern)
+                    and s.behavior is c.SplitBehavior.ISOLATED and not s.invert for s in splits)):
+        return None
+    written = tuple(s.pattern.regex for s in splits)
+    if all(w in (regex, oniguruma_regex_for_llama_cpp(regex)) for w, regex in zip(written, regexes)):
+        return written
+    return None
+
+
+def unicode_table_differences(pre_name: str, source: Reference, hf_pre_tokenizer: object = None) -> list[str]:
+    """Where `source`'s reader (tokenizers' Oniguruma or tiktoken) and llama.cpp's splitter
+    `pre_name`, cutting by the same rules, still cut some text otherwise because their Unicode
+    tables put code points in different classes; one line per differing class, [] if none.
+    A tokenizer.json whose Split regexes spell llama.cpp's classes (hf_from_gguf) has none.
+    """
+    pre = PRE_NAMES[pre_name]
+    if hf_pre_tokenizer is not None:
+        written = _split_regexes(hf_pre_tokenizer, pre.regexes)
+        if written is not None and written == tuple(oniguruma_regex_for_llama_cpp(r) for r in pre.regexes):
+            return []
+    return [f"{line} (llama.cpp's {pre_name!r} splitter reads its own)"
+            for line in llama_cpp_class_differences(pre.regexes, source)]

@@ -32,7 +32,7 @@ from toksmith.errors import ModelFormatError
 from toksmith.formats.tiktoken import KNOWN_ENCODINGS, parse_tiktoken
 from toksmith.spec import Algorithm, FileFormat, TokenizerSpec
 from toksmith.vocab import MergeOrder
-from toksmith.writers.common import cannot_write
+from toksmith.writers.common import cannot_write, refuse_inexact
 from toksmith.writers.tiktoken_sources import RankSource, rank_source
 
 TARGET = "a tiktoken rank file"
@@ -62,6 +62,7 @@ def write_tiktoken(spec: TokenizerSpec) -> bytes:
         missing += _read_back_differences(source, data)
     if missing:
         raise cannot_write(spec, TARGET, missing)
+    refuse_inexact(spec, TARGET, source.inexact)
     return data
 
 

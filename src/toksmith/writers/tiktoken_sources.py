@@ -26,7 +26,8 @@ from toksmith.special_tokens import TokenAttr
 from toksmith.spec import FileFormat, GgufBpeModel, SplitPattern, TokenizerSpec
 from toksmith.vocab import TokenType
 from toksmith.writers.byte_level_merges import from_byte_unicode, merge_list_rank_problems
-from toksmith.writers.split_equivalence import LLAMA_CPP_PATTERNS
+from toksmith.writers.class_tables import Reference
+from toksmith.writers.split_equivalence import LLAMA_CPP_PATTERNS, unicode_table_differences
 
 def oniguruma_spelling(regex: str) -> str:
     """A rank-file pattern as tokenizers' Oniguruma must be given it to cut as tiktoken
@@ -53,13 +54,16 @@ class RankSource:
     special_tokens: text -> id of the tokens matched before pre-tokenization.
     pattern: the pre-tokenizer as a rank-file pattern; None when it is none of them.
     pre_tokenizer: how messages name the source's pre-tokenizer.
-    missing: what a rank file cannot carry of the source."""
+    missing: what a rank file cannot carry of the source.
+    inexact: what a rank file's reader would cut otherwise, though the pattern is the same
+    (a GGUF's llama.cpp Unicode tables vs tiktoken's); written with save(..., exact=False)."""
 
     ranks: list[bytes | None] | None
     special_tokens: dict[str, int]
     pattern: SplitPattern | None
     pre_tokenizer: str
     missing: list[str] = field(default_factory=list)
+    inexact: list[str] = field(default_factory=list)
 
 
 def rank_source(spec: TokenizerSpec) -> RankSource:
@@ -132,8 +136,10 @@ def _gguf_source(spec: TokenizerSpec) -> RankSource:
             ranks = None
     else:
         ranks = None
-    return RankSource(ranks=ranks, special_tokens=specials, pattern=LLAMA_CPP_PATTERNS.get(pre.pre_type),
-                      pre_tokenizer=f"llama.cpp pre {bl.pre!r}", missing=missing)
+    pattern = LLAMA_CPP_PATTERNS.get(pre.pre_type)
+    inexact = [] if pattern is None else unicode_table_differences(bl.pre, Reference.TIKTOKEN)
+    return RankSource(ranks=ranks, special_tokens=specials, pattern=pattern,
+                      pre_tokenizer=f"llama.cpp pre {bl.pre!r}", missing=missing, inexact=inexact)
 
 
 def _merge_lines(merges) -> list[bytes]:
