@@ -100,9 +100,12 @@ def corpus_source(files: object, texts: object) -> object:
     return TextCorpus(texts)
 
 
-def _shown(path: str, limit: int = 80) -> str:
-    """`path` for an error message, cut when long (a text passed as a path can be a book)."""
-    return path if len(path) <= limit else f"{path[:limit]}... ({len(path)} characters)"
+def _shown(path: str, limit: int = 4096) -> str:
+    """`path` for an error message, whole up to PATH_MAX (4096) characters on one line; a
+    longer one, or one with a line break, is no path but text passed as one (a book), cut."""
+    if len(path) <= limit and "\n" not in path:
+        return path
+    return f"{path[:80]!r}... ({len(path)} characters)"
 
 
 def expand_directories(paths: Iterable[str | os.PathLike]) -> list[str]:
