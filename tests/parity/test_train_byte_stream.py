@@ -24,6 +24,7 @@ from tokenizers import Tokenizer as HfTokenizer
 
 import toksmith
 from tests.conftest import CORPUS_FILES, fixture_file, report
+from tests.gpt2_bytes import gpt2_bytes_to_unicode
 from tests.parity.test_byte_bpe_gguf import spliced
 
 SPECIALS = ["<|unk|>", "<|bos|>", "<|eos|>", "<|pad|>"]
@@ -31,18 +32,6 @@ ASCII = bytes([9, 10, 13]) + bytes(range(0x20, 0x7F))
 
 
 # ---------------------------------------------------------------- the naive reference
-
-def gpt2_bytes_to_unicode() -> dict[int, str]:
-    """GPT-2's encoder.py `bytes_to_unicode`, as published."""
-    bs = list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1)) + list(range(ord("®"), ord("ÿ") + 1))
-    cs = bs[:]
-    n = 0
-    for b in range(256):
-        if b not in bs:
-            bs.append(b)
-            cs.append(256 + n)
-            n += 1
-    return dict(zip(bs, map(chr, cs)))
 
 
 def naive_train(sequences: list[bytes], vocab_size: int, min_frequency: int = 0, ascii_only: bool = False):

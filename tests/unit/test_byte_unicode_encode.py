@@ -6,20 +6,8 @@ from __future__ import annotations
 import random
 import tracemalloc
 
+from tests.gpt2_bytes import gpt2_bytes_to_unicode
 from toksmith._core.byte_unicode import byte_unicode_decode, byte_unicode_encode
-
-
-def gpt2_bytes_to_unicode() -> dict[int, str]:
-    """Parity: GPT-2 encoder.py bytes_to_unicode."""
-    bs = list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1)) + list(range(ord("®"), ord("ÿ") + 1))
-    cs = bs[:]
-    n = 0
-    for b in range(256):
-        if b not in bs:
-            bs.append(b)
-            cs.append(256 + n)
-            n += 1
-    return dict(zip(bs, map(chr, cs)))
 
 
 def test_every_byte_and_random_texts_encode_as_gpt2s_table():

@@ -28,6 +28,7 @@ from toksmith.hf import components as c
 from toksmith.spec import Algorithm, TokenizerSpec
 from toksmith.vocab import TokenType
 from toksmith.writers.common import cannot_write, refuse_inexact
+from toksmith.writers.spm_bpe_scores import tokenizers_bpe_merge
 
 TARGET = "a tokenizer.json"
 SPACE_SYMBOL = "\u2581"
@@ -211,7 +212,7 @@ def run_difference(merges: list[tuple[float, int, str, str]], texts: list[str],
     for char, longest in runs.items():
         for length in range(2, 8 * longest + 1):
             want = sentencepiece_bpe_symbols(char * length, scores)
-            got = tokenizers_bpe_symbols(char * length, rank_of)
+            got, _ = tokenizers_bpe_merge(char * length, rank_of)
             if want != got:
                 return (f"a run of {length} {char!r}: sentencepiece merges it to lengths "
                         f"{[len(s) for s in want]}, tokenizers' BPE (ranks are not positions) to "
@@ -232,24 +233,6 @@ def sentencepiece_bpe_symbols(text: str, scores: dict[str, float]) -> list[str]:
             score = scores.get(symbols[position] + symbols[position + 1])
             if score is not None and (best is None or score > best[0]):
                 best = (score, position)
-        if best is None:
-            return symbols
-        position = best[1]
-        symbols[position:position + 2] = [symbols[position] + symbols[position + 1]]
-
-
-def tokenizers_bpe_symbols(text: str, rank_of: dict[tuple[str, str], int]) -> list[str]:
-    """The symbols tokenizers' BPE makes of `text` with merge ranks `rank_of`.
-
-    Parity: tokenizers 0.23 models/bpe/word.rs Word::merge_all: the listed pair of lowest
-    rank first, the leftmost first among equal ranks."""
-    symbols = list(text)
-    while True:
-        best = None
-        for position in range(len(symbols) - 1):
-            rank = rank_of.get((symbols[position], symbols[position + 1]))
-            if rank is not None and (best is None or rank < best[0]):
-                best = (rank, position)
         if best is None:
             return symbols
         position = best[1]

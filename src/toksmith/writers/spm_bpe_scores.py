@@ -88,23 +88,32 @@ def live_pair_rank(piece: str, rank_of: dict[tuple[str, str], int]) -> int | Non
     """The rank of the last merge when tokenizers' BPE merges the text `piece` alone, if that
     ends in one symbol; else None.
 
-    Parity: tokenizers models/bpe/word.rs Word::merge_all: the listed pair of lowest rank
-    first, the leftmost first among equal ranks.
-
     >>> live_pair_rank("abc", {("a", "b"): 0, ("b", "c"): 1, ("a", "bc"): 2, ("ab", "c"): 3})
     3
     """
-    symbols = list(piece)
+    symbols, last = tokenizers_bpe_merge(piece, rank_of)
+    return last if len(symbols) == 1 else None
+
+
+def tokenizers_bpe_merge(text: str, rank_of: dict[tuple[str, str], int]) -> tuple[list[str], int | None]:
+    """The symbols tokenizers' BPE makes of `text` with merge ranks `rank_of`, and the rank
+    of its last merge (None: no merge).
+
+    Parity: tokenizers 0.23 models/bpe/word.rs Word::merge_all: the listed pair of lowest
+    rank first, the leftmost first among equal ranks (Merge::cmp).
+
+    >>> tokenizers_bpe_merge("abc", {("b", "c"): 0, ("a", "b"): 0})
+    (['ab', 'c'], 0)
+    """
+    symbols = list(text)
     last = None
-    while len(symbols) > 1:
+    while True:
         best = None
         for position in range(len(symbols) - 1):
             rank = rank_of.get((symbols[position], symbols[position + 1]))
-            # Parity: tokenizers word.rs Merge::cmp: lowest rank, then lowest position.
             if rank is not None and (best is None or rank < best[0]):
                 best = (rank, position)
         if best is None:
-            return None
+            return symbols, last
         last, position = best
         symbols[position:position + 2] = [symbols[position] + symbols[position + 1]]
-    return last
