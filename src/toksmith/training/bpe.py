@@ -173,21 +173,15 @@ def _strings(name: str, values: Iterable[str]) -> tuple[str, ...]:
 def _like(like: object):
     """(the tokenizer.json as a dict, its parsed `HfTokenizerSpec`). Its components are
     read as loading does; its model may be empty (a pipeline made to be trained)."""
-    from toksmith.formats.bounded_read import GZIP_MAGIC, gunzip_bounded, read_model_file_gunzipped
+    from toksmith.formats.bounded_read import read_model_file_gunzipped
     from toksmith.hf.reader import read_hf_json_sections
     from toksmith.training.like import resolve_like
     like = resolve_like(like)       # a tokenizer.json path, or a Tokenizer holding one's bytes
     if isinstance(like, (str, os.PathLike)):
         source = os.fspath(like)
-        data = read_model_file_gunzipped(source)
-    elif getattr(like, "spec", None) is not None and getattr(like.spec, "hf", None) is not None \
-            and like.spec.source_data is not None:
+        data = read_model_file_gunzipped(source)     # a .json.gz decompressed, within read_limits
+    else:                           # resolve_like gives a Tokenizer only with tokenizer.json bytes
         source, data = like.spec.source, like.spec.source_data
-    else:
-        raise TypeError("like must be a tokenizer.json path or a toksmith Tokenizer loaded from a "
-                        f"tokenizer.json, not {type(like).__name__}")
-    if data.startswith(GZIP_MAGIC):
-        data = gunzip_bounded(data, source)
     # The sections the output keeps as they are: the model's vocab and merges (the bulk
     # of the file, replaced by training) are left out where the native scanner read the
     # file; the merges are only checked to be a JSON list there (the added tokens' ids
