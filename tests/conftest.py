@@ -33,7 +33,8 @@ CORPUS_FILES = (
 
 def fixtures_dir() -> Path | None:
     value = os.environ.get("TOKSMITH_FIXTURES")
-    return Path(value) if value else None
+    # Absolute: CI gives ../shared/fixtures, and tests that chdir must still find it.
+    return Path(value).absolute() if value else None
 
 
 @pytest.fixture(scope="session")
