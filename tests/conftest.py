@@ -54,13 +54,21 @@ def fixture_file(root: Path, relative: str) -> Path:
     return path
 
 
+def parity_sample() -> int | None:
+    """TOKSMITH_PARITY_SAMPLE=N: the corpora shrink to their first N lines (the mutation check
+    of tests/parity/test_parity_mutations.py, and quick local runs). Unset in CI's main run."""
+    value = os.environ.get("TOKSMITH_PARITY_SAMPLE")
+    return int(value) if value else None
+
+
 @pytest.fixture(scope="session")
 def corpus_lines(fixtures) -> dict[str, list[str]]:
     """Every corpus as a list of lines (split on \\n; \\r kept where the file has it)."""
     lines = {}
+    sample = parity_sample()
     for name in CORPUS_FILES:
         text = fixture_file(fixtures, f"corpus/{name}").read_bytes().decode("utf-8")
-        lines[name] = text.split("\n")
+        lines[name] = text.split("\n")[:sample]
     return lines
 
 
