@@ -176,6 +176,9 @@ class TokenizerSpec:
     wordpiece: LlamaWordPieceOptions | None = None
     # An RWKV vocabulary's token bytes and trie (toksmith.formats.rwkv.RwkvSpec); None otherwise.
     rwkv: object | None = None
+    # A tokenizer.json whose ids are not 0..n-1 (toksmith.hf.sparse_ids.SparseIds): `vocab`
+    # and `hf` hold them renumbered 0..n-1, this maps them back; None for every other file.
+    sparse_ids: object | None = None
 
     def __repr__(self) -> str:
         return (f"<TokenizerSpec {self.algorithm.value} from {self.file_format.value} "

@@ -74,7 +74,8 @@ class Tokenizer(TokenizerCore):
         options = LoadOptions.of(pre=pre, encoding=encoding, pattern=pattern, special_tokens=special_tokens)
         spec = _spec_of(source, rules, options)
         self.spec = spec
-        self._attach_engine(_engine_builder(spec)(spec))
+        # a tokenizer.json with ids that are not 0..n-1: the engine's ids are renumbered
+        self._attach_engine(_engine_builder(spec)(spec), spec.sparse_ids)
         self._piece_ids: dict[str, int] | None = None
         self._special_tokens: tuple[SpecialToken, ...] | None = None
         self._pickle_data: bytes | None = None
@@ -186,17 +187,24 @@ class Tokenizer(TokenizerCore):
 
     @property
     def vocab_size(self) -> int:
+        """The number of tokens. Parity: tokenizers' get_vocab_size() for a tokenizer.json
+        whose ids are not 0..n-1 (the largest id may then be far larger)."""
         return len(self.spec.vocab)
 
     @property
     def special_ids(self) -> SpecialIds:
+        if self.sparse_ids is not None:
+            return self.sparse_ids.outward_special(self.spec.vocab.special)
         return self.spec.vocab.special
 
     @property
     def special_tokens(self) -> tuple[SpecialToken, ...]:
         """Control, unknown and user-defined tokens, and when input text is split at them."""
         if self._special_tokens is None:
-            self._special_tokens = special_tokens_of(self.spec)
+            tokens = special_tokens_of(self.spec)
+            if self.sparse_ids is not None:
+                tokens = tuple(dataclasses.replace(t, id=self.sparse_ids.outward_one(t.id)) for t in tokens)
+            self._special_tokens = tokens
         return self._special_tokens
 
     def id_to_piece(self, token_id: int) -> str:
@@ -207,10 +215,18 @@ class Tokenizer(TokenizerCore):
         >>> tok.id_to_piece(0)     # doctest: +SKIP
         '<unk>'
         """
+        if self.sparse_ids is not None:
+            return self.spec.vocab.piece(self.sparse_ids.inward_one(token_id, "token_id"))
         return self.spec.vocab.piece(checked_id(token_id, self.vocab_size, "token_id"))
 
     def piece_to_id(self, piece: str) -> int | None:
         """The id of `piece`, or None when the vocabulary lacks it."""
+        if self.sparse_ids is not None:
+            return self.sparse_ids.outward_one(self._core_piece_id(piece))
+        return self._core_piece_id(piece)
+
+    def _core_piece_id(self, piece: str) -> int | None:
+        """The engine's id of `piece` (see piece_to_id)."""
         if self._piece_ids is None:
             ids: dict[str, int] = {}
             vocab = self.spec.vocab
@@ -239,7 +255,7 @@ class Tokenizer(TokenizerCore):
             "rules": spec.rules.value,
             "vocab_size": self.vocab_size,
             "token_types": spec.vocab.type_counts(),
-            "special_ids": spec.vocab.special.as_dict(),
+            "special_ids": self.special_ids.as_dict(),
             "special_tokens": [{"id": t.id, "text": t.text, "kind": t.kind.value,
                                 "split": t.split.value, "lstrip": t.lstrip, "rstrip": t.rstrip}
                                for t in self.special_tokens],

@@ -1,6 +1,7 @@
 # Type stub of the compiled engine (engine.pyx): what mypy and IDEs see.
 # The public methods reach users through toksmith.Tokenizer, which holds an Engine.
 from collections.abc import Callable, Iterable
+from typing import Any
 
 from toksmith._core.detokenizer import Decoder, StreamDecoder, TokenIds
 from toksmith._core.model import Model
@@ -48,7 +49,9 @@ class TokenizerCore:
 
     @property
     def engine(self) -> Engine: ...
-    def _attach_engine(self, engine: Engine) -> None: ...
+    @property
+    def sparse_ids(self) -> Any | None: ...       # toksmith.hf.sparse_ids.SparseIds, or None
+    def _attach_engine(self, engine: Engine, sparse_ids: Any | None = None) -> None: ...
     def encode(self, text: Text, *, add_special: bool = True, parse_special: bool = False,
                pair: Text | None = None) -> list[int]: ...
     def encode_batch(self, texts: Iterable[Text], *, add_special: bool = True, parse_special: bool = False,

@@ -760,19 +760,25 @@ cdef class Engine:
 cdef class TokenizerCore:
     """The compiled half of `toksmith.Tokenizer`: it holds the tokenizer's `Engine`
     (composition) and exposes the engine's methods with no Python frame in between,
-    so a call costs what a call into the engine costs."""
+    so a call costs what a call into the engine costs.
+
+    `sparse_ids`: None, or a tokenizer.json's `toksmith.hf.sparse_ids.SparseIds` when its
+    ids are not 0..n-1: the engine's ids are then 0..n-1 and the ids given and taken here
+    the file's (one check per call; a dense file pays nothing per token)."""
 
     cdef readonly Engine engine
+    cdef readonly object sparse_ids
 
     cdef _check_engine(self):
         if self.engine is None:
             raise RuntimeError("tokenizer is not configured; use toksmith.load()")
 
-    def _attach_engine(self, Engine engine not None):
+    def _attach_engine(self, Engine engine not None, sparse_ids=None):
         """Install the compiled pipeline (once, when the Tokenizer is built)."""
         if self.engine is not None:
             raise RuntimeError("this tokenizer already has its engine")
         self.engine = engine
+        self.sparse_ids = sparse_ids
 
     def encode(self, text, *, add_special=True, parse_special=False, pair=None):
         """Token ids of `text` (str, or bytes that may hold invalid UTF-8).
@@ -788,8 +794,12 @@ cdef class TokenizerCore:
         if self.engine is None:
             self._check_engine()
         if pair is not None:
-            return self._encode_pair(text, pair, _flag(add_special, "add_special"), _flag(parse_special, "parse_special"))
-        return self.engine.encode_text(text, _flag(add_special, "add_special"), _flag(parse_special, "parse_special"))
+            ids = self._encode_pair(text, pair, _flag(add_special, "add_special"), _flag(parse_special, "parse_special"))
+        else:
+            ids = self.engine.encode_text(text, _flag(add_special, "add_special"), _flag(parse_special, "parse_special"))
+        if self.sparse_ids is not None:
+            return self.sparse_ids.outward(ids)
+        return ids
 
     def _encode_pair(self, text, pair, bint add_special, bint parse_special):
         raise ValueError("this tokenizer has no pair template: pair= needs a tokenizer.json "
@@ -806,7 +816,10 @@ cdef class TokenizerCore:
         [[8774], [296]]
         """
         self._check_engine()
-        return self.engine.encode_texts(texts, _flag(add_special, "add_special"), _flag(parse_special, "parse_special"), num_threads)
+        batch = self.engine.encode_texts(texts, _flag(add_special, "add_special"), _flag(parse_special, "parse_special"), num_threads)
+        if self.sparse_ids is not None:
+            return list(map(self.sparse_ids.outward, batch))
+        return batch
 
     def tokenize(self, text, *, add_special=False, parse_special=False):
         """Pieces of `text` as strings; unknown runs show their normalized text.
@@ -829,6 +842,8 @@ cdef class TokenizerCore:
         'Hello world'
         """
         self._check_engine()
+        if self.sparse_ids is not None:
+            ids = self.sparse_ids.inward(ids)
         return self.engine.decode_ids(ids, _flag(skip_special, "skip_special"))
 
     def decode_bytes(self, ids, *, skip_special=False):
@@ -839,6 +854,8 @@ cdef class TokenizerCore:
         b'h\xc3\xa9llo'
         """
         self._check_engine()
+        if self.sparse_ids is not None:
+            ids = self.sparse_ids.inward(ids)
         return self.engine.decode_ids_bytes(ids, _flag(skip_special, "skip_special"))
 
     def stream_decoder(self, *, skip_special=False):
@@ -849,7 +866,10 @@ cdef class TokenizerCore:
         'Hello world'
         """
         self._check_engine()
-        return self.engine.new_stream_decoder(_flag(skip_special, "skip_special"))
+        stream = self.engine.new_stream_decoder(_flag(skip_special, "skip_special"))
+        if self.sparse_ids is not None:
+            return self.sparse_ids.stream_decoder(stream)
+        return stream
 
 
 cdef void _encode_batch_range(void* p, Py_ssize_t start, Py_ssize_t end) noexcept nogil:

@@ -12,9 +12,10 @@ The bounds are one documented setting, `toksmith.read_limits`:
 - `max_gguf_metadata_bytes` (default 1 GiB): the part of a GGUF that is read -- its header,
   key/value metadata and tensor infos. A GGUF holds the weights too (100+ GB), which are
   never read or mapped; its tokenizer metadata is a few to tens of MB.
-- `max_id_gaps` (default 1,048,576): ids without a token below a vocabulary's largest id
-  (a tokenizer.json may number its tokens sparsely). toksmith's id tables are dense, about
-  60 bytes an id, so a vocabulary may leave at most max(its token count, this) gaps.
+
+A tokenizer.json may number its tokens sparsely (any u32 id, as tokenizers takes): that
+costs memory by the token count, not by the largest id (toksmith.hf.sparse_ids), so no
+bound is needed there.
 
 >>> import toksmith
 >>> toksmith.read_limits.max_file_bytes = 2 << 30       # read a 2 GiB tokenizer.json  # doctest: +SKIP
@@ -37,10 +38,9 @@ class ReadLimits:
 
     max_file_bytes: int = 256 * MiB
     max_gguf_metadata_bytes: int = 1024 * MiB
-    max_id_gaps: int = 1 << 20
 
     def __setattr__(self, name: str, value: object) -> None:
-        known = ("max_file_bytes", "max_gguf_metadata_bytes", "max_id_gaps")
+        known = ("max_file_bytes", "max_gguf_metadata_bytes")
         if name not in known:
             raise AttributeError(f"read_limits has no setting {name!r} ({', '.join(known)})")
         if isinstance(value, bool) or not isinstance(value, int) or value <= 0:

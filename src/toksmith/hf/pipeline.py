@@ -26,6 +26,7 @@ from toksmith.errors import ModelFormatError, UnsupportedModelError
 from toksmith.hf import components as c
 from toksmith.hf._fields import shown_component
 from toksmith.hf.post_processing import engine_post_processor
+from toksmith.hf.sparse_ids import densify
 from toksmith.hf.special_roles import special_ids_of
 from toksmith.hf.split_patterns import byte_level_splitter
 from toksmith.models.common import bad_data_names_file
@@ -39,7 +40,9 @@ def hf_tokenizer_spec(hf: c.HfTokenizerSpec, source_data: bytes | None = None,
     `id_to_token` shows it (the model's token, or the added token's content), typed
     NORMAL, CONTROL (special added token) or USER_DEFINED (other added token); its
     special ids from the file and `named_specials` (a model folder's config files,
-    `toksmith.hf.special_roles`)."""
+    `toksmith.hf.special_roles`). A file whose ids are not 0..n-1 is held renumbered
+    (`toksmith.hf.sparse_ids`): the spec's `sparse_ids` gives the file's ids back."""
+    hf, sparse_ids = densify(hf)
     size = max(_model_id_end(hf.model), max([t.id + 1 for t in hf.added_tokens], default=0))
     if size == 0:
         raise ModelFormatError(hf.source, "$.model.vocab: the vocabulary is empty")
@@ -50,7 +53,7 @@ def hf_tokenizer_spec(hf: c.HfTokenizerSpec, source_data: bytes | None = None,
     return TokenizerSpec(source=hf.source, file_format=FileFormat.HF_JSON, algorithm=_algorithm(hf),
                          rules=ReferenceRules.HF, vocab=Vocab(pieces=pieces, scores=[0.0] * size, types=bytes(types),
                                                               special=special_ids_of(hf, pieces, named_specials)),
-                         normalizer=None, decoder=None, source_data=source_data, hf=hf)
+                         normalizer=None, decoder=None, source_data=source_data, hf=hf, sparse_ids=sparse_ids)
 
 
 def _model_id_end(model: c.Model) -> int:

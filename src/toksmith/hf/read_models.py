@@ -15,23 +15,18 @@ from itertools import repeat
 from typing import Any
 
 from toksmith._core.hf_json_sections import MergeTable, PieceTable, TokenTable
-from toksmith.formats.bounded_read import read_limits
 
 from . import components as c
 from ._fields import U32_MAX, Fields, expect_type, fail, json_type_name, shown
 from .json_numbers import serde_json_f64
 
 
-# The largest token id toksmith's core holds: its id buffers are int32 (tokenizers' are u32).
-CORE_MAX_ID = 2**31 - 1
-
-
 def read_vocab_map(value: Any, path: str, source: str) -> dict[str, int]:
-    """token -> id, ids unique u32 (tokenizers takes duplicates silently; one of them then decodes wrong)."""
+    """token -> id, ids unique u32 (tokenizers takes duplicates silently; one of them then decodes wrong).
+    Any u32 id is taken, as tokenizers takes it: ids that are not 0..n-1 are renumbered for
+    the core (toksmith.hf.sparse_ids), so memory goes by the token count."""
     if type(value) is TokenTable:
         # the scanner checked the ids (hf_json_sections._vocab_object)
-        if len(value):
-            _check_ids_fit(value, value.max_id, path, source)
         return value
     vocab = expect_type(value, dict, "an object of token: id", source, path)
     ids = vocab.values()
@@ -47,28 +42,7 @@ def read_vocab_map(value: Any, path: str, source: str) -> dict[str, int]:
             if i in first:
                 fail(source, f"{path}[{token!r}]", f"duplicate id {i} (also {first[i]!r})")
             first[i] = token
-    if vocab:
-        _check_ids_fit(vocab, max(ids), path, source)
     return vocab
-
-
-def _check_ids_fit(vocab: dict[str, int] | TokenTable, max_id: int, path: str, source: str) -> None:
-    """Refuse ids toksmith cannot hold, which tokenizers loads: an id past CORE_MAX_ID, or
-    more ids without a token below the largest than read_limits allows (toksmith's id
-    tables are dense: their memory goes by the largest id, not by the token count)."""
-    count = len(vocab)
-    gaps = max_id + 1 - count
-    allowed = max(count, read_limits.max_id_gaps)
-    if max_id <= CORE_MAX_ID and gaps <= allowed:
-        return
-    token = next(t for t, i in vocab.items() if i == max_id)
-    if max_id > CORE_MAX_ID:
-        fail(source, f"{path}[{token!r}]", f"id {max_id} is past {CORE_MAX_ID}, the largest id toksmith holds "
-                                           "(its core's ids are 32-bit signed; tokenizers' are unsigned)")
-    fail(source, f"{path}[{token!r}]", f"id {max_id} leaves {gaps} ids without a token below it ({count} tokens); "
-                                       f"toksmith's id tables are dense (about 60 bytes an id) and take at most "
-                                       f"max(the token count, read_limits.max_id_gaps = {read_limits.max_id_gaps}) "
-                                       "gaps: renumber the tokens, or raise toksmith.read_limits.max_id_gaps")
 
 
 def _merges(f: Fields, vocab: dict[str, int], prefix: str | None) -> tuple[tuple[str, str], ...]:

@@ -91,8 +91,22 @@ def target_format(path: str | os.PathLike[str], file_format: FileFormat | str | 
     return file_format
 
 
+# What each format is called in an UnsupportedConversionError.
+TARGET_NAMES: dict[FileFormat, str] = {
+    FileFormat.HF_JSON: "a tokenizer.json",
+    FileFormat.SENTENCEPIECE: "a sentencepiece .model",
+    FileFormat.GGUF: "a vocab-only GGUF",
+    FileFormat.TIKTOKEN: "a tiktoken rank file",
+}
+
+
 def to_bytes(spec: TokenizerSpec, file_format: FileFormat) -> bytes:
     """The bytes of `spec` written as a `file_format` file (raises UnsupportedConversionError)."""
+    if spec.sparse_ids is not None and file_format is not FileFormat.HF_JSON:
+        # GGUF, .model and tiktoken files number their tokens by position: they cannot
+        # hold a tokenizer.json's ids that are not 0..n-1 (toksmith.hf.sparse_ids)
+        from toksmith.writers.common import cannot_write
+        raise cannot_write(spec, TARGET_NAMES[file_format], [spec.sparse_ids.gap_description()])
     return WRITERS[file_format](spec)
 
 

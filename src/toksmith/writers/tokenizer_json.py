@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from toksmith.hf.components import HfTokenizerSpec
+from toksmith.hf.sparse_ids import file_components
 from toksmith.spec import FileFormat, TokenizerSpec
 from toksmith.writers.common import cannot_write
 from toksmith.writers.hf_from_gguf import hf_spec_from_gguf
@@ -39,5 +40,9 @@ def hf_spec_of(spec: TokenizerSpec) -> HfTokenizerSpec:
 
 
 def write_tokenizer_json(spec: TokenizerSpec) -> bytes:
-    """The bytes of a tokenizer.json holding `spec`."""
-    return hf_tokenizer_json(hf_spec_of(spec)).encode("utf-8")
+    """The bytes of a tokenizer.json holding `spec` (with the file's own ids, where they
+    were not 0..n-1: toksmith.hf.sparse_ids)."""
+    hf = hf_spec_of(spec)
+    if spec.sparse_ids is not None:
+        hf = file_components(hf, spec.sparse_ids)
+    return hf_tokenizer_json(hf).encode("utf-8")
