@@ -189,6 +189,8 @@ class Tokenizer(TokenizerCore):
     def vocab_size(self) -> int:
         """The number of tokens. Parity: tokenizers' get_vocab_size() for a tokenizer.json
         whose ids are not 0..n-1 (the largest id may then be far larger)."""
+        if self.sparse_ids is not None:
+            return self.sparse_ids.token_count
         return len(self.spec.vocab)
 
     @property
@@ -222,7 +224,12 @@ class Tokenizer(TokenizerCore):
     def piece_to_id(self, piece: str) -> int | None:
         """The id of `piece`, or None when the vocabulary lacks it."""
         if self.sparse_ids is not None:
-            return self.sparse_ids.outward_one(self._core_piece_id(piece))
+            core_id = self._core_piece_id(piece)
+            if core_id is None:
+                # Parity: tokenizers token_to_id: a model token whose id a new added token
+                # took too (numbered after the model's token count, which a sparse vocab holds)
+                core_id = self.spec.hf.model.vocab.get(piece)
+            return self.sparse_ids.outward_one(core_id)
         return self._core_piece_id(piece)
 
     def _core_piece_id(self, piece: str) -> int | None:

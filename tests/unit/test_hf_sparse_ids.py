@@ -31,10 +31,10 @@ TEXTS = ["b a ab", "a", "b b", "x", "ab b a", "<s> b", "b</s>a", "[UNK] <s>", ""
 PAIRS = [("b a", "ab"), ("a", "b b")]
 
 
-def sparse_reference(kind: str, big: int) -> Tokenizer:
+def sparse_reference(kind: str, big: int, processor: str = "Template") -> Tokenizer:
     """A tokenizers Tokenizer of `kind` whose token "b" has id `big`, with "<s>" (in the
     model's vocab, id big - 1) and "</s>" (a new added token) as special tokens and a
-    template that adds them."""
+    post-processor (`processor`: Template, Bert or Roberta) that adds them."""
     vocab = {"a": 0, "[UNK]": 1, "ab": 2, "<s>": big - 1, "b": big}
     if kind == "WordLevel":
         model = models.WordLevel(vocab=vocab, unk_token="[UNK]")
@@ -46,23 +46,33 @@ def sparse_reference(kind: str, big: int) -> Tokenizer:
     tok.pre_tokenizer = pre_tokenizers.Whitespace()
     tok.add_special_tokens(["<s>", "</s>"])
     bos, eos = tok.token_to_id("<s>"), tok.token_to_id("</s>")
-    tok.post_processor = processors.TemplateProcessing(single="<s> $A </s>", pair="<s> $A </s> $B:1 </s>:1",
-                                                      special_tokens=[("<s>", bos), ("</s>", eos)])
+    if processor == "Template":
+        tok.post_processor = processors.TemplateProcessing(single="<s> $A </s>", pair="<s> $A </s> $B:1 </s>:1",
+                                                          special_tokens=[("<s>", bos), ("</s>", eos)])
+    elif processor == "Bert":
+        tok.post_processor = processors.BertProcessing(("</s>", eos), ("<s>", bos))
+    else:
+        tok.post_processor = processors.RobertaProcessing(("</s>", eos), ("<s>", bos))
     return tok
 
 
-def sparse_file(kind: str, big: int) -> str:
-    """The tokenizer.json text of `sparse_reference(kind, big)`. Written by tokenizers for a
-    small id and renumbered here: tokenizers' own to_str walks every id up to the largest
-    (30 s for 2**31)."""
+def sparse_file(kind: str, big: int, processor: str = "Template") -> str:
+    """The tokenizer.json text of `sparse_reference(kind, big, processor)`. Written by
+    tokenizers for a small id and renumbered here: tokenizers' own to_str walks every id
+    up to the largest (30 s for 2**31)."""
     small = SMALL_BIG
-    obj = json.loads(sparse_reference(kind, small).to_str())
+    obj = json.loads(sparse_reference(kind, small, processor).to_str())
     new_id = {small - 1: big - 1, small: big}
     obj["model"]["vocab"] = {t: new_id.get(i, i) for t, i in obj["model"]["vocab"].items()}
     for token in obj["added_tokens"]:
         token["id"] = new_id.get(token["id"], token["id"])
-    for entry in obj["post_processor"]["special_tokens"].values():
-        entry["ids"] = [new_id.get(i, i) for i in entry["ids"]]
+    post = obj["post_processor"]
+    if processor == "Template":
+        for entry in post["special_tokens"].values():
+            entry["ids"] = [new_id.get(i, i) for i in entry["ids"]]
+    else:
+        for role in ("sep", "cls"):
+            post[role][1] = new_id.get(post[role][1], post[role][1])
     return json.dumps(obj, ensure_ascii=False)
 
 
@@ -117,6 +127,28 @@ def test_sparse_files_match_tokenizers(kind, tmp_path):
         assert tok.describe()["special_ids"]["bos"] == big - 1
         compared += 6
     report(f"sparse ids {kind}: {compared} comparisons with tokenizers (ids up to {U32_MAX}), 0 differ")
+
+
+@pytest.mark.parametrize("processor", ["Bert", "Roberta"])
+def test_sparse_ids_in_bert_and_roberta_processing(processor, tmp_path):
+    compared = 0
+    for big in (70_000, U32_MAX):
+        text = sparse_file("WordPiece", big, processor)
+        assert f'"<s>",{big - 1}' in text.replace(" ", "")          # the cls id the file holds
+        compared += compare_with_reference(toksmith.load(saved(tmp_path, f"{big}.json", text)),
+                                           Tokenizer.from_str(text))
+    report(f"sparse ids {processor}Processing: {compared} comparisons with tokenizers, 0 differ")
+
+
+def test_a_new_added_token_may_take_a_model_tokens_id(tmp_path):
+    # tokenizers numbers a new added token after the model's token count (3 here), which
+    # this sparse vocabulary gives "b": both texts then have id 3, and id 3 is "<x>"
+    tok = Tokenizer(models.WordLevel(vocab={"a": 0, "[UNK]": 1, "b": 3}, unk_token="[UNK]"))
+    tok.pre_tokenizer = pre_tokenizers.Whitespace()
+    tok.add_special_tokens(["<x>"])
+    assert tok.token_to_id("<x>") == tok.token_to_id("b") == 3
+    compared = compare_with_reference(toksmith.load(saved(tmp_path, "t.json", tok.to_str())), tok)
+    report(f"sparse ids, an added token on a model token's id: {compared} comparisons with tokenizers, 0 differ")
 
 
 def test_sparse_ids_survive_save_and_pickle(tmp_path):

@@ -32,8 +32,11 @@ from . import components as c
 class SparseIds:
     """The file's id of each core id (ascending: core id i is the file's i-th smallest id)."""
 
-    def __init__(self, file_ids: Iterable[int]):
+    def __init__(self, file_ids: Iterable[int], token_count: int):
         self.file_ids = array("I", file_ids)          # u32, as tokenizers' ids
+        # Parity: tokenizers get_vocab_size(): the distinct token texts of the model and the
+        # added tokens; more than the ids where a new added token took a model token's id.
+        self.token_count = token_count
 
     def __len__(self) -> int:
         return len(self.file_ids)
@@ -138,7 +141,9 @@ def densify(hf: c.HfTokenizerSpec) -> tuple[c.HfTokenizerSpec, SparseIds | None]
         return hf, None
     ids = set(_model_ids(hf.model))
     ids.update(t.id for t in hf.added_tokens)       # the reader checked the template's ids are among these
-    sparse = SparseIds(sorted(ids))
+    texts = set(hf.model.vocab.keys())
+    texts.update(t.content for t in hf.added_tokens)
+    sparse = SparseIds(sorted(ids), len(texts))
     core_id = {file_id: i for i, file_id in enumerate(sparse.file_ids)}.__getitem__
     return renumbered(hf, core_id), sparse
 
