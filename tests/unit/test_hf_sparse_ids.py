@@ -185,6 +185,21 @@ def test_an_id_absent_from_the_file_is_named(tmp_path):
         tok.decode([True])
 
 
+def test_numpy_ids_of_a_sparse_file(tmp_path):
+    import numpy as np
+    text = sparse_file("WordLevel", 2**31)
+    tok, ref = toksmith.load(saved(tmp_path, "t.json", text)), Tokenizer.from_str(text)
+    ids = ref.encode("b a <s>").ids
+    for array in (np.array(ids, dtype=np.uint32), np.array(ids, dtype=np.int64)):
+        assert tok.decode(array) == ref.decode(ids, skip_special_tokens=False)
+        assert tok.decode_bytes(array) == ref.decode(ids, skip_special_tokens=False).encode()
+        assert tok.id_to_piece(array[0]) == ref.id_to_token(ids[0])
+        stream = tok.stream_decoder()
+        assert stream.feed(array) + stream.finish() == ref.decode(ids, skip_special_tokens=False)
+    with pytest.raises(TypeError, match="not float"):
+        tok.decode(np.array([0.0, 1.0]))
+
+
 def sparse_json(vocab: dict, added: list[dict] = (), post: dict | None = None) -> str:
     return json.dumps({"version": "1.0", "truncation": None, "padding": None, "added_tokens": list(added),
                        "normalizer": None, "pre_tokenizer": {"type": "Whitespace"}, "post_processor": post,
