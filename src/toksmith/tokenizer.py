@@ -183,6 +183,8 @@ class Tokenizer(TokenizerCore):
 
     @property
     def vocab(self) -> Vocab:
+        """The pieces by the engine's ids: a tokenizer.json whose ids are not 0..n-1 has
+        them renumbered 0..n-1 here (`sparse_ids` maps them to the file's)."""
         return self.spec.vocab
 
     @property
