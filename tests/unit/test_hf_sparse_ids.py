@@ -129,6 +129,50 @@ def test_sparse_files_match_tokenizers(kind, tmp_path):
     report(f"sparse ids {kind}: {compared} comparisons with tokenizers (ids up to {U32_MAX}), 0 differ")
 
 
+@pytest.mark.parametrize("kind", KINDS)
+def test_the_plain_reader_renumbers_too(kind):
+    # read_hf_json of a str takes the plain json.loads path (dict vocabularies), not the
+    # native scanner's tables
+    from toksmith.hf.pipeline import hf_tokenizer_spec
+    from toksmith.hf.reader import read_hf_json
+    text = sparse_file(kind, U32_MAX)
+    hf = read_hf_json(text, "t.json")
+    assert type(hf.model.vocab) is dict
+    compared = compare_with_reference(toksmith.Tokenizer(hf_tokenizer_spec(hf)), Tokenizer.from_str(text))
+    report(f"sparse ids {kind}, plain reader: {compared} comparisons with tokenizers, 0 differ")
+
+
+def test_byte_level_bpe_with_spread_ids(tmp_path):
+    # GPT-2's byte-level pipeline (toksmith's byte-level engine, not the generic one), every
+    # id i of a dense vocabulary written as i * 16,000,000 + 7 (up to about 4.1e9)
+    from tokenizers import decoders
+    from toksmith._core.byte_unicode import byte_unicode_encode
+    chars = [byte_unicode_encode(bytes([b])).decode() for b in range(256)]
+    vocab = {c: i for i, c in enumerate(chars)}
+    merges = [("Ġ", "t"), ("h", "e"), ("Ġt", "he"), ("Ã", "©")]
+    for a, b in merges:
+        vocab[a + b] = len(vocab)
+    dense = Tokenizer(models.BPE(vocab=vocab, merges=merges))
+    dense.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    dense.decoder = decoders.ByteLevel()
+    dense.add_special_tokens(["<|end|>"])
+    obj = json.loads(dense.to_str())
+    spread = {i: i * 16_000_000 + 7 for i in range(len(vocab))}
+    obj["model"]["vocab"] = {t: spread[i] for t, i in obj["model"]["vocab"].items()}
+    # the new added token keeps its id: tokenizers numbers it after the model's token count
+    text = json.dumps(obj, ensure_ascii=False)
+    ref, tok = Tokenizer.from_str(text), toksmith.load(saved(tmp_path, "t.json", text))
+    assert type(tok.engine.model).__name__ == "ByteLevelBpe"
+    compared = 0
+    for line in ["the theory", "héllo wörld 日本 🎉<|end|>", " the\n\tthe", "<|end|><|end|>x", ""]:
+        want = ref.encode(line).ids
+        assert tok.encode(line, parse_special=True) == want, line
+        assert tok.decode(want) == ref.decode(want, skip_special_tokens=False), line
+        assert tok.tokenize(line, parse_special=True) == ref.encode(line).tokens, line
+        compared += 3
+    report(f"sparse ids, byte-level BPE: {compared} comparisons with tokenizers, 0 differ")
+
+
 @pytest.mark.parametrize("processor", ["Bert", "Roberta"])
 def test_sparse_ids_in_bert_and_roberta_processing(processor, tmp_path):
     compared = 0
