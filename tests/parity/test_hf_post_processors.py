@@ -165,7 +165,8 @@ def test_pairs_match_tokenizers(built, corpus_lines, name):
         ref.encode_special_tokens = not parse_special
         flags = f"add_special={add_special} parse_special={parse_special}"
         for first, second in pairs:
-            check.one((first, second), tok.encode(first, pair=second, add_special=add_special, parse_special=parse_special),
+            ours = tok.encode(first, pair=second, add_special=add_special, parse_special=parse_special)
+            check.one((first, second), ours,
                       ref.encode(first, second, add_special_tokens=add_special).ids, what=f"pair {flags}")
         check.all(lines, ours=tok.encode_batch(lines, add_special=add_special, parse_special=parse_special),
                   theirs=[e.ids for e in ref.encode_batch(lines, add_special_tokens=add_special)], what=flags)

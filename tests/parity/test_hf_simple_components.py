@@ -69,7 +69,8 @@ def test_normalizer_matches_tokenizers(corpus_lines, name):
     lines = _lines(corpus_lines) + ["abababab", "ababa", "the the", "日本日本語"]
     check = Comparison(f"tokenizer.json normalizer {name} alone (normalize_str), every corpus line and edge cases",
                        against=AGAINST)
-    check.all(lines, ours=[mine.normalize_text(line) for line in lines], theirs=[ref.normalize_str(line) for line in lines])
+    check.all(lines, ours=[mine.normalize_text(line) for line in lines],
+              theirs=[ref.normalize_str(line) for line in lines])
     check.finish()
 
 
@@ -89,7 +90,8 @@ def test_whitespace_is_rusts_on_every_code_point():
     points = [chr(c) for c in range(0x110000) if not 0xD800 <= c <= 0xDFFF]
     ref = normalizers.Strip(left=True, right=False)
     mine = hn.HfStrip(True, False)
-    check = Comparison("Strip(left): the list of code points it strips (one list over every code point)", against=AGAINST)
+    check = Comparison("Strip(left): the list of code points it strips (one list over every code point)",
+                       against=AGAINST)
     check.one("every code point + 'x'", [c for c in points if mine.normalize_text(c + "x") == "x"],
               [c for c in points if ref.normalize_str(c + "x") == "x"])
     check.finish()

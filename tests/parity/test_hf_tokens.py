@@ -81,6 +81,7 @@ def test_tokenize_of_an_unknown_bpe_character_is_the_unk_token(corpus_lines, tmp
         ours = toksmith.load(path)
         lines = multilingual_sample(corpus_lines, 100)
         check.all(lines, ours=[ours.tokenize(line) for line in lines],
-                  theirs=[ref.encode(line, add_special_tokens=False).tokens for line in lines], what=f"fuse_unk={fuse_unk}")
+                  theirs=[ref.encode(line, add_special_tokens=False).tokens for line in lines],
+                  what=f"fuse_unk={fuse_unk}")
         assert "[UNK]" in ours.tokenize("日本 ☃")
     check.finish()
