@@ -122,6 +122,9 @@ class Comparison:
         if not (len(cases) == len(ours) == len(theirs)):
             raise AssertionError(f"{self.label}{' ' + what if what else ''}: {len(cases)} cases but "
                                  f"{len(ours)} outputs from toksmith and {len(theirs)} from {self.against}")
+        if isinstance(ours, list) and isinstance(theirs, list) and ours == theirs:
+            self.compared += len(cases)     # every pair equal: the same count, at list-compare speed
+            return 0
         before = self.mismatch_count
         for case, mine, reference in zip(cases, ours, theirs):
             self.one(case, mine, reference, what=what)

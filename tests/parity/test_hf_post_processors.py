@@ -29,11 +29,13 @@ import tokenizers
 from tokenizers import AddedToken, models, normalizers, pre_tokenizers, processors
 
 import toksmith
-from tests.conftest import fixture_file, first_difference, report
+from tests.conftest import fixture_file
+from tests.parity.comparison import Comparison
 from tests.parity.test_byte_bpe_gguf import spliced
 
 FLAGS = ((False, False), (False, True), (True, False), (True, True))   # add_special, parse_special
 PAIRS = 300
+AGAINST = f"tokenizers {tokenizers.__version__}"
 
 pytestmark = pytest.mark.filterwarnings("ignore:the text starts with a BOS token")
 
@@ -157,18 +159,18 @@ def test_pairs_match_tokenizers(built, corpus_lines, name):
     added = BYTE_LEVEL_ADDED if name not in MINILM_NAMES else ["[CLS]", "[SEP]", "[MASK]"]
     lines = spliced(_lines(corpus_lines), added, seed=17)
     pairs = list(zip(lines, lines[1:] + lines[:1]))
+    check = Comparison(f"post-processor {name}: pairs one call each, single lines in a batch, x 4 flag combinations",
+                       against=AGAINST)
     for add_special, parse_special in FLAGS:
         ref.encode_special_tokens = not parse_special
+        flags = f"add_special={add_special} parse_special={parse_special}"
         for first, second in pairs:
-            want = ref.encode(first, second, add_special_tokens=add_special).ids
-            got = tok.encode(first, pair=second, add_special=add_special, parse_special=parse_special)
-            assert got == want, (name, add_special, parse_special, first[:40], second[:40], first_difference(got, want))
-        want = [e.ids for e in ref.encode_batch(lines, add_special_tokens=add_special)]
-        got = tok.encode_batch(lines, add_special=add_special, parse_special=parse_special)
-        for text, g, w in zip(lines, got, want):
-            assert g == w, (name, add_special, parse_special, text[:40], first_difference(g, w))
-    report(f"post-processor {name} vs tokenizers: {len(pairs)} pairs and {len(lines)} single lines "
-           f"x 4 flag combinations: 0 mismatches")
+            ours = tok.encode(first, pair=second, add_special=add_special, parse_special=parse_special)
+            check.one((first, second), ours,
+                      ref.encode(first, second, add_special_tokens=add_special).ids, what=f"pair {flags}")
+        check.all(lines, ours=tok.encode_batch(lines, add_special=add_special, parse_special=parse_special),
+                  theirs=[e.ids for e in ref.encode_batch(lines, add_special_tokens=add_special)], what=flags)
+    check.finish()
 
 
 def test_template_after_a_template_of_three_pieces_is_refused(fixtures, tmp_path):

@@ -11,9 +11,11 @@ after the input's first), tokenizers' first offset must start past 0 too.
 from __future__ import annotations
 
 import pytest
+import tokenizers
 from tokenizers import Tokenizer, models, normalizers, pre_tokenizers
 
-from tests.conftest import LONG_RUNS, report
+from tests.conftest import LONG_RUNS
+from tests.parity.comparison import Comparison
 from toksmith._core import hf_normalizers as hn
 from toksmith._core import hf_pretokenizers as hp
 from toksmith._core.stage_sequences import NormalizerSequence
@@ -21,6 +23,8 @@ from toksmith._core.utf8_repair import PythonUtf8Repair
 from toksmith.hf import components as c
 from toksmith.hf.native_normalizers import replace_stage
 from toksmith.pretokenizers.tiktoken_encodings import TiktokenPattern
+
+AGAINST = f"tokenizers {tokenizers.__version__}"
 
 # Every code point Unicode or Python calls whitespace, and the controls and spaces Nmt maps.
 SPACES = "".join(sorted({chr(c) for c in range(0x3001) if chr(c).isspace()}
@@ -63,18 +67,22 @@ NORMALIZERS = {
 def test_normalizer_matches_tokenizers(corpus_lines, name):
     ref, mine = NORMALIZERS[name]
     lines = _lines(corpus_lines) + ["abababab", "ababa", "the the", "日本日本語"]
-    bad = [line for line in lines if mine.normalize_text(line) != ref.normalize_str(line)]
-    assert not bad, f"{name}: {len(bad)} lines differ, first {bad[0][:80]!r}: " \
-                    f"{mine.normalize_text(bad[0])[:80]!r} != {ref.normalize_str(bad[0])[:80]!r}"
-    report(f"tokenizer.json normalizer {name} alone vs tokenizers normalize_str: {len(lines)} lines: 0 mismatches")
+    check = Comparison(f"tokenizer.json normalizer {name} alone (normalize_str), every corpus line and edge cases",
+                       against=AGAINST)
+    check.all(lines, ours=[mine.normalize_text(line) for line in lines],
+              theirs=[ref.normalize_str(line) for line in lines])
+    check.finish()
 
 
 @pytest.mark.parametrize("name", NORMALIZERS)
 def test_normalizer_repairs_like_python_first(invalid_utf8_lines, name):
     ref, mine = NORMALIZERS[name]
     repaired = NormalizerSequence([PythonUtf8Repair(), mine])
+    check = Comparison(f"tokenizer.json normalizer {name} after the UTF-8 repair, invalid UTF-8 lines", against=AGAINST)
+    check.all(invalid_utf8_lines, ours=[repaired.normalize_text(raw) for raw in invalid_utf8_lines],
+              theirs=[ref.normalize_str(raw.decode("utf-8", "replace")) for raw in invalid_utf8_lines])
+    check.finish()
     for raw in invalid_utf8_lines:
-        assert repaired.normalize_text(raw) == ref.normalize_str(raw.decode("utf-8", "replace")), raw
         mine.normalize_text(raw)      # never crashes on bytes as they are
 
 
@@ -82,8 +90,11 @@ def test_whitespace_is_rusts_on_every_code_point():
     points = [chr(c) for c in range(0x110000) if not 0xD800 <= c <= 0xDFFF]
     ref = normalizers.Strip(left=True, right=False)
     mine = hn.HfStrip(True, False)
-    assert [c for c in points if mine.normalize_text(c + "x") == "x"] == \
-        [c for c in points if ref.normalize_str(c + "x") == "x"]
+    check = Comparison("Strip(left): the list of code points it strips (one list over every code point)",
+                       against=AGAINST)
+    check.one("every code point + 'x'", [c for c in points if mine.normalize_text(c + "x") == "x"],
+              [c for c in points if ref.normalize_str(c + "x") == "x"])
+    check.finish()
 
 
 @pytest.mark.parametrize("name", ["Strip", "Strip-left", "Replace-drop", "Replace-repeats", "Replace-multibyte",
@@ -96,11 +107,13 @@ def test_late_start_matches_tokenizers_offsets(name):
     alphabet = sorted({c for t in texts for c in ref_normalizer.normalize_str(t)} | {"x"})
     ref = Tokenizer(models.BPE({c: i for i, c in enumerate(alphabet)}, []))
     ref.normalizer = ref_normalizer
+    check = Comparison(f"normalizer {name}: starts late, or normalizes to nothing (no first offset)",
+                       against=f"{AGAINST} (first offset past 0)")
     for text in texts:
         enc = ref.encode(text)
-        if not enc.ids:
-            continue
-        assert hn.starts_late(mine, text) == (enc.offsets[0][0] > 0), (name, text)
+        theirs = enc.offsets[0][0] > 0 if enc.ids else None
+        check.one(text, hn.starts_late(mine, text) if mine.normalize_text(text) else None, theirs)
+    check.finish()
 
 
 PRETOKENIZERS = {
@@ -132,15 +145,17 @@ def _pieces(stage, text) -> list[str]:
 def test_pretokenizer_matches_tokenizers(corpus_lines, name):
     ref, mine = PRETOKENIZERS[name]
     lines = _lines(corpus_lines)
-    bad = [line for line in lines if _pieces(mine, line) != [p for p, _ in ref.pre_tokenize_str(line)]]
-    assert not bad, f"{name}: {len(bad)} lines differ, first {bad[0][:80]!r}: " \
-                    f"{_pieces(mine, bad[0])[:8]} != {[p for p, _ in ref.pre_tokenize_str(bad[0])][:8]}"
-    for raw in invalid_utf8_samples():
+    check = Comparison(f"tokenizer.json pre-tokenizer {name} alone (pre_tokenize_str), every corpus line, edge cases "
+                       "and invalid UTF-8 after the repair", against=AGAINST)
+    check.all(lines, ours=[_pieces(mine, line) for line in lines],
+              theirs=[[p for p, _ in ref.pre_tokenize_str(line)] for line in lines])
+    raws = invalid_utf8_samples()
+    check.all(raws, ours=[_pieces(mine, PythonUtf8Repair().normalize_text(raw)) for raw in raws],
+              theirs=[[p for p, _ in ref.pre_tokenize_str(raw.decode("utf-8", "replace"))] for raw in raws],
+              what="invalid UTF-8")
+    check.finish()
+    for raw in raws:
         mine.split_text(raw)          # bytes as they are: no crash
-        assert _pieces(mine, PythonUtf8Repair().normalize_text(raw)) == \
-            [p for p, _ in ref.pre_tokenize_str(raw.decode("utf-8", "replace"))]
-    report(f"tokenizer.json pre-tokenizer {name} alone vs tokenizers pre_tokenize_str: {len(lines)} lines: "
-           "0 mismatches")
 
 
 def invalid_utf8_samples() -> list[bytes]:
@@ -152,18 +167,24 @@ def test_unicode_scripts_on_every_code_point():
     import random
     points = [chr(c) for c in range(0x110000) if not 0xD800 <= c <= 0xDFFF]
     ref, mine = PRETOKENIZERS["UnicodeScripts"]
+    check = Comparison("UnicodeScripts pieces of every code point in one text, in order and 2 shuffled orders",
+                       against=AGAINST)
     for seed in (None, 1, 2):
         if seed is not None:
             random.Random(seed).shuffle(points)
         text = "".join(points)
-        assert _pieces(mine, text) == [p for p, _ in ref.pre_tokenize_str(text)], seed
+        check.one(f"order {seed}", _pieces(mine, text), [p for p, _ in ref.pre_tokenize_str(text)])
+    check.finish()
 
 
 def test_digits_on_every_code_point():
     everything = "a" + "a".join(chr(c) for c in range(0x110000) if not 0xD800 <= c <= 0xDFFF) + "a"
+    check = Comparison("Digits pieces of every code point in one text x individual_digits 2", against=AGAINST)
     for individual in (False, True):
         ref = pre_tokenizers.Digits(individual_digits=individual)
-        assert _pieces(hp.HfDigits(individual), everything) == [p for p, _ in ref.pre_tokenize_str(everything)]
+        check.one(f"individual_digits={individual}", _pieces(hp.HfDigits(individual), everything),
+                  [p for p, _ in ref.pre_tokenize_str(everything)])
+    check.finish()
 
 
 def test_char_delimiter_split_drops_the_start():

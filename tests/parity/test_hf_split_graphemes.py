@@ -20,11 +20,13 @@ import tokenizers
 from tokenizers import AddedToken, Regex, decoders, models, pre_tokenizers, trainers
 
 import toksmith
-from tests.conftest import CORPUS_FILES, first_difference, report
+from tests.conftest import CORPUS_FILES
+from tests.parity.comparison import Comparison
 from tests.parity.test_byte_bpe_gguf import spliced
 from toksmith.hf.native_regex import compiled_pattern
 
 SPECIALS = ["[UNK]", "<s>", "</s>"]
+AGAINST = f"tokenizers {tokenizers.__version__}"
 
 # (pattern, behavior, invert)
 SPLITS = [
@@ -62,22 +64,24 @@ def test_split_grapheme_patterns_match_tokenizers(char_bpe, corpus_lines, tmp_pa
     texts = [text for name in CORPUS_FILES for text in spliced(corpus_lines[name], SPECIALS, seed=len(name))]
     first = pattern == SPLITS[0][0]
     runs = ((True, True, texts), (False, False, texts[::8])) if first else ((True, True, texts),)
+    label = f"Split({pattern!r}, {behavior}, invert={invert}) over a trained char BPE"
+    extra = ", every 8th with neither" if first else ""
+    ids = Comparison(f"{label} ids: every corpus line (specials spliced) with add_special+parse_special{extra}",
+                     against=AGAINST)
+    decoded = Comparison(f"{label} decode of every 4th line's ids x skip_special 2", against=AGAINST)
     for add_special, parse_special, sample in runs:
         ref.encode_special_tokens = not parse_special
         want = [e.ids for e in ref.encode_batch(sample, add_special_tokens=add_special)]
-        got = tok.encode_batch(sample, add_special=add_special, parse_special=parse_special)
-        bad = [(t, g, w) for t, g, w in zip(sample, got, want) if g != w]
-        for text, g, w in bad[:1]:
-            pytest.fail(f"Split({pattern!r}, {behavior}, invert={invert}) add_special={add_special} "
-                        f"parse_special={parse_special} {text[:80]!r}: {first_difference(g, w)} "
-                        f"({len(bad)} lines differ)")
+        ids.all(sample, ours=tok.encode_batch(sample, add_special=add_special, parse_special=parse_special),
+                theirs=want, what=f"add_special={add_special} parse_special={parse_special}")
         if first and parse_special:
             for skip in (False, True):
-                for ids, w in zip(want[::4], ref.decode_batch(want[::4], skip_special_tokens=skip)):
-                    assert tok.decode(ids, skip_special=skip) == w, (pattern, skip, ids[:20])
-    extra = ", every 8th x neither, decode of every 4th x skip_special 2" if first else ""
-    report(f"Split({pattern!r}, {behavior}, invert={invert}) over a trained char BPE vs tokenizers: "
-           f"{len(texts)} lines (specials spliced) x add_special+parse_special{extra}: 0 mismatches")
+                sequences = want[::4]
+                decoded.all(sequences, ours=[tok.decode(sequence, skip_special=skip) for sequence in sequences],
+                            theirs=ref.decode_batch(sequences, skip_special_tokens=skip), what=f"skip_special={skip}")
+    ids.finish()
+    if first:
+        decoded.finish()
 
 
 def test_every_code_point_in_grapheme_contexts():
@@ -89,7 +93,8 @@ def test_every_code_point_in_grapheme_contexts():
     want = [piece for piece, _ in split.pre_tokenize_str(text)]
     data = text.encode("utf-8")
     got = [data[start:end].decode("utf-8") for start, end in compiled_pattern("Regex", r"\X").find_matches(data)]
-    assert "".join(got) == text and len(got) == len(want)
-    assert got == want
-    report(f"Split(\\X) over every code point in 10 break contexts ({len(text)} characters) vs tokenizers: "
-           f"{len(want)} clusters, {sum(g != w for g, w in zip(got, want))} mismatches")
+    assert "".join(got) == text
+    check = Comparison(f"Split(\\X) clusters of every code point in 10 break contexts ({len(text)} characters, "
+                       "one text)", against=AGAINST)
+    check.all(range(len(want)), ours=got, theirs=want, what="cluster")
+    check.finish()

@@ -16,8 +16,10 @@ import pytest
 import tokenizers
 
 import toksmith
-from tests.conftest import fixture_file, multilingual_sample, report
+from tests.conftest import fixture_file, multilingual_sample
+from tests.parity.comparison import Comparison
 
+AGAINST = f"tokenizers {tokenizers.__version__} (Encoding.tokens)"
 FILES = ["hf/llama3/tokenizer.json.gz", "hf/rut5-large/tokenizer.json", "hf/all-MiniLM-L6-v2/tokenizer.json",
          "hf/gpt2"]
 
@@ -53,20 +55,22 @@ def test_tokenize_is_encoding_tokens(fixtures, corpus_lines, tmp_path, relative)
         at = rng.randrange(len(line) + 1)
         lines.append(line[:at] + rng.choice(specials) + line[at:])
     lines += ["unaffable ☃ 日本 \u00a0 x", "", " ", "Hello world"]
+    check = Comparison(f"{relative} tokenize, multilingual sample x 4 flag combinations", against=AGAINST)
     for add_special in (False, True):
         for parse_special in (False, True):
             ref.encode_special_tokens = not parse_special
-            for line in lines:
-                want = ref.encode(line, add_special_tokens=add_special).tokens
-                got = ours.tokenize(line, add_special=add_special, parse_special=parse_special)
-                assert got == want, (relative, add_special, parse_special, line[:80])
-    report(f"{relative} tokenize vs tokenizers Encoding.tokens: {len(lines)} lines x 4 flag combinations, "
-           f"0 mismatches")
+            check.all(lines, ours=[ours.tokenize(line, add_special=add_special, parse_special=parse_special)
+                                   for line in lines],
+                      theirs=[ref.encode(line, add_special_tokens=add_special).tokens for line in lines],
+                      what=f"add_special={add_special} parse_special={parse_special}")
+    check.finish()
 
 
 def test_tokenize_of_an_unknown_bpe_character_is_the_unk_token(corpus_lines, tmp_path):
     # A character BPE trained on English with a small alphabet: other characters are the
     # unk token, which Encoding.tokens shows as "[UNK]" (models/bpe/model.rs), fused or not.
+    check = Comparison("trained character BPE with unk_token (fuse_unk off/on) tokenize, multilingual sample",
+                       against=AGAINST)
     for fuse_unk in (False, True):
         ref = tokenizers.Tokenizer(tokenizers.models.BPE(unk_token="[UNK]", fuse_unk=fuse_unk))
         ref.pre_tokenizer = tokenizers.pre_tokenizers.Whitespace()
@@ -76,8 +80,8 @@ def test_tokenize_of_an_unknown_bpe_character_is_the_unk_token(corpus_lines, tmp
         ref.save(str(path))
         ours = toksmith.load(path)
         lines = multilingual_sample(corpus_lines, 100)
-        for line in lines:
-            assert ours.tokenize(line) == ref.encode(line, add_special_tokens=False).tokens, line[:80]
+        check.all(lines, ours=[ours.tokenize(line) for line in lines],
+                  theirs=[ref.encode(line, add_special_tokens=False).tokens for line in lines],
+                  what=f"fuse_unk={fuse_unk}")
         assert "[UNK]" in ours.tokenize("日本 ☃")
-    report(f"trained character BPE with unk_token (fuse_unk off/on) tokenize vs Encoding.tokens: "
-           f"{len(lines)} lines x 2: 0 mismatches")
+    check.finish()

@@ -30,10 +30,12 @@ from sentencepiece import sentencepiece_model_pb2 as pb
 from tokenizers import AddedToken, Regex, decoders, models, normalizers, pre_tokenizers, processors, trainers
 
 import toksmith
-from tests.conftest import CORPUS_FILES, LONG_RUNS, first_difference, fixture_file, report
+from tests.conftest import CORPUS_FILES, LONG_RUNS, fixture_file
+from tests.parity.comparison import Comparison
 from tests.parity.test_byte_bpe_gguf import spliced
 
 FLAGS = ((False, False), (False, True), (True, False), (True, True))
+AGAINST = f"tokenizers {tokenizers.__version__}"
 
 
 def _charsmap(fixtures, relative: str) -> bytes:
@@ -125,20 +127,18 @@ def _long_runs(corpus: str) -> list[str]:
     return LONG_RUNS if corpus == "tricky_strings.txt" else []
 
 
-def _compare(name, tok, ref, texts, add_special, parse_special, where, decode=False):
+def _compare(ids: Comparison, tok, ref, texts, add_special, parse_special, where, decoded: Comparison | None = None):
+    """encode_batch ids of `texts` into `ids`; with `decoded`, the decode of tokenizers' ids
+    with both skip_special values into it too."""
     ref.encode_special_tokens = not parse_special
     want = [e.ids for e in ref.encode_batch(texts, add_special_tokens=add_special)]
-    got = tok.encode_batch(texts, add_special=add_special, parse_special=parse_special)
-    for text, g, w in zip(texts, got, want):
-        if g != w:
-            pytest.fail(f"{name} {where} add_special={add_special} parse_special={parse_special} "
-                        f"{text[:80]!r}: {first_difference(g, w)}")
-    if decode:
+    flags = f"{where} add_special={add_special} parse_special={parse_special}"
+    ids.all(texts, ours=tok.encode_batch(texts, add_special=add_special, parse_special=parse_special), theirs=want,
+            what=flags)
+    if decoded is not None:
         for skip in (False, True):
-            want_text = ref.decode_batch(want, skip_special_tokens=skip)
-            for text, ids, w in zip(texts, want, want_text):
-                assert tok.decode(ids, skip_special=skip) == w, (name, where, skip, text[:80])
-    return len(texts)
+            decoded.all(texts, ours=[tok.decode(sequence, skip_special=skip) for sequence in want],
+                        theirs=ref.decode_batch(want, skip_special_tokens=skip), what=f"{flags} skip_special={skip}")
 
 
 def test_rut5_corpora_match_tokenizers(fixtures, corpus_lines):
@@ -147,19 +147,21 @@ def test_rut5_corpora_match_tokenizers(fixtures, corpus_lines):
     tok = toksmith.load(path)
     assert tok.vocab_size == ref.get_vocab_size()
     added = [t.content for t in ref.get_added_tokens_decoder().values()]
-    compared = spliced_count = 0
+    label = "rut5-large tokenizer.json, every corpus line (a quarter with an added token spliced in)"
+    ids = Comparison(f"{label} ids x 4 flag combinations in a batch, one call each on the first 300 of each corpus",
+                     against=AGAINST)
+    decoded = Comparison(f"{label} decode x skip_special 2", against=AGAINST)
     for corpus, lines in corpus_lines.items():
         texts = spliced(lines, added, seed=len(corpus)) + _long_runs(corpus)
-        spliced_count += sum(a != b for a, b in zip(texts, lines))
         for add_special, parse_special in FLAGS:
-            _compare("rut5", tok, ref, texts, add_special, parse_special, corpus,
-                     decode=(add_special, parse_special) == (True, True))
+            _compare(ids, tok, ref, texts, add_special, parse_special, corpus,
+                     decoded if (add_special, parse_special) == (True, True) else None)
         ref.encode_special_tokens = False
-        for text in texts[:300]:
-            assert tok.encode(text, add_special=True, parse_special=True) == ref.encode(text).ids
-        compared += len(texts)
-    report(f"rut5-large tokenizer.json vs tokenizers: {compared} lines ({spliced_count} with an added token "
-           f"spliced in) x 4 flag combinations + batch, decode x2: 0 mismatches")
+        firsts = texts[:300]
+        ids.all(firsts, ours=[tok.encode(text, add_special=True, parse_special=True) for text in firsts],
+                theirs=[ref.encode(text).ids for text in firsts], what=f"{corpus} one call")
+    ids.finish()
+    decoded.finish()
 
 
 def test_rut5_pairs_match_tokenizers(fixtures, corpus_lines):
@@ -167,10 +169,12 @@ def test_rut5_pairs_match_tokenizers(fixtures, corpus_lines):
     ref = tokenizers.Tokenizer.from_file(str(path))
     tok = toksmith.load(path)
     lines = [line for line in corpus_lines["man_ru.txt"] if line][:200]
+    check = Comparison("rut5-large tokenizer.json pairs of man_ru.txt lines x add_special 2", against=AGAINST)
     for first, second in zip(lines, lines[1:]):
         for add_special in (False, True):
-            assert tok.encode(first, pair=second, add_special=add_special) == \
-                ref.encode(first, second, add_special_tokens=add_special).ids
+            check.one((first, second), tok.encode(first, pair=second, add_special=add_special),
+                      ref.encode(first, second, add_special_tokens=add_special).ids, what=f"add_special={add_special}")
+    check.finish()
 
 
 @pytest.mark.parametrize("name", ["nfkc-always-split", "nfkc-byte-fallback", "nfkc-first-nosplit", "nmt-never-split",
@@ -179,18 +183,20 @@ def test_built_files_match_tokenizers(built_files, corpus_lines, name):
     path, ref = built_files[name]
     tok = toksmith.load(path)
     added = [t.content for t in ADDED]
-    full = sampled = 0
     rnd = random.Random(name)
+    label = f"{name} (built, trained Unigram) tokenizer.json"
+    ids = Comparison(f"{label} ids: every corpus line with add_special+parse_special, a seeded quarter with the "
+                     "other 3 flag combinations", against=AGAINST)
+    decoded = Comparison(f"{label} decode x skip_special 2 of the quarter's ids without add_special", against=AGAINST)
     for corpus, lines in corpus_lines.items():
         texts = spliced(lines, added, seed=len(corpus)) + _long_runs(corpus)
-        full += _compare(name, tok, ref, texts, True, True, corpus)
+        _compare(ids, tok, ref, texts, True, True, corpus)
         sample = [t for t in texts if rnd.random() < 0.25]
         for add_special, parse_special in FLAGS[:3]:
-            sampled += _compare(name, tok, ref, sample, add_special, parse_special, corpus,
-                                decode=not add_special)
+            _compare(ids, tok, ref, sample, add_special, parse_special, corpus, None if add_special else decoded)
     ref.encode_special_tokens = False
-    report(f"{name} (built, trained Unigram) tokenizer.json vs tokenizers: {full} lines x add_special+parse_special, "
-           f"{sampled} sampled line-encodes x the other 3 flag combinations (decode x2 on a third): 0 mismatches")
+    ids.finish()
+    decoded.finish()
 
 
 def test_byte_fallback_is_exercised(built_files, corpus_lines):
@@ -205,21 +211,31 @@ def test_byte_fallback_is_exercised(built_files, corpus_lines):
 def test_without_unk_id_an_unknown_character_is_an_error(built_files, corpus_lines):
     path, ref = built_files["no-unk-id"]
     tok = toksmith.load(path)
-    errors = same = 0
-    for corpus in ("man_en.txt", "man_zh_CN.txt", "tricky_strings.txt", "man_ru.txt"):
-        for line in corpus_lines[corpus][:400]:
-            try:
-                want = ref.encode(line).ids
-            except Exception as exc:   # tokenizers: "Encountered an unknown token but `unk_id` is missing"
-                assert "unk_id" in str(exc)
-                with pytest.raises(ValueError, match="unk_id"):
-                    tok.encode(line)
-                errors += 1
-                continue
-            assert tok.encode(line, parse_special=True) == want
-            same += 1
-    assert errors and same
-    report(f"no-unk-id (built) tokenizer.json vs tokenizers: {same} lines equal, {errors} refused by both")
+    # and a line with a character of no corpus (runic), unknown however few lines trained the
+    # vocabulary (TOKSMITH_PARITY_SAMPLE)
+    lines = [line for corpus in ("man_en.txt", "man_zh_CN.txt", "tricky_strings.txt", "man_ru.txt")
+             for line in corpus_lines[corpus][:400]] + ["\u16a0 runic"]
+    want = [_unk_id_missing_or(lambda: ref.encode(line).ids, Exception) for line in lines]
+    check = Comparison("no-unk-id (built) tokenizer.json ids, or the unk_id error on both sides", against=AGAINST)
+    check.all(lines, ours=[_unk_id_missing_or(lambda: tok.encode(line, parse_special=True), ValueError)
+                           for line in lines], theirs=want)
+    check.finish()
+    # both outcomes occur: unknown characters and lines without one
+    assert UNK_ID_MISSING in want and any(w != UNK_ID_MISSING for w in want)
+
+
+UNK_ID_MISSING = "unk_id missing"
+
+
+def _unk_id_missing_or(call, error_type):
+    """call()'s ids, or UNK_ID_MISSING where it raises `error_type` naming unk_id (tokenizers:
+    "Encountered an unknown token but `unk_id` is missing"); any other error propagates."""
+    try:
+        return call()
+    except error_type as error:
+        if "unk_id" not in str(error):
+            raise
+        return UNK_ID_MISSING
 
 
 def test_unigram_rules_on_a_small_vocabulary(tmp_path):
@@ -227,10 +243,13 @@ def test_unigram_rules_on_a_small_vocabulary(tmp_path):
     # fused and looked up by their text, byte fallback needs every byte piece
     vocab = [("<unk>", 0.0), ("▁", -1.0), ("a", -2.0), ("b", -2.0), ("ab", -4.0), ("xy", -30.0),
              ("<0x78>", -9.0), ("<0xC3>", -9.0), ("<0xA9>", -9.0)]
+    check = Comparison("Unigram rules on a 9-piece vocabulary x byte_fallback off/on", against=AGAINST)
     for byte_fallback in (False, True):
         ref = tokenizers.Tokenizer(models.Unigram(vocab, unk_id=0, byte_fallback=byte_fallback))
         ref.pre_tokenizer = pre_tokenizers.Metaspace()
         ref.save(str(tmp_path / "t.json"))
         tok = toksmith.load(tmp_path / "t.json")
-        for text in ["ab", "a b", "abab", "xy", "xyz", "x", "é", "éx", "zz", "a zz b", "xé", "", " ", "ab xy"]:
-            assert tok.encode(text) == ref.encode(text).ids, (byte_fallback, text)
+        texts = ["ab", "a b", "abab", "xy", "xyz", "x", "é", "éx", "zz", "a zz b", "xé", "", " ", "ab xy"]
+        check.all(texts, ours=[tok.encode(text) for text in texts], theirs=[ref.encode(text).ids for text in texts],
+                  what=f"byte_fallback={byte_fallback}")
+    check.finish()

@@ -27,7 +27,8 @@ import tokenizers
 from tokenizers import AddedToken, models, normalizers, pre_tokenizers, processors, trainers
 
 import toksmith
-from tests.conftest import LONG_RUNS, first_difference, fixture_file, multilingual_sample, report
+from tests.conftest import LONG_RUNS, fixture_file, multilingual_sample
+from tests.parity.comparison import Comparison
 from tests.parity.test_byte_bpe_gguf import spliced
 from toksmith._core import hf_regex_stages
 from toksmith._core.unicode_normalizers import HfCharNormalizer, HfUnicodeNormalizer
@@ -36,6 +37,7 @@ from toksmith._core.bert_pretokenizers import HfBertPreTokenizer, HfPunctuation,
 MINILM = "hf/all-MiniLM-L6-v2/tokenizer.json"
 SPECIALS = ["[UNK]", "[CLS]", "[SEP]", "[PAD]", "[MASK]"]
 FLAGS = list(itertools.product((False, True), (False, True)))   # (add_special, parse_special)
+AGAINST = f"tokenizers {tokenizers.__version__}"
 
 # a spliced "[CLS]" at the start of a line, with add_special: toksmith warns of the doubled
 # leading token (tokenizers does not warn); the ids are what is compared
@@ -49,21 +51,23 @@ def _reference(path) -> tokenizers.Tokenizer:
     return ref
 
 
-def compare(name: str, path, texts: list[str], *, one_call: int = 200) -> int:
-    """Ids of `texts` from toksmith.load(path) and tokenizers, four flag combinations;
-    fails on the first difference. Returns the number of texts compared per combination."""
+def compare(label: str, path, texts: list[str], *, one_call: int = 200) -> None:
+    """Ids of `texts` from toksmith.load(path) and tokenizers with the four flag combinations:
+    encode_batch on every text, encode one call each on the first `one_call`; reported and
+    asserted."""
     tok, ref = toksmith.load(path), _reference(path)
+    check = Comparison(f"{label} ids x 4 flag combinations, batch + one call on the first {one_call}",
+                       against=AGAINST)
     for add_special, parse_special in FLAGS:
         ref.encode_special_tokens = not parse_special
         want = [e.ids for e in ref.encode_batch(texts, add_special_tokens=add_special)]
-        got = tok.encode_batch(texts, add_special=add_special, parse_special=parse_special)
-        for text, g, w in zip(texts, got, want):
-            if g != w:
-                pytest.fail(f"{name} add_special={add_special} parse_special={parse_special} {text[:80]!r}: "
-                            f"{first_difference(g, w)}")
-        for text, w in zip(texts[:one_call], want):
-            assert tok.encode(text, add_special=add_special, parse_special=parse_special) == w, (name, text[:80])
-    return len(texts)
+        flags = f"add_special={add_special} parse_special={parse_special}"
+        check.all(texts, ours=tok.encode_batch(texts, add_special=add_special, parse_special=parse_special),
+                  theirs=want, what=flags)
+        firsts = texts[:one_call]
+        check.all(firsts, ours=[tok.encode(text, add_special=add_special, parse_special=parse_special)
+                                for text in firsts], theirs=want[:one_call], what=f"{flags} one call")
+    check.finish()
 
 
 def every_line(corpus_lines, added: list[str]) -> tuple[list[str], int]:
@@ -87,25 +91,28 @@ def sample(corpus_lines) -> list[str]:
 def test_minilm_corpora_match_tokenizers(fixtures, corpus_lines):
     path = fixture_file(fixtures, MINILM)
     texts, spliced_count = every_line(corpus_lines, SPECIALS)
-    compared = compare("MiniLM", path, texts, one_call=400)
+    label = f"all-MiniLM-L6-v2 tokenizer.json, every corpus line ({spliced_count} with an added token spliced in)"
+    compare(label, path, texts, one_call=400)
     # and the whole file decodes as tokenizers does (the WordPiece decoder: hf_decoders)
     tok, ref = toksmith.load(path), _reference(path)
+    sequences = [e.ids for e in ref.encode_batch(texts)]
+    decoded = Comparison(f"{label} decode x skip_special 2", against=AGAINST)
     for skip in (False, True):
-        for text, e in zip(texts, ref.encode_batch(texts)):
-            assert tok.decode(e.ids, skip_special=skip) == ref.decode(e.ids, skip_special_tokens=skip), text[:80]
-    report(f"all-MiniLM-L6-v2 tokenizer.json vs tokenizers: {compared} lines ({spliced_count} with an added "
-           f"token spliced in) x 4 flag combinations, batch and one call, and decode x 2: 0 mismatches")
+        decoded.all(texts, ours=[tok.decode(ids, skip_special=skip) for ids in sequences],
+                    theirs=ref.decode_batch(sequences, skip_special_tokens=skip), what=f"skip_special={skip}")
+    decoded.finish()
 
 
 def test_minilm_pairs_match_tokenizers(fixtures, corpus_lines):
     path = fixture_file(fixtures, MINILM)
     tok, ref = toksmith.load(path), _reference(path)
     lines = [line for line in corpus_lines["man_fr.txt"] if line][:300] + ["", "中文", "[SEP]"]
+    check = Comparison("all-MiniLM-L6-v2 tokenizer.json pairs of man_fr.txt lines x add_special 2", against=AGAINST)
     for first, second in zip(lines, lines[1:]):
         for add_special in (False, True):
-            want = ref.encode(first, second, add_special_tokens=add_special).ids
-            assert tok.encode(first, pair=second, add_special=add_special, parse_special=True) == want, \
-                (first[:40], second[:40])
+            check.one((first, second), tok.encode(first, pair=second, add_special=add_special, parse_special=True),
+                      ref.encode(first, second, add_special_tokens=add_special).ids, what=f"add_special={add_special}")
+    check.finish()
 
 
 # ---------------------------------------------------------------------- trained vocabularies
@@ -169,18 +176,16 @@ def test_trained_bert_files_match_tokenizers(vocabs, corpus_lines, tmp_path, nam
     path = build(tmp_path, name, wordpiece(vocabs[name]), normalizers.BertNormalizer(lowercase=name == "uncased"),
                  pre_tokenizers.BertPreTokenizer(), added=ADDED)
     texts, spliced_count = every_line(corpus_lines, SPECIALS + ADDED_TEXTS)
-    compared = compare(f"trained {name}", path, texts)
-    report(f"WordPiece trained ({name} BERT, 7 added tokens, normalized ones matched normalized) vs tokenizers: "
-           f"{compared} lines ({spliced_count} spliced) x 4 flag combinations: 0 mismatches")
+    compare(f"WordPiece trained ({name} BERT, 7 added tokens, normalized ones matched normalized), every corpus "
+            f"line ({spliced_count} spliced)", path, texts)
 
 
 def test_trained_wordlevel_matches_tokenizers(vocabs, corpus_lines, tmp_path):
     path = build(tmp_path, "wordlevel", models.WordLevel(vocabs["wordlevel"], unk_token="[UNK]"),
                  normalizers.NFKC(), pre_tokenizers.Whitespace(), added=ADDED)
     texts, spliced_count = every_line(corpus_lines, SPECIALS + ADDED_TEXTS)
-    compared = compare("trained WordLevel", path, texts)
-    report(f"WordLevel trained (NFKC, Whitespace, 7 added tokens) vs tokenizers: {compared} lines "
-           f"({spliced_count} spliced) x 4 flag combinations: 0 mismatches")
+    compare(f"WordLevel trained (NFKC, Whitespace, 7 added tokens), every corpus line ({spliced_count} spliced)",
+            path, texts)
 
 
 def test_trained_pairs_match_tokenizers(vocabs, corpus_lines, tmp_path):
@@ -188,10 +193,12 @@ def test_trained_pairs_match_tokenizers(vocabs, corpus_lines, tmp_path):
                  pre_tokenizers.BertPreTokenizer(), added=ADDED)
     tok, ref = toksmith.load(path), _reference(path)
     lines = [line for line in corpus_lines["man_de.txt"] if line][:200]
+    check = Comparison("WordPiece trained (cased BERT) pairs of man_de.txt lines x add_special 2", against=AGAINST)
     for first, second in zip(lines, lines[1:]):
         for add_special in (False, True):
-            assert tok.encode(first, pair=second, add_special=add_special, parse_special=True) == \
-                ref.encode(first, second, add_special_tokens=add_special).ids
+            check.one((first, second), tok.encode(first, pair=second, add_special=add_special, parse_special=True),
+                      ref.encode(first, second, add_special_tokens=add_special).ids, what=f"add_special={add_special}")
+    check.finish()
 
 
 def _bert_matrix():
@@ -216,7 +223,7 @@ MATRIX_NORMALIZERS = [
 def test_normalizer_matrix_matches_tokenizers(vocabs, sample, tmp_path, name, normalizer):
     path = build(tmp_path, name, wordpiece(vocabs["uncased"]), normalizer, pre_tokenizers.BertPreTokenizer(),
                  added=ADDED)
-    compare(name, path, spliced(sample, ADDED_TEXTS, seed=3))
+    compare(f"WordPiece option matrix, normalizer {name}, seeded sample", path, spliced(sample, ADDED_TEXTS, seed=3))
 
 
 MATRIX_PRE_TOKENIZERS = [
@@ -232,21 +239,22 @@ MATRIX_PRE_TOKENIZERS = [
 @pytest.mark.parametrize("name,pre_tokenizer", MATRIX_PRE_TOKENIZERS, ids=[n for n, _ in MATRIX_PRE_TOKENIZERS])
 def test_pre_tokenizer_matrix_matches_tokenizers(vocabs, sample, tmp_path, name, pre_tokenizer):
     path = build(tmp_path, name, wordpiece(vocabs["uncased"]), normalizers.BertNormalizer(), pre_tokenizer)
-    compare(name, path, sample)
+    compare(f"WordPiece option matrix, pre-tokenizer {name}, seeded sample", path, sample)
 
 
 @pytest.mark.parametrize("max_chars", [1, 5, 12])
 def test_small_max_input_chars_per_word_matches_tokenizers(vocabs, sample, tmp_path, max_chars):
     path = build(tmp_path, f"max{max_chars}", wordpiece(vocabs["cased"], max_input_chars_per_word=max_chars),
                  normalizers.BertNormalizer(lowercase=False), pre_tokenizers.BertPreTokenizer())
-    compare(f"max_input_chars_per_word={max_chars}", path, sample)
+    compare(f"WordPiece option matrix, max_input_chars_per_word={max_chars}, seeded sample", path, sample)
 
 
 def test_wordlevel_matrix_matches_tokenizers(vocabs, sample, tmp_path):
     for pre_name, pre_tokenizer in MATRIX_PRE_TOKENIZERS[:3]:
         path = build(tmp_path, f"wl-{pre_name}", models.WordLevel(vocabs["wordlevel"], unk_token="[UNK]"),
                      normalizers.Sequence([normalizers.NFKC(), normalizers.Lowercase()]), pre_tokenizer, added=ADDED)
-        compare(f"WordLevel {pre_name}", path, spliced(sample, ADDED_TEXTS, seed=4))
+        compare(f"WordLevel option matrix, pre-tokenizer {pre_name}, seeded sample", path,
+                spliced(sample, ADDED_TEXTS, seed=4))
 
 
 def test_missing_unk_token_fails_like_tokenizers(vocabs, tmp_path):
@@ -254,17 +262,13 @@ def test_missing_unk_token_fails_like_tokenizers(vocabs, tmp_path):
     path = build(tmp_path, "no-unk", models.WordLevel(vocab, unk_token="[UNK]"), None, pre_tokenizers.Whitespace())
     tok, ref = toksmith.load(path), _reference(path)
     word = next(iter(vocab))
-    assert tok.encode(word, add_special=False) == ref.encode(word, add_special_tokens=False).ids
+    check = Comparison("WordLevel without its unk token, a word of the vocabulary", against=AGAINST)
+    check.one(word, tok.encode(word, add_special=False), ref.encode(word, add_special_tokens=False).ids)
+    check.finish()
     with pytest.raises(Exception, match="Missing"):
         ref.encode("qqqqzzzz")
     with pytest.raises(ValueError, match="unk token"):
         tok.encode("qqqqzzzz")
-
-
-def test_matrix_report(sample):
-    report(f"WordPiece/WordLevel option matrix vs tokenizers: {len(MATRIX_NORMALIZERS)} normalizers, "
-           f"{len(MATRIX_PRE_TOKENIZERS)} pre-tokenizers, 3 max_input_chars_per_word, 3 WordLevel files, "
-           f"each on a seeded sample of {len(sample)} lines x 4 flag combinations: 0 mismatches")
 
 
 # ---------------------------------------------------------------------- stages alone, every line
@@ -290,17 +294,19 @@ def _native_normalizer(ref):
 
 
 def test_normalizers_alone_on_every_line(corpus_lines):
-    # each corpus is one text of its lines joined by newlines: one call per corpus and side
+    # each corpus is one text of its lines joined by newlines: one call (and one comparison)
+    # per corpus and side; where a corpus differs its lines are compared one by one too, to
+    # name them (the corpus' difference fails the test either way)
+    check = Comparison(f"HF normalizers alone ({len(STAGE_NORMALIZERS)} configurations), each corpus joined "
+                       "into one text", against=AGAINST)
     for name, ref in STAGE_NORMALIZERS:
         ours = _native_normalizer(ref)
         for corpus, lines in corpus_lines.items():
             text = "\n".join(lines)
-            if ours.normalize_text(text) != ref.normalize_str(text):
-                for line in lines:
-                    assert ours.normalize_text(line) == ref.normalize_str(line), (name, corpus, line[:80])
-    total = sum(len(lines) for lines in corpus_lines.values())
-    report(f"HF normalizers alone vs tokenizers: {len(STAGE_NORMALIZERS)} configurations x {total} corpus lines: "
-           f"0 mismatches")
+            if not check.one(f"{name} {corpus}", ours.normalize_text(text), ref.normalize_str(text)):
+                check.all(lines, ours=[ours.normalize_text(line) for line in lines],
+                          theirs=[ref.normalize_str(line) for line in lines], what=f"{name} {corpus} line")
+    check.finish()
 
 
 def _split_code(behavior: str) -> int:
@@ -317,15 +323,20 @@ STAGE_PRE_TOKENIZERS = [
 ]
 
 
+def _pieces(stage, text: str) -> list[str]:
+    return [p.decode("utf-8") for p in stage.split_text(text.encode("utf-8"))]
+
+
 def test_pre_tokenizers_alone_on_every_line(corpus_lines):
+    # as the normalizers above: one comparison per corpus joined into one text, its lines one
+    # by one where it differs
+    check = Comparison(f"HF pre-tokenizers alone ({len(STAGE_PRE_TOKENIZERS)} configurations), each corpus joined "
+                       "into one text", against=AGAINST)
     for name, ref, ours in STAGE_PRE_TOKENIZERS:
         for corpus, lines in corpus_lines.items():
             text = "\n".join(lines)
-            got = [p.decode("utf-8") for p in ours.split_text(text.encode("utf-8"))]
-            if got != [p for p, _ in ref.pre_tokenize_str(text)]:
-                for line in lines:
-                    assert [p.decode("utf-8") for p in ours.split_text(line.encode("utf-8"))] == \
-                        [p for p, _ in ref.pre_tokenize_str(line)], (name, corpus, line[:80])
-    total = sum(len(lines) for lines in corpus_lines.values())
-    report(f"HF pre-tokenizers alone vs tokenizers: {len(STAGE_PRE_TOKENIZERS)} x {total} corpus lines: "
-           f"0 mismatches")
+            if not check.one(f"{name} {corpus}", _pieces(ours, text), [p for p, _ in ref.pre_tokenize_str(text)]):
+                check.all(lines, ours=[_pieces(ours, line) for line in lines],
+                          theirs=[[p for p, _ in ref.pre_tokenize_str(line)] for line in lines],
+                          what=f"{name} {corpus} line")
+    check.finish()
