@@ -142,7 +142,7 @@ def compare_corpus(path: str, tok, corpus_lines, label: str) -> None:
                 want = [e.ids for e in ref.encode_batch(texts, add_special_tokens=add_special)]
                 got = tok.encode_batch(texts, add_special=add_special, parse_special=parse_special)
                 batch.all(texts, ours=got, theirs=want, what=flags)
-                for text, ids in zip(texts[:SINGLE_CALLS], want):
+                for text, ids in single.pairs(texts[:SINGLE_CALLS], want[:SINGLE_CALLS]):
                     single.one(text, tok.encode(text, add_special=add_special, parse_special=parse_special), ids,
                                what=flags)
     report(f"{label}: {spliced_count} of the lines with an added token spliced in")

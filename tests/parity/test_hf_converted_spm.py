@@ -110,7 +110,7 @@ def _compare_ids(tok, ref, texts, add_special, parse_special, where, batch: Comp
     want = [e.ids for e in ref.encode_batch(texts, add_special_tokens=add_special)]
     batch.all(texts, ours=tok.encode_batch(texts, add_special=add_special, parse_special=parse_special), theirs=want,
               what=flags)
-    for text, ids in zip(texts[::11], want[::11]):
+    for text, ids in single.pairs(texts[::11], want[::11]):
         single.one(text, tok.encode(text, add_special=add_special, parse_special=parse_special), ids, what=flags)
     ref.encode_special_tokens = False
     return want
