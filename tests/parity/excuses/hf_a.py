@@ -26,7 +26,8 @@ DECODE_BYTES_KEEPS_INVALID_UTF8 = Excuse(
     allows="toksmith's decode_bytes (ours) is not valid UTF-8, and the reference's decoded text (theirs, as "
            "UTF-8) is exactly ours with each maximal invalid subsequence replaced by one U+FFFD: tokenizers "
            "0.23.3 has no bytes decode, its decoders make text with String::from_utf8_lossy (ByteLevel), which "
-           "replaces as Python's bytes.decode('utf-8', 'replace') does; decode_bytes keeps the raw bytes",
+           "replaces as Python's bytes.decode('utf-8', 'replace') does; decode_bytes keeps the raw bytes "
+           "(README: 'decode_bytes keeps the raw bytes that ByteLevel's ... UTF-8 repair would replace')",
     applies=_lossy_text_of_raw_bytes,
     allowed=(None, b"\xc3\xa2\x9f\xa8x", "\u00e2\ufffd\ufffdx".encode()),
     refused=(None, b"\xc3\xa2\x9f\xa8x", "\u00e2\ufffdx".encode()))
