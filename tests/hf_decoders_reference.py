@@ -53,6 +53,36 @@ def is_panic(error: BaseException) -> bool:
     return type(error).__name__ == "PanicException"
 
 
+class Refused:
+    """The outcome where tokenizers panics (its Strip decoder) and toksmith must refuse alike
+    (ReferenceAbortsError): compared like any output, so a refusal is a comparison, not a skip."""
+
+    def __repr__(self) -> str:
+        return "<refused: tokenizers panics>"
+
+
+REFUSED = Refused()
+
+
+def reference_or_refused(call, *args, **kwargs):
+    """tokenizers' output of `call`, or REFUSED where it panics."""
+    try:
+        return call(*args, **kwargs)
+    except BaseException as error:       # pyo3's PanicException is a BaseException
+        if not is_panic(error):
+            raise
+        return REFUSED
+
+
+def ours_or_refused(call, *args, **kwargs):
+    """toksmith's output of `call`, or REFUSED where it raises ReferenceAbortsError."""
+    from toksmith.errors import ReferenceAbortsError
+    try:
+        return call(*args, **kwargs)
+    except ReferenceAbortsError:
+        return REFUSED
+
+
 def decode_tokens(ref_decoder, tokens: list[str]) -> str | None:
     """tokenizers' Tokenizer::decode of token texts (no decoder: joined by spaces); None
     where tokenizers panics."""

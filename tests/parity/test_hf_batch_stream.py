@@ -34,14 +34,16 @@ import tokenizers
 from tokenizers import AddedToken, Regex, decoders, models, normalizers, pre_tokenizers, processors, trainers
 
 import toksmith
-from tests.conftest import CORPUS_FILES, LONG_RUNS, first_difference, fixture_file, multilingual_sample, report
+from tests.conftest import CORPUS_FILES, LONG_RUNS, fixture_file, multilingual_sample, report
+from tests.hf_decoders_reference import REFUSED, ours_or_refused, reference_or_refused
+from tests.parity.comparison import Comparison
 from tests.parity.converted_spm import convert, from_tokenizer_class
 from tests.parity.test_byte_bpe_gguf import spliced
-from toksmith.errors import ReferenceAbortsError
 
 FLAGS = ((False, False), (False, True), (True, False), (True, True))   # add_special, parse_special
 TRAINING_LINES = 1500       # of each corpus
 RANDOM_LISTS = 600
+TOKENIZERS = f"tokenizers {tokenizers.__version__}"
 
 pytestmark = pytest.mark.filterwarnings("ignore:the text starts with a BOS token")
 
@@ -157,19 +159,17 @@ def _stream(tok, ids, rnd, skip: bool, one_at_a_time: bool) -> str:
     return "".join(out) + stream.finish()
 
 
-def _reference_decode(ref, ids, skip: bool) -> str | None:
-    """tokenizers' decode, or None where it panics."""
-    try:
-        return ref.decode(ids, skip_special_tokens=skip)
-    except BaseException as error:
-        if type(error).__name__ != "PanicException":
-            raise
-        return None
-
-
 NAMES = ["bpe-chars-suffix-BPEDecoder", "bpe-chars-prefix-WordPieceDecoder", "bpe-byte-fallback-llama2-converted",
          "byte-level-llama3", "byte-level-gpt2-folder", "unigram-rut5", "unigram-t5-japanese-T5Tokenizer",
          "wordpiece-MiniLM", "wordlevel-words", "wordlevel-chars-CTC"]
+
+
+def _random_id_lists(ref, rnd) -> list[list[int]]:
+    """RANDOM_LISTS id lists of 0 to 12 ids, a fifth of them added tokens' ids."""
+    n = ref.get_vocab_size()
+    added_ids = list(ref.get_added_tokens_decoder())
+    return [[rnd.choice(added_ids) if added_ids and rnd.random() < 0.2 else rnd.randrange(n)
+             for _ in range(rnd.randint(0, 12))] for _ in range(RANDOM_LISTS)]
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -179,38 +179,31 @@ def test_batch_and_stream_match_tokenizers(files, corpus_lines, name):
     assert tok.vocab_size == ref.get_vocab_size()
     added = [t.content for t in ref.get_added_tokens_decoder().values()][:30]
     texts = spliced(multilingual_sample(corpus_lines, 150) + LONG_RUNS, added, seed=11)
+    ids = Comparison(f"{name} encode_batch ids, 4 add_special x parse_special", against=TOKENIZERS)
     for add_special, parse_special in FLAGS:
         ref.encode_special_tokens = not parse_special
         want = [e.ids for e in ref.encode_batch(texts, add_special_tokens=add_special)]
         got = tok.encode_batch(texts, add_special=add_special, parse_special=parse_special)
-        for text, g, w in zip(texts, got, want):
-            if g != w:
-                pytest.fail(f"{name} encode_batch add_special={add_special} parse_special={parse_special} "
-                            f"{text[:80]!r}: {first_difference(g, w)}")
+        ids.all(texts, ours=got, theirs=want, what=f"add_special={add_special} parse_special={parse_special}")
+    ids.finish(at_least=4 * len(texts))
     ref.encode_special_tokens = False
     rnd = random.Random(13)
-    n = ref.get_vocab_size()
-    added_ids = list(ref.get_added_tokens_decoder())
-    seqs = list(want)
-    seqs += [[rnd.choice(added_ids) if added_ids and rnd.random() < 0.2 else rnd.randrange(n)
-              for _ in range(rnd.randint(0, 12))] for _ in range(RANDOM_LISTS)]
-    decoded = streamed = refused = 0
+    seqs = list(want) + _random_id_lists(ref, rnd)    # the ids of add_special + parse_special, and random
+    decoded = Comparison(f"{name} decode of {len(seqs)} id lists ({RANDOM_LISTS} random) x skip_special 2",
+                         against=TOKENIZERS)
+    streamed = Comparison(f"{name} stream_decoder of the same id lists", against=TOKENIZERS)
+    refused = 0
     for skip in (False, True):
-        for k, ids in enumerate(seqs):
-            w = _reference_decode(ref, ids, skip)
-            if w is None:
-                with pytest.raises(ReferenceAbortsError):
-                    tok.decode(ids, skip_special=skip)
+        for k, seq in enumerate(seqs):
+            want_text = reference_or_refused(ref.decode, seq, skip_special_tokens=skip)
+            decoded.one(seq, ours_or_refused(tok.decode, seq, skip_special=skip), want_text,
+                        what=f"skip_special={skip}")
+            if want_text is REFUSED:
                 refused += 1
-                continue
-            got = tok.decode(ids, skip_special=skip)
-            if got != w:
-                pytest.fail(f"{name} decode skip_special={skip} ids {ids[:20]}: {got[:80]!r} != {w[:80]!r}")
-            decoded += 1
-            s = _stream(tok, ids, rnd, skip, one_at_a_time=k % 7 == 0)
-            if s != w:
-                pytest.fail(f"{name} stream skip_special={skip} ids {ids[:20]}: {s[:80]!r} != {w[:80]!r}")
-            streamed += 1
-    report(f"{name} vs tokenizers: encode_batch {len(texts)} lines x 4 flag combinations; decode and "
-           f"stream_decoder (both skip_special) of {len(seqs)} id lists ({RANDOM_LISTS} random): "
-           f"{decoded} decodes, {streamed} streams, 0 mismatches, {refused} refused where tokenizers panics")
+            else:
+                streamed.one(seq, _stream(tok, seq, rnd, skip, one_at_a_time=k % 7 == 0), want_text,
+                             what=f"skip_special={skip}")
+    decoded.finish(at_least=2 * len(seqs))
+    streamed.finish(at_least=2 * len(seqs) - refused)
+    report(f"{name}: {refused} of those decodes where tokenizers panics, refused alike by toksmith "
+           f"(ReferenceAbortsError) and not streamed")

@@ -15,41 +15,26 @@ For every line of every corpus (a quarter with an added token's text spliced in)
 with the four add_special x parse_special combinations (parse_special=False is
 tokenizers' encode_special_tokens=True), batch and single calls.
 
-Decoders are not compared here (they are another stage's work): a decoder type with no
-native stage yet is given a plain one for loading (`load`).
+Decoders are not compared here (they are another stage's work: test_hf_batch_stream.py and
+test_hf_decoder_files.py).
 """
 from __future__ import annotations
 
 import json
 
 import pytest
+import tokenizers
 from tokenizers import AddedToken, Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers
 
 import toksmith
-from tests.conftest import CORPUS_FILES, LONG_RUNS, first_difference, fixture_file, report
+from tests.conftest import CORPUS_FILES, LONG_RUNS, fixture_file, report
+from tests.parity.comparison import Comparison
 from tests.parity.test_byte_bpe_gguf import spliced
-from toksmith._core.detokenizer import LlamaCppDecoder, Render
-from toksmith.hf import components as c
-from toksmith.hf.native_decoders import DECODER_BUILDERS
 
 BYTE_TOKENS = [f"<0x{b:02X}>" for b in range(256)]
 TRAINING_LINES = 3000      # of each corpus
-
-
-def _plain_decoder(spec, hf, decoder):
-    n = len(spec.vocab)
-    return LlamaCppDecoder.build(list(spec.vocab.pieces), bytes([Render.RENDER_TEXT]) * n, [-1] * n)
-
-
-@pytest.fixture(scope="module")
-def load():
-    """toksmith.load, with a plain decoder for the decoder types these files use that have
-    no native stage yet."""
-    with pytest.MonkeyPatch.context() as patch:
-        for kind in (type(None), c.BpeDecoder, c.ByteLevel, c.DecoderSequence):
-            if kind not in DECODER_BUILDERS:
-                patch.setitem(DECODER_BUILDERS, kind, _plain_decoder)
-        yield toksmith.load
+SINGLE_CALLS = 300         # lines of each corpus and flag pair also encoded one call each
+TOKENIZERS = f"tokenizers {tokenizers.__version__}"
 
 
 # name -> (BPE options, trainer options, normalizer, pre-tokenizer, decoder)
@@ -137,43 +122,46 @@ def trained(fixtures, tmp_path_factory):
 
 
 def compare_corpus(path: str, tok, corpus_lines, label: str) -> None:
-    """Every corpus line (a quarter spliced with an added token's text) x 4 flag pairs."""
+    """Every corpus line (a quarter spliced with an added token's text) x 4 flag pairs, by
+    encode_batch; the first SINGLE_CALLS lines of each also by encode."""
     ref = Tokenizer.from_file(path)
     ref.no_padding()
     ref.no_truncation()
     added = [t.content for t in ref.get_added_tokens_decoder().values()]
-    compared = spliced_count = 0
+    batch = Comparison(f"{label} encode_batch ids x 4 add_special x parse_special", against=TOKENIZERS)
+    single = Comparison(f"{label} encode ids (first {SINGLE_CALLS} lines of each corpus) x 4 flag pairs",
+                        against=TOKENIZERS)
+    spliced_count = 0
     for corpus, lines in [*corpus_lines.items(), ("LONG_RUNS", LONG_RUNS)]:
         texts = spliced(lines, added, seed=len(corpus))
-        spliced_count += sum(a != b for a, b in zip(texts, lines))
+        spliced_count += sum(a != b for a, b in zip(texts, lines))     # two lists of inputs
         for add_special in (False, True):
             for parse_special in (False, True):
+                flags = f"{corpus} add_special={add_special} parse_special={parse_special}"
                 ref.encode_special_tokens = not parse_special
                 want = [e.ids for e in ref.encode_batch(texts, add_special_tokens=add_special)]
                 got = tok.encode_batch(texts, add_special=add_special, parse_special=parse_special)
-                for text, g, w in zip(texts, got, want):
-                    if g != w:
-                        pytest.fail(f"{label} {corpus} add_special={add_special} parse_special={parse_special} "
-                                    f"{text[:80]!r}: {first_difference(g, w)}")
-                for text, ids in list(zip(texts, want))[:300]:
-                    assert tok.encode(text, add_special=add_special, parse_special=parse_special) == ids
-        compared += len(texts)
-    report(f"{label} vs tokenizers: {compared} lines ({spliced_count} with an added token spliced in) "
-           "x 4 flag combinations: 0 mismatches")
+                batch.all(texts, ours=got, theirs=want, what=flags)
+                for text, ids in single.pairs(texts[:SINGLE_CALLS], want[:SINGLE_CALLS]):
+                    single.one(text, tok.encode(text, add_special=add_special, parse_special=parse_special), ids,
+                               what=flags)
+    report(f"{label}: {spliced_count} of the lines with an added token spliced in")
+    batch.finish()
+    single.finish()
 
 
 @pytest.mark.filterwarnings("ignore:the text starts with a BOS token")
 @pytest.mark.parametrize("name", TRAINED)
-def test_trained_bpe_matches_tokenizers(trained, load, corpus_lines, name):
+def test_trained_bpe_matches_tokenizers(trained, corpus_lines, name):
     path = trained(name)
-    tok = load(path)
+    tok = toksmith.load(path)
     model = json.loads(open(path, encoding="utf-8").read())["model"]
     assert model["type"] == "BPE" and len(model["merges"]) > 1000
     compare_corpus(path, tok, corpus_lines, f"tokenizer.json BPE {name} ({len(model['vocab'])} tokens)")
 
 
 @pytest.mark.filterwarnings("ignore:the text starts with a BOS token")
-def test_roberta_style_add_prefix_space(fixtures, load, corpus_lines, tmp_path):
+def test_roberta_style_add_prefix_space(fixtures, corpus_lines, tmp_path):
     # RoBERTa: GPT-2's vocabulary, ByteLevel(add_prefix_space=True), <s> A </s>
     vocab, merges = fixture_file(fixtures, "hf/gpt2/vocab.json"), fixture_file(fixtures, "hf/gpt2/merges.txt")
     tok = Tokenizer(models.BPE.from_file(str(vocab), str(merges)))
@@ -185,7 +173,7 @@ def test_roberta_style_add_prefix_space(fixtures, load, corpus_lines, tmp_path):
                                                       ("<s>", tok.token_to_id("<s>")))
     path = tmp_path / "roberta.json"
     tok.save(str(path))
-    compare_corpus(str(path), load(str(path)), corpus_lines, "RoBERTa-style tokenizer.json (add_prefix_space)")
+    compare_corpus(str(path), toksmith.load(str(path)), corpus_lines, "RoBERTa-style tokenizer.json (add_prefix_space)")
 
 
 def _generate_merges(vocab: dict[str, int], vocab_scores: list[tuple[str, float]]) -> list[tuple[str, str]]:
@@ -202,7 +190,7 @@ def _generate_merges(vocab: dict[str, int], vocab_scores: list[tuple[str, float]
 
 
 @pytest.mark.filterwarnings("ignore:the text starts with a BOS token")
-def test_llama2_style_file(fixtures, load, corpus_lines, tmp_path):
+def test_llama2_style_file(fixtures, corpus_lines, tmp_path):
     """A Llama-2 tokenizer.json as LlamaConverter (legacy) builds it from tokenizer.model."""
     import sentencepiece as spm
     sp = spm.SentencePieceProcessor(model_file=str(fixture_file(fixtures, "spm/llama2_tokenizer.model")))
@@ -217,18 +205,21 @@ def test_llama2_style_file(fixtures, load, corpus_lines, tmp_path):
     tok.post_processor = processors.TemplateProcessing(single="<s> $A", special_tokens=[("<s>", 1)])
     path = tmp_path / "llama2.json"
     tok.save(str(path))
-    compare_corpus(str(path), load(str(path)), corpus_lines,
+    compare_corpus(str(path), toksmith.load(str(path)), corpus_lines,
                    f"Llama-2-style tokenizer.json ({len(tok.get_vocab())} tokens, BPE + byte_fallback)")
 
 
-def test_bytes_with_invalid_utf8_are_decoded_first(trained, load, invalid_utf8_lines):
+def test_bytes_with_invalid_utf8_are_decoded_first(trained, invalid_utf8_lines):
     path = trained("byte_fallback/Replace+Prepend/FixedLength+Digits")
-    tok, ref = load(path), Tokenizer.from_file(path)
-    for raw in invalid_utf8_lines:
-        assert tok.encode(raw) == ref.encode(raw.decode("utf-8", "replace")).ids, raw
+    tok, ref = toksmith.load(path), Tokenizer.from_file(path)
+    # tokenizers takes str: the bytes as Python decodes them with "replace"
+    with Comparison("trained byte_fallback BPE, invalid UTF-8 bytes as text with U+FFFD",
+                    against=TOKENIZERS) as check:
+        for raw in invalid_utf8_lines:
+            check.one(raw, tok.encode(raw), ref.encode(raw.decode("utf-8", "replace")).ids)
 
 
-def test_dropout_is_refused(load, tmp_path):
+def test_dropout_is_refused(tmp_path):
     tok = Tokenizer(models.BPE({"a": 0, "b": 1, "ab": 2}, [("a", "b")], dropout=0.1))
     path = tmp_path / "dropout.json"
     tok.save(str(path))
@@ -238,4 +229,4 @@ def test_dropout_is_refused(load, tmp_path):
     data = json.loads(path.read_text())
     data["model"]["dropout"] = 0.0
     path.write_text(json.dumps(data))
-    assert load(path).encode("abab", add_special=False) == [2, 2]
+    assert toksmith.load(path).encode("abab", add_special=False) == [2, 2]

@@ -22,9 +22,13 @@ import tokenizers
 from tokenizers import AddedToken, decoders, models, pre_tokenizers, processors
 
 import toksmith
-from tests.conftest import LONG_RUNS, first_difference, fixture_file, multilingual_sample, report
+from tests.conftest import LONG_RUNS, fixture_file, multilingual_sample, report
+from tests.parity.comparison import Comparison
 from tests.parity.test_byte_bpe_gguf import spliced
 from toksmith.hf.split_patterns import QWEN2_REGEX
+
+TOKENIZERS = f"tokenizers {tokenizers.__version__}"
+SINGLE_CALLS = 400          # lines of each corpus also encoded one call each
 
 
 def _gpt2_tokenizer(fixtures, pre_tokenizer) -> tokenizers.Tokenizer:
@@ -76,32 +80,32 @@ def test_corpora_match_tokenizers(hf_files, corpus_lines, name):
     path, ref = hf_files[name]
     tok = toksmith.load(path)
     added = [t.content for t in ref.get_added_tokens_decoder().values()]
-    compared = spliced_count = bad = 0
+    batch = Comparison(f"{name} tokenizer.json encode_batch ids x 4 add_special x parse_special", against=TOKENIZERS)
+    single = Comparison(f"{name} tokenizer.json encode ids (first {SINGLE_CALLS} lines of each corpus, "
+                        f"add_special + parse_special)", against=TOKENIZERS)
+    decoded = Comparison(f"{name} tokenizer.json decode of the reference's ids x skip_special 2", against=TOKENIZERS)
+    spliced_count = 0
     for corpus, lines in corpus_lines.items():
         texts = spliced(lines, added, seed=len(corpus))
-        spliced_count += sum(a != b for a, b in zip(texts, lines))
+        spliced_count += sum(a != b for a, b in zip(texts, lines))     # two lists of inputs
         for add_special in (False, True):
             for parse_special in (False, True):
                 ref.encode_special_tokens = not parse_special
                 want = [e.ids for e in ref.encode_batch(texts, add_special_tokens=add_special)]
                 got = tok.encode_batch(texts, add_special=add_special, parse_special=parse_special)
-                for text, g, w in zip(texts, got, want):
-                    if g != w:
-                        bad += 1
-                        assert tok.encode(text, add_special=add_special, parse_special=parse_special) == g
-                        pytest.fail(f"{name} {corpus} add_special={add_special} parse_special={parse_special} "
-                                    f"{text[:80]!r}: {first_difference(g, w)}")
-                if (add_special, parse_special) == (True, True):
-                    for text, ids in zip(texts[:400], want):
-                        assert tok.encode(text, add_special=True, parse_special=True) == ids
-                    for skip in (False, True):
-                        for text, ids in zip(texts, want):
-                            assert tok.decode(ids, skip_special=skip) == ref.decode(ids, skip_special_tokens=skip), \
-                                (name, corpus, skip, text[:80])
-        compared += len(texts)
+                batch.all(texts, ours=got, theirs=want,
+                          what=f"{corpus} add_special={add_special} parse_special={parse_special}")
+        # the ids of the last pair, add_special and parse_special on
+        for text, ids in single.pairs(texts[:SINGLE_CALLS], want[:SINGLE_CALLS]):
+            single.one(text, tok.encode(text, add_special=True, parse_special=True), ids, what=corpus)
+        for skip in (False, True):
+            decoded.all(want, ours=[tok.decode(ids, skip_special=skip) for ids in want],
+                        theirs=ref.decode_batch(want, skip_special_tokens=skip), what=f"{corpus} skip_special={skip}")
     ref.encode_special_tokens = False
-    report(f"{name} tokenizer.json vs tokenizers: {compared} lines ({spliced_count} with an added token "
-           f"spliced in) x 4 flag combinations, decode x2: {bad} mismatches")
+    report(f"{name} tokenizer.json: {spliced_count} of the corpus lines with an added token spliced in")
+    batch.finish()
+    single.finish()
+    decoded.finish()
 
 
 @pytest.mark.parametrize("name", ["gpt2", "llama3"])
@@ -109,10 +113,12 @@ def test_pairs_match_tokenizers(hf_files, corpus_lines, name):
     path, ref = hf_files[name]
     tok = toksmith.load(path)
     lines = [line for line in corpus_lines["man_en.txt"] if line][:300]
-    for first, second in zip(lines, lines[1:]):
-        for add_special in (False, True):
-            want = ref.encode(first, second, add_special_tokens=add_special).ids
-            assert tok.encode(first, pair=second, add_special=add_special) == want
+    with Comparison(f"{name} tokenizer.json pairs of man_en.txt lines x add_special 2", against=TOKENIZERS) as check:
+        for first, second in zip(lines, lines[1:]):     # each line with the next: inputs only
+            for add_special in (False, True):
+                check.one((first, second), tok.encode(first, pair=second, add_special=add_special),
+                          ref.encode(first, second, add_special_tokens=add_special).ids,
+                          what=f"add_special={add_special}")
 
 
 def test_template_without_pair_joins_the_two_sequences(fixtures, tmp_path):
@@ -143,19 +149,28 @@ def test_gpt2_folder_matches_tokenizers(fixtures, corpus_lines):
     twin = pickle.loads(pickle.dumps(tok))     # pickled by its equivalent tokenizer.json
     lines = multilingual_sample(corpus_lines, 300) + LONG_RUNS
     lines = spliced(lines, ["<|endoftext|>"], seed=1)
-    for parse_special in (False, True):
-        ref.encode_special_tokens = not parse_special
-        want = [e.ids for e in ref.encode_batch(lines)]
-        assert tok.encode_batch(lines, parse_special=parse_special) == want
-        assert twin.encode_batch(lines, parse_special=parse_special) == want
-    report(f"hf/gpt2 folder (vocab.json + merges.txt) and its unpickled copy vs tokenizers: {len(lines)} lines "
-           f"x 2 flag values x 2 tokenizers: 0 mismatches")
+    with Comparison("hf/gpt2 folder (vocab.json + merges.txt) and its unpickled copy, encode_batch ids "
+                    "x parse_special 2", against=TOKENIZERS) as check:
+        for parse_special in (False, True):
+            ref.encode_special_tokens = not parse_special
+            want = [e.ids for e in ref.encode_batch(lines)]
+            check.all(lines, ours=tok.encode_batch(lines, parse_special=parse_special), theirs=want,
+                      what=f"parse_special={parse_special}")
+            check.all(lines, ours=twin.encode_batch(lines, parse_special=parse_special), theirs=want,
+                      what=f"unpickled parse_special={parse_special}")
 
 
 def test_tokenizer_json_pickles_by_its_bytes(hf_files):
-    path, _ = hf_files["gpt2"]
+    path, ref = hf_files["gpt2"]
     tok = toksmith.load(path)
     copy = pickle.loads(pickle.dumps(tok))
     text = "Hello toksmith, the cat <sep/> New York<|endoftext|>"
-    assert copy.encode(text, parse_special=True) == tok.encode(text, parse_special=True)
-    assert copy.encode(text, pair="x y") == tok.encode(text, pair="x y")
+    # the copy and the original both as tokenizers (equal to each other alone, an emptied
+    # encode would pass)
+    ref.encode_special_tokens = False
+    want = ref.encode(text).ids
+    assert copy.encode(text, parse_special=True) == tok.encode(text, parse_special=True) == want
+    ref.encode_special_tokens = True                  # parse_special=False
+    want_pair = ref.encode(text, "x y").ids
+    ref.encode_special_tokens = False
+    assert copy.encode(text, pair="x y") == tok.encode(text, pair="x y") == want_pair

@@ -54,7 +54,8 @@ import pytest
 import tokenizers
 
 import toksmith
-from tests.conftest import LONG_RUNS, first_difference, fixture_file, report
+from tests.conftest import LONG_RUNS, fixture_file
+from tests.parity.comparison import Comparison
 from tests.parity.converted_spm import components, convert, from_tokenizer_class
 from tests.parity.test_byte_bpe_gguf import spliced
 
@@ -63,6 +64,7 @@ SAMPLED = ((False, False), (False, True), (True, False))
 SAMPLE_STEP = 16                    # the three other combinations
 SECONDARY_STEP = 3                  # files that share a .model with a main file
 DECODE_SKIP_STEP = 4                # decode with skip_special: every 4th compared line
+TOKENIZERS = f"tokenizers {tokenizers.__version__}"
 
 # name -> (fixture .model, how it is converted, settings the converter reads, main file of its .model)
 # how: a converter class of transformers.convert_slow_tokenizer, or "class:" + a transformers 5
@@ -101,17 +103,15 @@ def converted(fixtures, tmp_path_factory):
     return files
 
 
-def _compare_ids(name, tok, ref, texts, add_special, parse_special, where):
+def _compare_ids(tok, ref, texts, add_special, parse_special, where, batch: Comparison, single: Comparison):
+    """encode_batch ids of every text, encode of every 11th; returns the reference's ids."""
+    flags = f"{where} add_special={add_special} parse_special={parse_special}"
     ref.encode_special_tokens = not parse_special
     want = [e.ids for e in ref.encode_batch(texts, add_special_tokens=add_special)]
-    got = tok.encode_batch(texts, add_special=add_special, parse_special=parse_special)
-    for text, g, w in zip(texts, got, want):
-        if g != w:
-            pytest.fail(f"{name} {where} add_special={add_special} parse_special={parse_special} "
-                        f"{text[:80]!r}: {first_difference(g, w)}")
-    for text, w in zip(texts[::11], want[::11]):
-        g = tok.encode(text, add_special=add_special, parse_special=parse_special)
-        assert g == w, (name, where, add_special, parse_special, text[:80], first_difference(g, w))
+    batch.all(texts, ours=tok.encode_batch(texts, add_special=add_special, parse_special=parse_special), theirs=want,
+              what=flags)
+    for text, ids in single.pairs(texts[::11], want[::11]):
+        single.one(text, tok.encode(text, add_special=add_special, parse_special=parse_special), ids, what=flags)
     ref.encode_special_tokens = False
     return want
 
@@ -125,29 +125,31 @@ def test_converted_files_match_tokenizers(converted, corpus_lines, name):
     assert tok.vocab_size == ref.get_vocab_size()
     added = [t.content for t in ref.get_added_tokens_decoder().values()][:40]
     main = CONVERSIONS[name][3]
-    full = sampled = decoded = 0
+    lines_compared = 'every corpus line' if main else f'every {SECONDARY_STEP}rd line'
+    label = f"converted {name} ({components(ref)})"
+    full = Comparison(f"{label} encode_batch ids ({lines_compared}) add_special+parse_special", against=TOKENIZERS)
+    sampled = Comparison(f"{label} encode_batch ids (every {SAMPLE_STEP}th line) x 3 other flag pairs",
+                         against=TOKENIZERS)
+    single = Comparison(f"{label} encode ids (every 11th line of the above)", against=TOKENIZERS)
+    decoded = Comparison(f"{label} decode of the reference's ids (skip_special off; on, every "
+                         f"{DECODE_SKIP_STEP}th)", against=TOKENIZERS)
     for corpus, lines in corpus_lines.items():
         texts = spliced(lines, added, seed=len(corpus))
         if corpus == "tricky_strings.txt":
             texts += LONG_RUNS
         elif not main:
             texts = texts[::SECONDARY_STEP]
-        want = _compare_ids(name, tok, ref, texts, *FULL, corpus)
-        full += len(texts)
+        want = _compare_ids(tok, ref, texts, *FULL, corpus, full, single)
         for skip, step in ((False, 1), (True, DECODE_SKIP_STEP)):
-            want_text = ref.decode_batch(want[::step], skip_special_tokens=skip)
-            for text, ids, w in zip(texts[::step], want[::step], want_text):
-                got = tok.decode(ids, skip_special=skip)
-                assert got == w, (name, corpus, skip, text[:80], got[:80], w[:80])
-            decoded += len(want_text)
+            ids = want[::step]
+            decoded.all(ids, ours=[tok.decode(i, skip_special=skip) for i in ids],
+                        theirs=ref.decode_batch(ids, skip_special_tokens=skip), what=f"{corpus} skip_special={skip}")
         sample = texts[::SAMPLE_STEP // (1 if main else SECONDARY_STEP)]
         for add_special, parse_special in SAMPLED:
-            _compare_ids(name, tok, ref, sample, add_special, parse_special, corpus)
-            sampled += len(sample)
+            _compare_ids(tok, ref, sample, add_special, parse_special, corpus, sampled, single)
     lines = [line for line in corpus_lines["man_en.txt"] if line.strip()][:100]
-    for first, second in zip(lines, lines[1:]):
-        assert tok.encode(first, pair=second) == ref.encode(first, second).ids, (name, first, second)
-    report(f"converted {name} ({components(ref)}) vs tokenizers: {full} lines "
-           f"({'every corpus line' if main else f'every {SECONDARY_STEP}rd line'}) x add_special+parse_special, "
-           f"{sampled} sampled x 3 other combinations, {decoded} decodes (skip_special off, on every 4th), 99 pairs: "
-           f"0 mismatches")
+    with Comparison(f"{label} pairs of man_en.txt lines", against=TOKENIZERS) as pairs:
+        for first, second in zip(lines, lines[1:]):     # each line with the next: inputs only
+            pairs.one((first, second), tok.encode(first, pair=second), ref.encode(first, second).ids)
+    for check in (full, sampled, single, decoded):
+        check.finish()

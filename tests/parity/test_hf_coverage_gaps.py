@@ -34,12 +34,14 @@ import transformers
 from tokenizers import AddedToken, Regex, decoders, models, normalizers, pre_tokenizers, processors, trainers
 
 import toksmith
-from tests.conftest import CORPUS_FILES, first_difference, fixture_file, report
+from tests.conftest import CORPUS_FILES, fixture_file
+from tests.parity.comparison import Comparison
 from tests.parity.converted_spm import convert
 from tests.parity.test_byte_bpe_gguf import spliced
 
 FLAGS = ((True, True), (False, False), (False, True), (True, False))   # add_special, parse_special
 SAMPLE_STEP = 8
+TOKENIZERS = f"tokenizers {tokenizers.__version__}"
 SPECIALS = ["[UNK]", "[CLS]", "[SEP]", "[PAD]", "[MASK]"]
 
 pytestmark = pytest.mark.filterwarnings("ignore:the text starts with a BOS token")
@@ -49,24 +51,29 @@ def _every_line(corpus_lines, added) -> list[str]:
     return [text for name in CORPUS_FILES for text in spliced(corpus_lines[name], added, seed=len(name))]
 
 
-def _compare(name, path, texts, ref=None) -> int:
+def _compare(label: str, path, texts, ref=None) -> None:
+    """encode_batch ids: every text with add_special and parse_special on, every SAMPLE_STEP-th
+    with the other three pairs; decode of the first pair's reference ids, both skip_special."""
     tok = toksmith.load(path)
     ref = ref or tokenizers.Tokenizer.from_file(str(path))
+    first = Comparison(f"{label} encode_batch ids, every line, add_special+parse_special", against=TOKENIZERS)
+    others = Comparison(f"{label} encode_batch ids, every {SAMPLE_STEP}th line x 3 other flag pairs",
+                        against=TOKENIZERS)
+    decoded = Comparison(f"{label} decode of the reference's ids x skip_special 2", against=TOKENIZERS)
     for k, (add_special, parse_special) in enumerate(FLAGS):
         sample = texts if k == 0 else texts[::SAMPLE_STEP]
         ref.encode_special_tokens = not parse_special
         want = [e.ids for e in ref.encode_batch(sample, add_special_tokens=add_special)]
         got = tok.encode_batch(sample, add_special=add_special, parse_special=parse_special)
-        for text, g, w in zip(sample, got, want):
-            if g != w:
-                pytest.fail(f"{name} add_special={add_special} parse_special={parse_special} {text[:80]!r}: "
-                            f"{first_difference(g, w)}")
+        (first if k == 0 else others).all(sample, ours=got, theirs=want,
+                                          what=f"add_special={add_special} parse_special={parse_special}")
         if k == 0:
             for skip in (False, True):
-                for text, ids, w in zip(sample, want, ref.decode_batch(want, skip_special_tokens=skip)):
-                    assert tok.decode(ids, skip_special=skip) == w, (name, skip, text[:80])
+                decoded.all(want, ours=[tok.decode(ids, skip_special=skip) for ids in want],
+                            theirs=ref.decode_batch(want, skip_special_tokens=skip), what=f"skip_special={skip}")
     ref.encode_special_tokens = False
-    return len(texts)
+    for check in (first, others, decoded):
+        check.finish()
 
 
 @pytest.fixture(scope="module")
@@ -90,10 +97,8 @@ def wordpiece_at(corpus_lines, tmp_path_factory) -> str:
 def test_wordpiece_other_prefix_matches_tokenizers(wordpiece_at, corpus_lines):
     data = tokenizers.Tokenizer.from_file(wordpiece_at)
     assert any(t.startswith("@@") for t in data.get_vocab())
-    compared = _compare("WordPiece @@", wordpiece_at, _every_line(corpus_lines, SPECIALS))
-    report(f"WordPiece continuing_subword_prefix '@@', max_input_chars_per_word 30, decoder WordPiece('@@', "
-           f"cleanup off) vs tokenizers: {compared} lines x add_special+parse_special, every {SAMPLE_STEP}th x 3 "
-           f"other combinations, decode x2: 0 mismatches")
+    _compare("WordPiece continuing_subword_prefix '@@', max_input_chars_per_word 30, decoder WordPiece('@@', "
+             "cleanup off)", wordpiece_at, _every_line(corpus_lines, SPECIALS))
 
 
 @pytest.mark.parametrize("decoder_name", ["Replace-regex", "CTC-no-cleanup"])
@@ -110,11 +115,13 @@ def test_decoder_options_on_wordpiece_ids(wordpiece_at, corpus_lines, tmp_path, 
     texts = _every_line(corpus_lines, SPECIALS)[::4]
     seqs = [e.ids for e in ref.encode_batch(texts)]
     pad = ref.token_to_id("[PAD]")
-    seqs += [ids[:3] + [pad, pad] + ids[3:] for ids in seqs[:2000]]
-    for skip in (False, True):
-        for ids, w in zip(seqs, ref.decode_batch(seqs, skip_special_tokens=skip)):
-            assert tok.decode(ids, skip_special=skip) == w, (decoder_name, skip, ids[:20])
-    report(f"decoder {decoder_name} vs tokenizers: {len(seqs)} id lists x skip_special 2: 0 mismatches")
+    padded = [ids[:3] + [pad, pad] + ids[3:] for ids in seqs[:2000]]
+    seqs += padded
+    with Comparison(f"decoder {decoder_name} on WordPiece '@@' ids of every 4th line, and {len(padded)} of them "
+                    f"with [PAD] inserted, x skip_special 2", against=TOKENIZERS) as check:
+        for skip in (False, True):
+            check.all(seqs, ours=[tok.decode(ids, skip_special=skip) for ids in seqs],
+                      theirs=ref.decode_batch(seqs, skip_special_tokens=skip), what=f"skip_special={skip}")
 
 
 def test_byte_level_trim_offsets_off_matches_tokenizers(fixtures, corpus_lines, tmp_path):
@@ -125,10 +132,8 @@ def test_byte_level_trim_offsets_off_matches_tokenizers(fixtures, corpus_lines, 
     ref.add_special_tokens([AddedToken("<|endoftext|>", special=True, normalized=False)])
     path = tmp_path / "gpt2-trim-off.json"
     ref.save(str(path))
-    compared = _compare("ByteLevel trim_offsets off", path, _every_line(corpus_lines, ["<|endoftext|>"]))
-    report(f"ByteLevel pre-tokenizer add_prefix_space on, trim_offsets off (GPT-2 vocabulary) vs tokenizers: "
-           f"{compared} lines x add_special+parse_special, every {SAMPLE_STEP}th x 3 other combinations, "
-           f"decode x2: 0 mismatches")
+    _compare("ByteLevel pre-tokenizer add_prefix_space on, trim_offsets off (GPT-2 vocabulary)", path,
+             _every_line(corpus_lines, ["<|endoftext|>"]))
 
 
 def test_gpt2_folder_matches_transformers_build_on_every_line(fixtures, corpus_lines):
@@ -139,29 +144,34 @@ def test_gpt2_folder_matches_transformers_build_on_every_line(fixtures, corpus_l
     ref.no_truncation()
     tok = toksmith.load(folder)
     texts = _every_line(corpus_lines, ["<|endoftext|>"])
-    # the folder's template adds nothing: tokenizers' ids are the same for both add_special
-    # values (checked on every 8th line), so its full run is made once per parse_special
+    # the folder's template is "$A" alone: tokenizers' ids are the same for both add_special
+    # values (the template checked, and the ids on every 8th line), so tokenizers runs once per
+    # parse_special and toksmith's add_special=False ids are compared with its add_special=True ids
+    template = json.loads(ref.post_processor.__getstate__())
+    assert template["single"] == [{"Sequence": {"id": "A", "type_id": 0}}] and not template["special_tokens"]
+    label = "hf/gpt2 folder vs the tokenizer transformers builds from it"
+    ids = Comparison(f"{label}: encode_batch ids, every line x 4 flag pairs (add_special=False against "
+                     f"tokenizers' add_special=True ids)", against=TOKENIZERS)
+    decoded = Comparison(f"{label}: decode of the reference's ids x skip_special 2", against=TOKENIZERS)
     for parse_special in (True, False):
         ref.encode_special_tokens = not parse_special
         want = [e.ids for e in ref.encode_batch(texts, add_special_tokens=True)]
         assert [e.ids for e in ref.encode_batch(texts[::SAMPLE_STEP], add_special_tokens=False)] == \
-            want[::SAMPLE_STEP]
+            want[::SAMPLE_STEP]                           # the reference against itself
         for add_special in (True, False):
             got = tok.encode_batch(texts, add_special=add_special, parse_special=parse_special)
-            for text, g, w in zip(texts, got, want):
-                if g != w:
-                    pytest.fail(f"gpt2 folder add_special={add_special} parse_special={parse_special} "
-                                f"{text[:80]!r}: {first_difference(g, w)}")
+            ids.all(texts, ours=got, theirs=want, what=f"add_special={add_special} parse_special={parse_special}")
         if parse_special:
             for skip in (False, True):
-                for text, ids, w in zip(texts, want, ref.decode_batch(want, skip_special_tokens=skip)):
-                    assert tok.decode(ids, skip_special=skip) == w, ("gpt2 folder", skip, text[:80])
+                decoded.all(want, ours=[tok.decode(i, skip_special=skip) for i in want],
+                            theirs=ref.decode_batch(want, skip_special_tokens=skip), what=f"skip_special={skip}")
     ref.encode_special_tokens = False
     lines = [line for line in corpus_lines["man_en.txt"] if line.strip()][:100]
-    for first, second in zip(lines, lines[1:]):
-        assert tok.encode(first, pair=second) == ref.encode(first, second).ids, (first, second)
-    report(f"hf/gpt2 folder vs the tokenizer transformers builds from it: {len(texts)} lines x 4 flag "
-           f"combinations, decode x2, 99 pairs: 0 mismatches")
+    pairs = Comparison(f"{label}: pairs of man_en.txt lines", against=TOKENIZERS)
+    for first, second in zip(lines, lines[1:]):             # each line with the next: inputs only
+        pairs.one((first, second), tok.encode(first, pair=second), ref.encode(first, second).ids)
+    for check in (ids, decoded, pairs):
+        check.finish()
 
 
 def test_char_bpe_with_string_merges_matches_tokenizers(fixtures, corpus_lines, tmp_path):
@@ -171,10 +181,8 @@ def test_char_bpe_with_string_merges_matches_tokenizers(fixtures, corpus_lines, 
     data["model"]["merges"] = [" ".join(m) for m in data["model"]["merges"]]
     path = tmp_path / "llama2-string-merges.json"
     path.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
-    compared = _compare("char BPE string merges", path, _every_line(corpus_lines, ["<s>", "</s>", "<unk>"]))
-    report(f"BPE (characters, byte_fallback) with 'a b' string merges, Llama 2 converted, vs tokenizers: "
-           f"{compared} lines x add_special+parse_special, every {SAMPLE_STEP}th x 3 other combinations, "
-           f"decode x2: 0 mismatches")
+    _compare("BPE (characters, byte_fallback) with 'a b' string merges, Llama 2 converted", path,
+             _every_line(corpus_lines, ["<s>", "</s>", "<unk>"]))
 
 
 def test_split_on_grapheme_clusters(fixtures, corpus_lines, tmp_path):
@@ -183,7 +191,9 @@ def test_split_on_grapheme_clusters(fixtures, corpus_lines, tmp_path):
     path = tmp_path / "split-graphemes.json"
     ref.save(str(path))
     lines = [line for name in CORPUS_FILES for line in corpus_lines[name][:200]]
-    assert toksmith.load(path).encode_batch(lines) == [e.ids for e in ref.encode_batch(lines)]
+    with Comparison("Split(\\X isolated) over a toy WordLevel vocabulary, encode_batch ids of the first 200 "
+                    "lines of each corpus", against=TOKENIZERS) as check:
+        check.all(lines, ours=toksmith.load(path).encode_batch(lines), theirs=[e.ids for e in ref.encode_batch(lines)])
 
 
 def test_single_template_with_the_sequence_twice(fixtures, corpus_lines, tmp_path):
@@ -200,14 +210,16 @@ def test_single_template_with_the_sequence_twice(fixtures, corpus_lines, tmp_pat
     path = tmp_path / "single-twice.json"
     ref.save(str(path))
     texts = _every_line(corpus_lines, ["<|endoftext|>"])
-    compared = _compare("single template $A twice", path, texts, ref)
+    label = "TemplateProcessing single '$A <|endoftext|> $A:1' (GPT-2 vocabulary)"
+    _compare(label, path, texts, ref)
     tok = toksmith.load(path)
-    for add_special in (True, False):
-        assert tok.tokenize("Hello world", add_special=add_special) == \
-            ref.encode("Hello world", add_special_tokens=add_special).tokens
-        for first, second in zip(texts[:4000:8], texts[1:4000:8]):
-            assert tok.encode(first, pair=second, add_special=add_special, parse_special=True) == \
-                ref.encode(first, second, add_special_tokens=add_special).ids, (first[:80], second[:80])
-    report(f"TemplateProcessing single '$A <|endoftext|> $A:1' (GPT-2 vocabulary) vs tokenizers: {compared} "
-           f"lines x add_special+parse_special, every {SAMPLE_STEP}th x 3 other combinations, decode x2, "
-           f"500 pairs x add_special 2: 0 mismatches")
+    ref.encode_special_tokens = False                     # parse_special=True
+    with Comparison(f"{label} pairs of every 8th line of the first 4000 x add_special 2, and tokens of "
+                    f"'Hello world'", against=TOKENIZERS) as check:
+        for add_special in (True, False):
+            check.one("Hello world", tok.tokenize("Hello world", add_special=add_special),
+                      ref.encode("Hello world", add_special_tokens=add_special).tokens, what="tokens")
+            for first, second in zip(texts[:4000:8], texts[1:4000:8]):     # inputs only
+                check.one((first, second), tok.encode(first, pair=second, add_special=add_special, parse_special=True),
+                          ref.encode(first, second, add_special_tokens=add_special).ids,
+                          what=f"pair add_special={add_special}")

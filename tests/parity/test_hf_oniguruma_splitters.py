@@ -14,14 +14,17 @@ from __future__ import annotations
 import random
 
 import pytest
+import tokenizers
 from tokenizers import Regex, pre_tokenizers
 
-from tests.conftest import LONG_RUNS, report
+from tests.conftest import LONG_RUNS
+from tests.parity.comparison import Comparison
 from toksmith._core.pretok_llama import (HF_GPT2_REGEX, HF_LLAMA3_REGEX, HF_QWEN2_REGEX, LlamaSplitter,
                                          codepoint_symbols)
 from toksmith.hf import onig_unicode
 from toksmith.hf.split_patterns import O200K_REGEX, oniguruma_splitter
 
+TOKENIZERS = f"tokenizers {tokenizers.__version__}"
 PATTERNS = {"gpt2": HF_GPT2_REGEX, "llama3": HF_LLAMA3_REGEX, "qwen2": HF_QWEN2_REGEX, "o200k": O200K_REGEX}
 
 
@@ -75,9 +78,9 @@ def _random_texts(seed: int, count: int) -> list[str]:
 
 def _compare(name: str, texts: list[str], label: str) -> None:
     ours, theirs = _ours(PATTERNS[name]), _reference(PATTERNS[name])
-    bad = [t for t in texts if ours(t) != theirs(t)]
-    report(f"oniguruma splitter {name} {label}: {len(texts)} texts, {len(bad)} mismatches")
-    assert not bad, (bad[0], ours(bad[0]), theirs(bad[0]))
+    with Comparison(f"oniguruma splitter {name} pieces, {label}", against=f"{TOKENIZERS} Split") as check:
+        for text in texts:
+            check.one(text, ours(text), theirs(text))
 
 
 @pytest.mark.parametrize("name", PATTERNS)
@@ -106,12 +109,10 @@ def test_gpt2_splitter_is_byte_levels_regex(corpus_lines):
     ours = LlamaSplitter([HF_GPT2_REGEX], oniguruma=True)
     decode = {v: k for k, v in _bytes_to_unicode().items()}
     texts = corpus_lines["tricky_strings.txt"] + _random_texts(11, 3000) + LONG_RUNS
-    bad = 0
-    for text in texts:
-        theirs = [bytes(decode[ch] for ch in piece) for piece, _ in byte_level.pre_tokenize_str(text)]
-        bad += ours.split_text(text.encode("utf-8")) != theirs
-    report(f"oniguruma splitter gpt2 vs ByteLevel(use_regex): {len(texts)} texts, {bad} mismatches")
-    assert bad == 0
+    with Comparison("oniguruma splitter gpt2 pieces (bytes)", against=f"{TOKENIZERS} ByteLevel(use_regex)") as check:
+        for text in texts:
+            theirs = [bytes(decode[ch] for ch in piece) for piece, _ in byte_level.pre_tokenize_str(text)]
+            check.one(text, ours.split_text(text.encode("utf-8")), theirs)
 
 
 def _bytes_to_unicode() -> dict[int, str]:
@@ -131,11 +132,16 @@ def test_refuses_other_patterns_and_pickles():
     with pytest.raises(ValueError):
         LlamaSplitter([r"\s+"], oniguruma=True)
     assert oniguruma_splitter(r"\s+") is None
+    # the unpickled splitters split as tokenizers does (equal to the originals alone, emptied
+    # output would pass)
     o200k = oniguruma_splitter(O200K_REGEX)
-    assert pickle.loads(pickle.dumps(o200k)).split_text(b"HelloWorld's") == o200k.split_text(b"HelloWorld's")
+    want = [piece.encode() for piece in _reference(O200K_REGEX)("HelloWorld's")]
+    assert pickle.loads(pickle.dumps(o200k)).split_text(b"HelloWorld's") == o200k.split_text(b"HelloWorld's") == want
     splitter = LlamaSplitter([HF_LLAMA3_REGEX], oniguruma=True)
     again = pickle.loads(pickle.dumps(splitter))
-    assert again.oniguruma and again.split_text("it'\u017f ok".encode()) == splitter.split_text("it'\u017f ok".encode())
+    want = [piece.encode() for piece in _reference(HF_LLAMA3_REGEX)("it'\u017f ok")]
+    assert again.oniguruma
+    assert again.split_text("it'\u017f ok".encode()) == splitter.split_text("it'\u017f ok".encode()) == want
     assert codepoint_symbols(0x4E2D)[0] == 0xD2   # llama.cpp mode unchanged
 
 
@@ -150,8 +156,8 @@ def test_byte_level_pretokenizer_alone(add_prefix_space):
     ours = byte_level_pretokenizer(c.ByteLevel(add_prefix_space=add_prefix_space, trim_offsets=True,
                                                use_regex=True))
     texts = _random_texts(9, 20000) + LONG_RUNS
-    bad = [t for t in texts if [p.decode() for p in ours.split_text(t.encode())]
-           != [p for p, _ in ref.pre_tokenize_str(t)]]
-    report(f"ByteLevel pre-tokenizer (add_prefix_space={add_prefix_space}) random strings: "
-           f"{len(texts)} texts, {len(bad)} mismatches")
-    assert not bad, bad[0]
+    with Comparison(f"ByteLevel pre-tokenizer stage (add_prefix_space={add_prefix_space}) pieces, random strings",
+                    against=f"{TOKENIZERS} ByteLevel") as check:
+        for text in texts:
+            check.one(text, [p.decode() for p in ours.split_text(text.encode())],
+                      [p for p, _ in ref.pre_tokenize_str(text)])
