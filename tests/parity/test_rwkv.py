@@ -30,7 +30,7 @@ from rwkv.rwkv_tokenizer import TRIE_TOKENIZER   # the rwkv package
 
 import toksmith
 from tests import llama_cpp_reference   # llama-cpp-python
-from tests.conftest import fixture_file, first_difference, report
+from tests.conftest import fixture_file, report
 from tests.gguf_copy import copy_gguf, copy_gguf_with_tokens
 from tests.parity.reference_worker import REPO_ROOT
 from tests.parity.comparison import Comparison
@@ -124,10 +124,10 @@ def test_txt_ids_the_file_does_not_give_are_refused(vocab_txt, trie_tokenizer):
 
 def test_txt_long_texts_match_trie_tokenizer(vocab_txt, trie_tokenizer):
     tok = toksmith.load(vocab_txt)
-    for text in LONG_TEXTS:
-        got, want = tok.encode(text), trie_tokenizer.encode(text)
-        assert got == want, first_difference(got, want)
-    report(f"{VOCAB_TXT} vs TRIE_TOKENIZER: {len(LONG_TEXTS)} long repeated texts (up to 200k characters) match")
+    with Comparison(f"{VOCAB_TXT} long repeated texts (up to 200k characters; encode)",
+                    against="rwkv TRIE_TOKENIZER") as check:
+        check.all(LONG_TEXTS, ours=[tok.encode(text) for text in LONG_TEXTS],
+                  theirs=[trie_tokenizer.encode(text) for text in LONG_TEXTS])
 
 
 def test_txt_small_vocabularies_match_trie_tokenizer(tmp_path):
@@ -192,9 +192,9 @@ def test_world_gguf_matches_llama_cpp(world_gguf, corpus_lines, invalid_utf8_lin
 def test_world_gguf_long_texts_match_llama_cpp(world_gguf):
     tok = toksmith.load(world_gguf)
     ref = llama_cpp_reference.load_vocab(world_gguf)
-    for text in LONG_TEXTS:
-        got, want = tok.encode(text), ref.tokenize(text.encode(), False, False)
-        assert got == want, first_difference(got, want)
+    with Comparison("RWKV world GGUF long repeated texts (up to 200k characters; encode)", against="llama.cpp") as check:
+        check.all(LONG_TEXTS, ours=[tok.encode(text) for text in LONG_TEXTS],
+                  theirs=[ref.tokenize(text.encode(), False, False) for text in LONG_TEXTS])
 
 
 def random_id_lists(n: int, seed: int, cases: int) -> list[list[int]]:
