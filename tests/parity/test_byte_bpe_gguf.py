@@ -79,7 +79,7 @@ def test_qwen35_golden_file_with_forced_pre(fixtures, tmp_path):
 def special_texts_of(path) -> list[str]:
     meta = read_metadata(path)
     tokens, types = meta["tokenizer.ggml.tokens"], meta["tokenizer.ggml.token_type"]
-    return [t.decode("utf-8") for t, k in zip(tokens, types) if k in (CONTROL, USER_DEFINED)]
+    return [t.decode("utf-8") for t, k in zip(tokens, types, strict=True) if k in (CONTROL, USER_DEFINED)]
 
 
 @pytest.mark.filterwarnings("ignore:the text starts with a BOS token")   # llama.cpp warns too

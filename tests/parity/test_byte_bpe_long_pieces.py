@@ -107,7 +107,7 @@ def test_long_pieces_match_tiktoken(fixtures, corpus_lines, tmp_path, shuffled):
         long_tokens = [t for t in ranks if len(t) > 1]
         values = [ranks[t] for t in long_tokens]
         rng.shuffle(values)
-        ranks.update(zip(long_tokens, values))
+        ranks.update(zip(long_tokens, values, strict=True))
     path = tmp_path / "cl100k_base.tiktoken"
     path.write_bytes(rank_file(ranks))
     model = read_tiktoken(path).vocab.build_model()

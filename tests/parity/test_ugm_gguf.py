@@ -25,7 +25,7 @@ def model_proto_from_gguf(path) -> bytes:
     meta = read_metadata(path)
     proto = pb.ModelProto()
     for text, score, kind in zip(meta["tokenizer.ggml.tokens"], meta["tokenizer.ggml.scores"],
-                                 meta["tokenizer.ggml.token_type"]):
+                                 meta["tokenizer.ggml.token_type"], strict=True):
         piece = proto.pieces.add()
         piece.piece, piece.score, piece.type = text.decode("utf-8"), score, kind
     proto.trainer_spec.model_type = pb.TrainerSpec.UNIGRAM

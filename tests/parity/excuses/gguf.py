@@ -117,3 +117,47 @@ REFERENCE_DIED_TOKENIZING = Excuse(
     applies=lambda case, ours, theirs: isinstance(theirs, DiedTokenizing) and isinstance(ours, (list, Rejected)),
     allowed=("x.gguf", _LOADED, DiedTokenizing(-6)),
     refused=("x.gguf", _LOADED, Rejected("llama.cpp could not load")))
+
+STRICTER_NUL_IN_PIECE = Excuse(
+    "STRICTER_NUL_IN_PIECE",
+    allows="toksmith refuses a piece whose text holds a NUL character ('piece N ... includes a NUL character') "
+           "where sentencepiece 0.2.3 loads it",
+    applies=_stricter(r"^piece \d+ .* includes a NUL character"),
+    allowed=("x.model", Rejected("piece 9 b'\\x00' includes a NUL character"), _LOADED),
+    refused=("x.model", Rejected("piece 9 b'\\x00' includes a NUL character"), Rejected("sentencepiece: bad")))
+
+STRICTER_NAN_SCORE = Excuse(
+    "STRICTER_NAN_SCORE",
+    allows="toksmith refuses a BPE piece scored NaN ('piece N ... has score NaN: merge order is undefined') where "
+           "sentencepiece 0.2.3 loads it",
+    applies=_stricter(r"^piece \d+ .* has score NaN: merge order is undefined"),
+    allowed=("x.model", Rejected("piece 7 b're' has score NaN: merge order is undefined (toksmith refuses it; "
+                                 "sentencepiece loads it)"), _LOADED),
+    refused=("x.model", Rejected("piece 7 b're' has score inf"), _LOADED))
+
+STRICTER_TRUNCATED_MODEL = Excuse(
+    "STRICTER_TRUNCATED_MODEL",
+    allows="toksmith refuses a .model that ends right after a piece with no trainer_spec or normalizer_spec "
+           "('the file ends at byte N of N right after piece N ... looks truncated'), which sentencepiece 0.2.3 loads",
+    applies=_stricter(r"^the file ends at byte \d+ of \d+ right after piece \d+, with no trainer_spec or "
+                      r"normalizer_spec"),
+    allowed=("x.model", Rejected("the file ends at byte 62 of 62 right after piece 5, with no trainer_spec or "
+                                 "normalizer_spec: the file looks truncated"), _LOADED),
+    refused=("x.model", Rejected("the file ends at byte 62 of 62 inside piece 5"), _LOADED))
+
+STRICTER_SHORT_CHARSMAP = Excuse(
+    "STRICTER_SHORT_CHARSMAP",
+    allows="toksmith refuses a precompiled_charsmap shorter than its own header says ('charsmap of N bytes is too "
+           "short for its N-byte header'), which sentencepiece 0.2.3 loads",
+    applies=_stricter(r"^precompiled_charsmap: charsmap of \d+ bytes is too short for its \d+-byte header"),
+    allowed=("x.model", Rejected("precompiled_charsmap: charsmap of 3 bytes is too short for its 4-byte header"),
+             _LOADED),
+    refused=("x.model", Rejected("precompiled_charsmap: the double array is empty"), _LOADED))
+
+STRICTER_PIECE_TYPE = Excuse(
+    "STRICTER_PIECE_TYPE",
+    allows="toksmith refuses a piece whose type is outside sentencepiece's enum ('piece N ... has type N, expected "
+           "N..N'), which sentencepiece 0.2.3 loads",
+    applies=_stricter(r"^piece \d+ .* has type -?\d+, expected \d+\.\.\d+"),
+    allowed=("x.model", Rejected("piece 1 b'<s>' has type 9, expected 1..6"), _LOADED),
+    refused=("x.model", Rejected("piece 1 b'<s>' has type 9, expected 1..6"), DiedTokenizing(-6)))
