@@ -455,3 +455,44 @@ def _set(new: list[KV], get: dict[str, KV], key: str, value, vtype: T, sub_type:
         kv = KV(key, value, vtype, sub_type)
         new.append(kv)
         get[key] = kv
+
+
+def gguf_kvs(data: bytes) -> list[KV]:
+    """The key/value list of a GGUF file without tensors (a real fixture), for the semantic
+    edits above: strings stay bytes, a u8 array stays bytes (a charsmap), other arrays lists."""
+    _version, n_tensors, n_kv = struct.unpack_from("<IQQ", data, 4)
+    assert data[:4] == b"GGUF" and n_tensors == 0, "a vocab-only GGUF"
+    pos = 24
+    formats = {T(k): v for k, v in {0: "B", 1: "b", 2: "H", 3: "h", 4: "I", 5: "i", 6: "f", 7: "?",
+                                    10: "Q", 11: "q", 12: "d"}.items()}
+
+    def string() -> bytes:
+        nonlocal pos
+        (length,) = struct.unpack_from("<Q", data, pos)
+        pos += 8 + length
+        return data[pos - length:pos]
+
+    kvs = []
+    for _ in range(n_kv):
+        key = string().decode()
+        vtype = T(struct.unpack_from("<I", data, pos)[0])
+        pos += 4
+        sub_type = None
+        if vtype == T.STRING:
+            value = string()
+        elif vtype == T.ARRAY:
+            sub_type, count = struct.unpack_from("<IQ", data, pos)
+            sub_type = T(sub_type)
+            pos += 12
+            if sub_type == T.STRING:
+                value = [string() for _ in range(count)]
+            elif sub_type == T.UINT8:
+                value, pos = data[pos:pos + count], pos + count
+            else:
+                fmt = f"<{count}{formats[sub_type]}"
+                value, pos = list(struct.unpack_from(fmt, data, pos)), pos + struct.calcsize(fmt)
+        else:
+            (value,) = struct.unpack_from("<" + formats[vtype], data, pos)
+            pos += struct.calcsize("<" + formats[vtype])
+        kvs.append(KV(key, value, vtype, sub_type))
+    return kvs

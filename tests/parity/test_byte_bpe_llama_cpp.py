@@ -16,7 +16,8 @@ import pytest
 import regex
 
 from tests import llama_cpp_reference
-from tests.conftest import fixture_file, report
+from tests.conftest import fixture_file
+from tests.parity.comparison import Comparison
 from tests.parity.model_mutations import KV, T, write_gguf_bytes
 from toksmith._core.wire import parse_gguf_metadata
 from toksmith.formats.gguf import llama_cpp_token_pieces, read_byte_level_gguf
@@ -69,12 +70,10 @@ def test_pieces_match_llama_cpp(fixtures, candidate_pieces, name):
     pieces = [p for p in candidate_pieces
               if whole_under(p, VOCABS[name]) and not any(u in p for u in user_defined)]
     assert len(pieces) > 5000
-    got = model.encode_pieces([p.encode() for p in pieces])
-    bad = [(p, g, w) for p, g, w in zip(pieces, got, (ref.tokenize(p.encode(), add_special=False,
-                                                                     parse_special=False) for p in pieces))
-           if g != w]
-    report(f"byte-level BPE model vs llama.cpp, {name}: {len(pieces)} pieces, {len(bad)} mismatches")
-    assert not bad, bad[:5]
+    with Comparison(f"byte-level BPE model stage (encode_pieces), {name}: one pre-token each",
+                    against="llama.cpp") as check:
+        check.all(pieces, ours=model.encode_pieces([p.encode() for p in pieces]),
+                  theirs=[ref.tokenize(p.encode(), add_special=False, parse_special=False) for p in pieces])
 
 
 def gguf_copy(src, out, **replace) -> None:
@@ -105,9 +104,11 @@ def test_merges_naming_unknown_tokens_are_kept_as_llama_cpp_keeps_them(fixtures,
     spec = read_byte_level_gguf(out)
     model = spec.vocab.build_model()
     ref = llama_cpp_reference.load_vocab(out)
-    for piece in [" the", " theZZ", "ZZ", "zzz", "qæ", " Theqæ", " t", "he"]:
-        want = ref.tokenize(piece.encode(), add_special=False, parse_special=False)
-        assert model.encode_piece(piece.encode()) == want, piece
+    pieces = [" the", " theZZ", "ZZ", "zzz", "qæ", " Theqæ", " t", "he"]
+    with Comparison("byte-level BPE model stage, gpt-2 copy with merges naming unknown tokens",
+                    against="llama.cpp") as check:
+        check.all(pieces, ours=[model.encode_piece(p.encode()) for p in pieces],
+                  theirs=[ref.tokenize(p.encode(), add_special=False, parse_special=False) for p in pieces])
 
 
 @pytest.mark.parametrize("name", list(VOCABS))
@@ -115,11 +116,12 @@ def test_token_pieces_match_llama_cpp(fixtures, name):
     path = fixture_file(fixtures, f"gguf/ggml-vocab-{name}.gguf")
     spec = read_byte_level_gguf(path)
     ref = llama_cpp_reference.load_vocab(path)
-    for special in (False, True):
-        got = llama_cpp_token_pieces(spec, special=special)
-        bad = [(i, g) for i, g in enumerate(got) if g != ref.token_to_piece(i, lstrip=0, special=special)]
-        assert not bad, bad[:5]
-    report(f"byte-level token pieces vs llama_token_to_piece, {name}: {len(got)} tokens x 2, 0 mismatches")
+    ids = range(ref.n_tokens)
+    with Comparison(f"byte-level token pieces (llama_cpp_token_pieces), {name}: every token x special both ways",
+                    against="llama.cpp (llama_token_to_piece)") as check:
+        for special in (False, True):
+            check.all(ids, ours=llama_cpp_token_pieces(spec, special=special),
+                      theirs=[ref.token_to_piece(i, lstrip=0, special=special) for i in ids], what=f"special={special}")
 
 
 def test_token_pieces_of_odd_texts_match_llama_cpp(fixtures, tmp_path):
@@ -141,10 +143,14 @@ def test_token_pieces_of_odd_texts_match_llama_cpp(fixtures, tmp_path):
     gguf_copy(src, out, **{"tokenizer.ggml.tokens": tokens, "tokenizer.ggml.token_type": types})
     spec = read_byte_level_gguf(out)
     ref = llama_cpp_reference.load_vocab(out)
-    for special in (False, True):
-        got = llama_cpp_token_pieces(spec, special=special)
-        for i in list(odd) + [0, 50256]:
-            assert got[i] == ref.token_to_piece(i, lstrip=0, special=special), (i, special)
+    ids = list(odd) + [0, 50256]
+    with Comparison("byte-level token pieces of odd texts and types (gpt-2 copy)",
+                    against="llama.cpp (llama_token_to_piece)") as check:
+        for special in (False, True):
+            got = llama_cpp_token_pieces(spec, special=special)
+            assert len(got) == ref.n_tokens, f"{len(got)} pieces for {ref.n_tokens} tokens"
+            check.all(ids, ours=[got[i] for i in ids],
+                      theirs=[ref.token_to_piece(i, lstrip=0, special=special) for i in ids], what=f"special={special}")
 
 
 def test_gemma4_copy_matches_llama_cpp(fixtures, candidate_pieces, tmp_path):
@@ -164,8 +170,7 @@ def test_gemma4_copy_matches_llama_cpp(fixtures, candidate_pieces, tmp_path):
     # gemma4's pre-tokenizer cuts at newlines only and its normalizer turns spaces into U+2581:
     # pieces without either are one pre-token as they are
     pieces = [p for p in candidate_pieces if not any(c in p for c in " \n\r\t")] + ["\n\n", "\n"]
-    bad = [(p, g, w) for p, g, w in zip(pieces, model.encode_pieces([p.encode() for p in pieces]),
-                                         (ref.tokenize(p.encode(), add_special=False, parse_special=False)
-                                          for p in pieces)) if g != w]
-    report(f"byte-level BPE model vs llama.cpp, gemma4 copy of gpt-2: {len(pieces)} pieces, {len(bad)} mismatches")
-    assert not bad, bad[:5]
+    with Comparison("byte-level BPE model stage (encode_pieces), gemma4 copy of gpt-2: one pre-token each",
+                    against="llama.cpp") as check:
+        check.all(pieces, ours=model.encode_pieces([p.encode() for p in pieces]),
+                  theirs=[ref.tokenize(p.encode(), add_special=False, parse_special=False) for p in pieces])

@@ -23,7 +23,8 @@ import regex
 import tiktoken
 
 from tests import llama_cpp_reference
-from tests.conftest import fixture_file, report
+from tests.conftest import fixture_file
+from tests.parity.comparison import Comparison
 from tests.parity.test_byte_bpe_llama_cpp import GPT2, gguf_copy, whole_under
 from toksmith._core.byte_bpe import ByteLevelBpe, MergeOrder
 from toksmith._core.byte_unicode import byte_unicode_decode
@@ -106,7 +107,7 @@ def test_long_pieces_match_tiktoken(fixtures, corpus_lines, tmp_path, shuffled):
         long_tokens = [t for t in ranks if len(t) > 1]
         values = [ranks[t] for t in long_tokens]
         rng.shuffle(values)
-        ranks.update(zip(long_tokens, values))
+        ranks.update(zip(long_tokens, values, strict=True))
     path = tmp_path / "cl100k_base.tiktoken"
     path.write_bytes(rank_file(ranks))
     model = read_tiktoken(path).vocab.build_model()
@@ -117,10 +118,11 @@ def test_long_pieces_match_tiktoken(fixtures, corpus_lines, tmp_path, shuffled):
     pieces += token_walks(list(ranks), joined, "tiktoken")
     cut, uncut_long = kinds(pieces, joined)
     assert cut >= 3 and uncut_long >= 3, (cut, uncut_long)
-    bad = [p[:40] for p in pieces if model.encode_piece(p) != encoding._core_bpe.encode_single_piece(p)]
-    report(f"long pieces vs tiktoken, cl100k {'shuffled ranks' if shuffled else 'ranks'}: {len(pieces)} pieces "
-           f"({cut} with a cut, {uncut_long} of {QUEUE_MIN_SYMBOLS}+ bytes without), {len(bad)} mismatches")
-    assert not bad, bad[:3]
+    with Comparison(f"long pieces, cl100k {'shuffled ranks' if shuffled else 'ranks'} ({cut} with a cut, "
+                    f"{uncut_long} of {QUEUE_MIN_SYMBOLS}+ bytes without; model stage encode_piece)",
+                    against="tiktoken 0.14.0") as check:
+        check.all(pieces, ours=[model.encode_piece(p) for p in pieces],
+                  theirs=[encoding._core_bpe.encode_single_piece(p) for p in pieces])
 
 
 @pytest.mark.parametrize("shuffled", [False, True], ids=["merges", "shuffled-merges"])
@@ -146,10 +148,11 @@ def test_long_pieces_match_llama_cpp(fixtures, corpus_lines, tmp_path, shuffled)
     pieces += [w for w in token_walks(letter_tokens, joined, "llama.cpp") if whole_under(w.decode(), GPT2)]
     cut, uncut_long = kinds(pieces, joined)
     assert cut >= 3 and uncut_long >= 3, (cut, uncut_long)
-    bad = [p[:40] for p in pieces if model.encode_piece(p) != ref.tokenize(p, add_special=False, parse_special=False)]
-    report(f"long pieces vs llama.cpp, gpt-2 {'shuffled merges' if shuffled else 'merges'}: {len(pieces)} pieces "
-           f"({cut} with a cut, {uncut_long} of {QUEUE_MIN_SYMBOLS}+ bytes without), {len(bad)} mismatches")
-    assert not bad, bad[:3]
+    with Comparison(f"long pieces, gpt-2 {'shuffled merges' if shuffled else 'merges'} ({cut} with a cut, "
+                    f"{uncut_long} of {QUEUE_MIN_SYMBOLS}+ bytes without; model stage encode_piece)",
+                    against="llama.cpp") as check:
+        check.all(pieces, ours=[model.encode_piece(p) for p in pieces],
+                  theirs=[ref.tokenize(p, add_special=False, parse_special=False) for p in pieces])
 
 
 def test_random_small_vocabularies_on_long_pieces_match_tiktoken():
@@ -157,7 +160,7 @@ def test_random_small_vocabularies_on_long_pieces_match_tiktoken():
     # rank below their parts, so the queue's order (leftmost first among equal ranks,
     # lower ranks first as they appear) decides the result.
     rng = random.Random("small vocabularies")
-    mismatches = pieces = 0
+    check = Comparison("long pieces, 40 random small vocabularies (model stage encode_piece)", against="tiktoken 0.14.0")
     for case in range(40):
         letters = b"abc"[:rng.randrange(2, 4)]
         texts = {bytes([c]) for c in letters}
@@ -170,7 +173,5 @@ def test_random_small_vocabularies_on_long_pieces_match_tiktoken():
         model = ByteLevelBpe.build(order, order=MergeOrder.TOKEN_RANK, ignore_merges=True)
         for length in (QUEUE_MIN_SYMBOLS + 1, 6000, 100):
             piece = bytes(rng.choice(letters) for _ in range(length))
-            pieces += 1
-            mismatches += model.encode_piece(piece) != encoding._core_bpe.encode_single_piece(piece)
-    report(f"long pieces vs tiktoken, 40 random small vocabularies: {pieces} pieces, {mismatches} mismatches")
-    assert mismatches == 0
+            check.one(piece, model.encode_piece(piece), encoding._core_bpe.encode_single_piece(piece))
+    check.finish(at_least=120)

@@ -13,7 +13,8 @@ import random
 import pytest
 import tiktoken
 
-from tests.conftest import fixture_file, report
+from tests.conftest import fixture_file
+from tests.parity.comparison import Comparison
 from tests.unit.test_tiktoken_files import tiktoken_constructor
 from toksmith._core.byte_bpe import ByteLevelBpe
 from toksmith._core.byte_bpe import MergeOrder as CoreMergeOrder
@@ -106,13 +107,16 @@ def guard_pieces(token_texts: list[bytes], characters: list[str], seed: int) -> 
 
 
 def compare(name, fast, slow, pieces, reference=None):
+    """The model with character starts against the one merging from bytes (toksmith against
+    itself), and with `reference` (tiktoken's encode_single_piece) against tiktoken."""
     got = fast.encode_pieces(pieces)
-    want = slow.encode_pieces(pieces)
-    bad = [(p, g, w) for p, g, w in zip(pieces, got, want) if g != w]
+    with Comparison(f"character starts, {name}: guard pieces (model stage encode_pieces)",
+                    against="itself (character starts vs starts from bytes)") as check:
+        check.all(pieces, ours=got, theirs=slow.encode_pieces(pieces))
     if reference is not None:
-        bad += [(p, g, "tiktoken") for p, g in zip(pieces, got) if g != reference(p)]
-    report(f"character starts vs starts from bytes, {name}: {len(pieces)} pieces, {len(bad)} mismatches")
-    assert not bad, bad[:5]
+        with Comparison(f"character starts, {name}: guard pieces (model stage encode_pieces)",
+                        against="tiktoken 0.14.0") as check:
+            check.all(pieces, ours=got, theirs=[reference(p) for p in pieces])
 
 
 @pytest.mark.parametrize("name", RANK_FILES)

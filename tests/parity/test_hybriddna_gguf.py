@@ -25,10 +25,10 @@ import pytest
 
 import toksmith
 from tests import llama_cpp_reference   # llama-cpp-python
-from tests.conftest import fixture_file, report
+from tests.conftest import fixture_file
 from tests.gguf_copy import copy_gguf_with_tokens
-from tests.parity.test_byte_bpe_gguf import aborts_llama_cpp
-from tests.parity.test_spm_bpe_gguf import fail_on, reference_decode
+from tests.parity.comparison import Comparison
+from tests.parity.llama_cpp_compare import compare_decodes, compare_encodes, llama_cpp_survives
 
 BASE = "gguf/ggml-vocab-gpt-2.gguf"
 NORMAL, CONTROL, USER_DEFINED = 1, 3, 4   # GGUF token types
@@ -100,37 +100,21 @@ def texts(corpus_lines) -> list[str]:
 def test_hybriddna_matches_llama_cpp(fixtures, tmp_path, texts, invalid_utf8_lines, name):
     path = hybriddna_gguf(fixtures, tmp_path / f"{name}.gguf", name)
     ref = llama_cpp_reference.LlamaCppVocab(path)
-    mismatches = []
-    compared = 0
+    # one invalid UTF-8 line (F4 90 80 80) aborts llama.cpp; today 1 left out
+    raw_texts = [t.encode("utf-8") for t in texts] + INVALID_UTF8_IN_REGIONS + [
+        b"<dna>" + raw + b"</dna>" for raw in llama_cpp_survives(invalid_utf8_lines, at_most=1)]
+    check = Comparison(f"tokenizer.ggml.model='hybriddna' ({name}) on the GPT-2 vocabulary + 4096 k-mers: "
+                       f"{len(raw_texts)} texts x {len(FLAGS)} flag pairs (encode, encode_batch; decode x2 and "
+                       f"decode_bytes of llama.cpp's ids)", against="llama.cpp")
     try:
         tok = toksmith.load(path)
         assert tok.vocab_size == ref.n_tokens
-        raw_texts = [t.encode("utf-8") for t in texts] + INVALID_UTF8_IN_REGIONS + [
-            b"<dna>" + raw + b"</dna>" for raw in invalid_utf8_lines if not aborts_llama_cpp(raw)]
-        for add_special, parse_special in FLAGS:
-            got_batch = tok.encode_batch(raw_texts, add_special=add_special, parse_special=parse_special)
-            for raw, batch in zip(raw_texts, got_batch):
-                compared += 1
-                want = ref.tokenize(raw, add_special, parse_special)
-                got = tok.encode(raw, add_special=add_special, parse_special=parse_special)
-                if got != want or batch != want:
-                    mismatches.append(f"({add_special}, {parse_special}) {raw[:60]!r}\n  ours {got[:24]}\n"
-                                      f"  llama.cpp {want[:24]}")
-                    continue
-                for skip in (False, True):
-                    expected = reference_decode(ref, want, skip)
-                    if tok.decode(want, skip_special=skip) != expected:
-                        mismatches.append(f"decode(skip_special={skip}) {raw[:60]!r}: "
-                                          f"{tok.decode(want, skip_special=skip)!r} != {expected!r}")
-                if tok.decode_bytes(want) != ref.detokenize(want, remove_special=False, unparse_special=True):
-                    mismatches.append(f"decode_bytes {raw[:60]!r}")
+        for ids in compare_encodes(check, tok, ref, raw_texts, flags=FLAGS, decode=False):
+            compare_decodes(check, tok, ref, ids)
         dna_ids = ref.tokenize(b"<dna>ACGTACgtacNN", False, False)
     finally:
         ref.close()
-    report(f"tokenizer.ggml.model='hybriddna' ({name}) on the GPT-2 vocabulary + 4096 k-mers vs llama.cpp: "
-           f"{len(raw_texts)} texts x {len(FLAGS)} flag pairs = {compared} comparisons (decode x2 and "
-           f"decode_bytes of each), {len(mismatches)} mismatches")
-    fail_on(mismatches)
+    check.finish(at_least=5 * len(FLAGS) * len(raw_texts))
     # The variants really take both paths: k-mers (<oov> included), or plain BPE as fallback.
     n_base = tok.vocab_size - len(KMERS) - len(VARIANTS[name][0])
     kmer_ids = [i for i in dna_ids if i >= n_base]

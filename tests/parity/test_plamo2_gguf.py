@@ -28,8 +28,8 @@ import toksmith
 from tests import llama_cpp_reference   # llama-cpp-python
 from tests.conftest import fixture_file, report
 from tests.plamo2_gguf import PLAMO_SPECIALS, sentencepiece_pieces, write_plamo2_gguf
-from tests.parity.llama_cpp_compare import corpora_mismatches, decode_mismatches, encode_mismatches
-from tests.parity.test_spm_bpe_gguf import fail_on, reference_decode
+from tests.parity.comparison import Comparison
+from tests.parity.llama_cpp_compare import compare_corpora, compare_decodes, compare_encodes, reference_decode
 from toksmith.spec import Algorithm
 
 SPM_MODEL = "spm/t5_base_japanese_spiece.model"
@@ -53,22 +53,17 @@ def plamo2(plamo2_path):
     return tok, ref
 
 
-def check_texts(tok, ref, texts, what: str, *, decode: bool = True) -> tuple[int, list[str]]:
-    """(how many texts, mismatches) of `encode_mismatches` under both flag pairs."""
-    return len(texts), encode_mismatches(tok, ref, texts, what, flags=FLAGS, decode=decode)
-
-
 def test_corpora_match_llama_cpp(plamo2, corpus_lines, invalid_utf8_lines):
     tok, ref = plamo2
     specials = list(PLAMO_SPECIALS) + [f"[PAD{i}]" for i in (1, 7, N_PADS)] + ["[PAD", "[PAD1"]
-    compared, spliced_count, mismatches = corpora_mismatches(tok, ref, corpus_lines, specials, flags=FLAGS)
-    count, found = check_texts(tok, ref, invalid_utf8_lines, "invalid UTF-8", decode=False)
-    compared += count
-    mismatches += found
-    report(f"PLaMo-2 GGUF (t5-base-japanese pieces) vs llama.cpp: {compared} lines ({spliced_count} with "
-           f"a special or [PADi] text spliced in, {len(invalid_utf8_lines)} invalid UTF-8) x 2 flag "
-           f"combinations (ids, batch ids; decode x2 and decode_bytes), {len(mismatches)} mismatches")
-    fail_on(mismatches)
+    check = Comparison("PLaMo-2 GGUF (t5-base-japanese pieces) every corpus line (a seeded quarter with a special "
+                       "or [PADi] text spliced in) and the invalid UTF-8 lines x 2 flag combinations (encode, "
+                       "encode_batch; decode x2 and decode_bytes of llama.cpp's ids with parse_special)",
+                       against="llama.cpp")
+    spliced_count = compare_corpora(check, tok, ref, corpus_lines, specials, flags=FLAGS)
+    compare_encodes(check, tok, ref, invalid_utf8_lines, flags=FLAGS, decode=False, label="invalid UTF-8")
+    report(f"  PLaMo-2 GGUF: {spliced_count} lines with a special or [PADi] text spliced in")
+    check.finish(at_least=4 * len(invalid_utf8_lines))
 
 
 def test_bom_byte_fallback_and_pad_texts_match_llama_cpp(plamo2):
@@ -82,13 +77,13 @@ def test_bom_byte_fallback_and_pad_texts_match_llama_cpp(plamo2):
         "[PAD1][PAD12][PAD123][PA[PAD", "x[PAD3]y", "[[PAD2]]", " [PAD5] ", "[PAD]",
         "", " ", "   ", "\n\n", "ab" * 500, "猫" * 300,
     ]
-    _, mismatches = check_texts(tok, ref, texts, "edge case")
-    # the byte fallback really ran: some ids are BYTE tokens (ids 5..260)
-    fallback = [t for t in texts if any(5 <= i < 261 for i in tok.encode(t, add_special=False))]
+    check = Comparison("PLaMo-2 GGUF edge cases (BOM, byte fallback, [PADi] texts) x 2 flag combinations "
+                       "(encode, encode_batch; decode x2 and decode_bytes with parse_special)", against="llama.cpp")
+    wanted = compare_encodes(check, tok, ref, texts, flags=FLAGS)
+    check.finish(at_least=4 * len(texts))
+    # the byte fallback really ran: llama.cpp's ids of some texts are BYTE tokens (ids 5..260)
+    fallback = [t for t, ids in zip(texts, wanted[0], strict=True) if any(5 <= i < 261 for i in ids)]
     assert len(fallback) >= 8, fallback
-    report(f"PLaMo-2 GGUF edge cases (BOM, byte fallback in {len(fallback)}, [PADi] texts) vs llama.cpp: "
-           f"{len(texts)} texts x 2, {len(mismatches)} mismatches")
-    fail_on(mismatches)
 
 
 @pytest.mark.parametrize("add_space_prefix", [False, True])
@@ -165,8 +160,11 @@ def test_ties_scores_and_odd_texts_match_llama_cpp(tmp_path):
             text = text[:at] + rnd.choice(RAW_ALPHABET) + text[at:]
         texts.append(text)
     texts += ["[PAD1]", "[PAD2][PAD3]", "x[PAD1", "adad", "dddd", "eeee"]
+    check = Comparison("PLaMo-2 tie/score/odd-text vocabulary: texts x 2 flag combinations (encode, encode_batch; "
+                       "decode x2 and decode_bytes with parse_special), 2000 random id lists (decode x2, "
+                       "decode_bytes)", against="llama.cpp")
     try:
-        _, mismatches = check_texts(tok, ref, texts, "ties")
+        compare_encodes(check, tok, ref, texts, flags=FLAGS)
         # the ties are real: "ab" and "a b" cost the same, and llama.cpp keeps the longer piece
         ids = {t: i for i, t in enumerate(tok.vocab.pieces)}
         assert ref.tokenize(b"ab", False, False) == [ids[b"ab"]]
@@ -176,12 +174,10 @@ def test_ties_scores_and_odd_texts_match_llama_cpp(tmp_path):
         assert ref.tokenize(b"gg", False, False) == [ids[b"gg"]]
         n = tok.vocab_size
         rnd_ids = [[rnd.randrange(n) for _ in range(rnd.randint(0, 8))] for _ in range(2000)]
-        mismatches += decode_mismatches(tok, ref, rnd_ids)
+        compare_decodes(check, tok, ref, rnd_ids)
     finally:
         ref.close()
-    report(f"PLaMo-2 tie/score/odd-text vocabulary vs llama.cpp: {len(texts)} texts x 2 flag combinations, "
-           f"2000 random id lists x 3, {len(mismatches)} mismatches")
-    fail_on(mismatches)
+    check.finish(at_least=4 * len(texts) + 3 * len(rnd_ids))
 
 
 def test_random_id_lists_decode_like_detokenize(plamo2):
@@ -190,10 +186,10 @@ def test_random_id_lists_decode_like_detokenize(plamo2):
     pool = list(range(0, 300)) + list(range(n - 40, n))
     rnd = random.Random(11)
     cases = 3000
-    mismatches = decode_mismatches(tok, ref, [[rnd.choice(pool) if rnd.random() < 0.7 else rnd.randrange(n)
-                                               for _ in range(rnd.randint(0, 10))] for _ in range(cases)])
-    report(f"PLaMo-2 GGUF random id lists vs llama_detokenize: {cases} lists x 3, {len(mismatches)} mismatches")
-    fail_on(mismatches)
+    with Comparison("PLaMo-2 GGUF random id lists (decode x2, decode_bytes)",
+                    against="llama.cpp (llama_detokenize)") as check:
+        compare_decodes(check, tok, ref, [[rnd.choice(pool) if rnd.random() < 0.7 else rnd.randrange(n)
+                                           for _ in range(rnd.randint(0, 10))] for _ in range(cases)])
 
 
 

@@ -18,22 +18,24 @@ and decode(skip_special=True) is llama_detokenize(remove_special=True, unparse_s
 """
 from __future__ import annotations
 
+import os
 import random
 import subprocess
 import sys
 import textwrap
+import time
 
 import pytest
 from rwkv.rwkv_tokenizer import TRIE_TOKENIZER   # the rwkv package
 
 import toksmith
 from tests import llama_cpp_reference   # llama-cpp-python
-from tests.conftest import fixture_file, first_difference, report
+from tests.conftest import fixture_file, report
 from tests.gguf_copy import copy_gguf, copy_gguf_with_tokens
 from tests.parity.reference_worker import REPO_ROOT
+from tests.parity.comparison import Comparison
+from tests.parity.llama_cpp_compare import compare_corpora, compare_decodes, compare_encodes
 from tests.parity.test_byte_bpe_gguf import special_texts_of
-from tests.parity.llama_cpp_compare import corpora_mismatches, decode_mismatches, encode_mismatches
-from tests.parity.test_spm_bpe_gguf import fail_on
 from tests.rwkv_gguf import write_rwkv_gguf, write_rwkv_world_gguf
 
 VOCAB_TXT = "rwkv/rwkv_vocab_v20230424.txt"
@@ -63,34 +65,34 @@ def test_txt_vocabulary_matches_trie_tokenizer(vocab_txt, trie_tokenizer, corpus
     tok = toksmith.load(vocab_txt)
     ref = trie_tokenizer
     assert tok.vocab_size == max(ref.idx2token) + 1
-    mismatches = []
-    compared = 0
+    check = Comparison(f"{VOCAB_TXT} every corpus line x 2 flag combinations (encode, encode_batch), decode x2 and "
+                       f"decode_bytes of rwkv's ids; the invalid UTF-8 lines (encode, decode, decode_bytes)",
+                       against="rwkv TRIE_TOKENIZER")
     for corpus, lines in corpus_lines.items():
-        batches = {flags: tok.encode_batch(lines, add_special=flags[0], parse_special=flags[1])
-                   for flags in ((False, False), (True, True))}
-        for i, line in enumerate(lines):
-            want = ref.encode(line)
-            for flags, batch in batches.items():
-                got = tok.encode(line, add_special=flags[0], parse_special=flags[1])
-                if got != want or batch[i] != want:
-                    mismatches.append(f"{corpus}:{i + 1} (add_special, parse_special={flags}) {line[:60]!r}\n"
-                                      f"  ours {got}\n  rwkv {want}")
-            for skip in (False, True):
-                if tok.decode(want, skip_special=skip) != ref.decode(want):
-                    mismatches.append(f"{corpus}:{i + 1} decode {line[:60]!r}")
-            if tok.decode_bytes(want) != ref.decodeBytes(want):
-                mismatches.append(f"{corpus}:{i + 1} decode_bytes {line[:60]!r}")
-        compared += len(lines)
-    for raw in invalid_utf8_lines:
-        compared += 1
-        want = ref.encodeBytes(raw)
-        if tok.encode(raw) != want:
-            mismatches.append(f"invalid UTF-8 {raw!r}: ours {tok.encode(raw)}, rwkv {want}")
-        if tok.decode(want) != ref.decode(want) or tok.decode_bytes(want) != raw:
-            mismatches.append(f"invalid UTF-8 {raw!r}: decode {tok.decode(want)!r}, rwkv {ref.decode(want)!r}")
-    report(f"{VOCAB_TXT} vs rwkv TRIE_TOKENIZER: {compared} lines x 2 flag combinations (ids, batch ids), "
-           f"decode x2 and decode_bytes, {len(mismatches)} mismatches")
-    fail_on(mismatches)
+        want = [ref.encode(line) for line in lines]
+        for add_special, parse_special in ((False, False), (True, True)):
+            flags = dict(add_special=add_special, parse_special=parse_special)
+            check.all(lines, ours=tok.encode_batch(lines, **flags), theirs=want, what=f"{corpus} encode_batch {flags}")
+            check.all(lines, ours=[tok.encode(line, **flags) for line in lines], theirs=want,
+                      what=f"{corpus} encode {flags}")
+        compare_trie_decodes(check, tok, ref, want, label=corpus)
+    want = [ref.encodeBytes(raw) for raw in invalid_utf8_lines]
+    check.all(invalid_utf8_lines, ours=[tok.encode(raw) for raw in invalid_utf8_lines], theirs=want,
+              what="invalid UTF-8 encode")
+    compare_trie_decodes(check, tok, ref, want, label="invalid UTF-8")
+    # decode_bytes gives the invalid text back as it was
+    check.all(invalid_utf8_lines, ours=[tok.decode_bytes(ids) for ids in want], theirs=invalid_utf8_lines,
+              what="invalid UTF-8 decode_bytes is the text")
+    check.finish(at_least=6 * len(invalid_utf8_lines))
+
+
+def compare_trie_decodes(check: Comparison, tok, ref, id_lists, *, label: str) -> None:
+    """decode with both skip_special values and decode_bytes against TRIE_TOKENIZER (no special tokens)."""
+    for ids in id_lists:
+        want = ref.decode(ids)
+        for skip in (False, True):
+            check.one(ids, tok.decode(ids, skip_special=skip), want, what=f"{label} decode(skip_special={skip})")
+        check.one(ids, tok.decode_bytes(ids), ref.decodeBytes(ids), what=f"{label} decode_bytes")
 
 
 def test_txt_random_id_lists_decode_like_trie_tokenizer(vocab_txt, trie_tokenizer):
@@ -100,20 +102,13 @@ def test_txt_random_id_lists_decode_like_trie_tokenizer(vocab_txt, trie_tokenize
     ref = trie_tokenizer
     ids_given = sorted(ref.idx2token)
     rnd = random.Random(7)
-    mismatches = []
-    invalid = 0
-    cases = 3000
-    for _ in range(cases):
-        ids = [rnd.randint(1, 256) if rnd.random() < 0.5 else rnd.choice(ids_given)
-               for _ in range(rnd.randint(0, 10))]
-        want = ref.decode(ids)
-        invalid += want == "\ufffd"
-        if tok.decode(ids) != want or tok.decode_bytes(ids) != ref.decodeBytes(ids):
-            mismatches.append(f"decode({ids}): {tok.decode(ids)!r} != {want!r}")
+    id_lists = [[rnd.randint(1, 256) if rnd.random() < 0.5 else rnd.choice(ids_given)
+                 for _ in range(rnd.randint(0, 10))] for _ in range(3000)]
+    invalid = sum(ref.decode(ids) == "\ufffd" for ids in id_lists)
     assert invalid > 100   # the invalid UTF-8 rule is exercised
-    report(f"{VOCAB_TXT} random id lists vs TRIE_TOKENIZER.decode: {cases} lists ({invalid} not UTF-8), "
-           f"{len(mismatches)} mismatches")
-    fail_on(mismatches)
+    with Comparison(f"{VOCAB_TXT} random id lists ({invalid} not UTF-8; decode x2, decode_bytes)",
+                    against="rwkv TRIE_TOKENIZER") as check:
+        compare_trie_decodes(check, tok, ref, id_lists, label="random ids")
 
 
 def test_txt_ids_the_file_does_not_give_are_refused(vocab_txt, trie_tokenizer):
@@ -129,10 +124,10 @@ def test_txt_ids_the_file_does_not_give_are_refused(vocab_txt, trie_tokenizer):
 
 def test_txt_long_texts_match_trie_tokenizer(vocab_txt, trie_tokenizer):
     tok = toksmith.load(vocab_txt)
-    for text in LONG_TEXTS:
-        got, want = tok.encode(text), trie_tokenizer.encode(text)
-        assert got == want, first_difference(got, want)
-    report(f"{VOCAB_TXT} vs TRIE_TOKENIZER: {len(LONG_TEXTS)} long repeated texts (up to 200k characters) match")
+    with Comparison(f"{VOCAB_TXT} long repeated texts (up to 200k characters; encode)",
+                    against="rwkv TRIE_TOKENIZER") as check:
+        check.all(LONG_TEXTS, ours=[tok.encode(text) for text in LONG_TEXTS],
+                  theirs=[trie_tokenizer.encode(text) for text in LONG_TEXTS])
 
 
 def test_txt_small_vocabularies_match_trie_tokenizer(tmp_path):
@@ -184,23 +179,22 @@ def test_world_gguf_matches_llama_cpp(world_gguf, corpus_lines, invalid_utf8_lin
     assert tok.vocab_size == ref.n_tokens
     specials = special_texts_of(world_gguf)
     assert specials == ["<s>"]   # the converter's one CONTROL token; no USER_DEFINED ones
-    compared, spliced_count, mismatches = corpora_mismatches(tok, ref, corpus_lines, specials,
-                                                             flags=((False, False), (True, True)))
-    mismatches += encode_mismatches(tok, ref, invalid_utf8_lines, "invalid UTF-8",
-                                    flags=((False, False), (True, True)))
-    compared += len(invalid_utf8_lines)
-    report(f"RWKV world GGUF (gguf package, as the converter writes it) vs llama.cpp: {compared} lines "
-           f"({spliced_count} with <s> spliced in) x 2 flag combinations (ids, batch ids; decode x2 and "
-           f"decode_bytes for parse_special), {len(mismatches)} mismatches")
-    fail_on(mismatches)
+    flags = ((False, False), (True, True))
+    check = Comparison("RWKV world GGUF (gguf package, as the converter writes it) every corpus line (a seeded quarter "
+                       "with <s> spliced in) and the invalid UTF-8 lines x 2 flag combinations (encode, encode_batch; "
+                       "decode x2 and decode_bytes of llama.cpp's ids with parse_special)", against="llama.cpp")
+    spliced_count = compare_corpora(check, tok, ref, corpus_lines, specials, flags=flags)
+    compare_encodes(check, tok, ref, invalid_utf8_lines, flags=flags, label="invalid UTF-8")
+    report(f"  RWKV world GGUF: {spliced_count} lines with <s> spliced in")
+    check.finish(at_least=7 * len(invalid_utf8_lines))
 
 
 def test_world_gguf_long_texts_match_llama_cpp(world_gguf):
     tok = toksmith.load(world_gguf)
     ref = llama_cpp_reference.load_vocab(world_gguf)
-    for text in LONG_TEXTS:
-        got, want = tok.encode(text), ref.tokenize(text.encode(), False, False)
-        assert got == want, first_difference(got, want)
+    with Comparison("RWKV world GGUF long repeated texts (up to 200k characters; encode)", against="llama.cpp") as check:
+        check.all(LONG_TEXTS, ours=[tok.encode(text) for text in LONG_TEXTS],
+                  theirs=[ref.tokenize(text.encode(), False, False) for text in LONG_TEXTS])
 
 
 def random_id_lists(n: int, seed: int, cases: int) -> list[list[int]]:
@@ -214,11 +208,9 @@ def random_id_lists(n: int, seed: int, cases: int) -> list[list[int]]:
 def test_world_gguf_random_id_lists_decode_like_detokenize(world_gguf):
     tok = toksmith.load(world_gguf)
     ref = llama_cpp_reference.load_vocab(world_gguf)
-    lists = random_id_lists(tok.vocab_size, seed=3, cases=3000)
-    mismatches = decode_mismatches(tok, ref, lists)
-    report(f"RWKV world GGUF random id lists vs llama_detokenize: {len(lists)} lists x 3, "
-           f"{len(mismatches)} mismatches")
-    fail_on(mismatches)
+    with Comparison("RWKV world GGUF random id lists (decode x2, decode_bytes)",
+                    against="llama.cpp (llama_detokenize)") as check:
+        compare_decodes(check, tok, ref, random_id_lists(tok.vocab_size, seed=3, cases=3000))
 
 
 @pytest.mark.parametrize("flags", [
@@ -242,7 +234,9 @@ def test_world_gguf_flag_keys_match_llama_cpp(world_gguf, tmp_path, flags):
                 assert tok.encode(text, add_special=add_special, parse_special=parse_special) == want
         lists = random_id_lists(tok.vocab_size, seed=5, cases=1000)
         lists += [[33, 34], [34, 33, 34], [0, 33, 0], [33], [34], [33, 33]]
-        fail_on(decode_mismatches(tok, ref, lists))
+        with Comparison(f"RWKV world GGUF with {sorted(flags)} random id lists (decode x2, decode_bytes)",
+                        against="llama.cpp (llama_detokenize)") as check:
+            compare_decodes(check, tok, ref, lists)
     finally:
         ref.close()
 
@@ -299,19 +293,17 @@ def test_random_escaped_texts_unescape_as_llama_cpp_does(world_gguf, tmp_path):
     ref = llama_cpp_reference.LlamaCppVocab(path)
     try:
         first = tok.vocab_size - len(texts)
-        mismatches = [f"{texts[k]!r}: ours {tok.decode_bytes([first + k])!r}, llama.cpp "
-                      f"{ref.token_to_piece(first + k, 0, True)!r}"
-                      for k in range(len(texts))
-                      if tok.decode_bytes([first + k]) != ref.token_to_piece(first + k, 0, True)]
-        joined = [b"".join(ref.token_to_piece(first + k, 0, True) for k in range(j, j + 5))
-                  for j in range(0, len(texts), 5)]
-        mismatches += [f"encode {text!r}" for text in joined
-                       if tok.encode(text, add_special=False) != ref.tokenize(text, False, False)]
+        check = Comparison("RWKV GGUF random escaped token texts: each token's decode_bytes (llama.cpp: token_to_piece) "
+                           "and texts of 5 of them (encode)", against="llama.cpp")
+        pieces = [ref.token_to_piece(first + k, 0, True) for k in range(len(texts))]
+        check.all(texts, ours=[tok.decode_bytes([first + k]) for k in range(len(texts))], theirs=pieces,
+                  what="decode_bytes of one token")
+        joined = [b"".join(pieces[j:j + 5]) for j in range(0, len(texts), 5)]
+        check.all(joined, ours=[tok.encode(text, add_special=False) for text in joined],
+                  theirs=[ref.tokenize(text, False, False) for text in joined], what="encode")
     finally:
         ref.close()
-    report(f"RWKV GGUF random escaped token texts vs llama.cpp: {len(texts)} tokens (token_to_piece) and "
-           f"{len(joined)} texts of them (tokenize), {len(mismatches)} mismatches")
-    fail_on(mismatches)
+    check.finish(at_least=len(texts) + len(joined))
 
 
 def rwkv_world_tokens_texts(path) -> list[bytes]:
@@ -364,20 +356,51 @@ _LOOP_PROBE = textwrap.dedent("""
     vocab.tokenize(b"b" + sys.argv[2].encode(), False, False)
     print("returned", flush=True)
 """)
+LOOP_GROWTH = 512 << 20   # bytes of memory a 2-byte text's tokens could never need
+LOOP_DEADLINE_S = 60      # today the growth shows within about 2 s
+
+
+def data_size(pid: int) -> int:
+    """The process's data segment (VmData of /proc/PID/status), in bytes."""
+    with open(f"/proc/{pid}/status") as status:
+        return next(int(line.split()[1]) << 10 for line in status if line.startswith("VmData:"))
+
+
+def watch_for_endless_loop(child: subprocess.Popen) -> str:
+    """After the child printed "loaded", wait until its memory has grown by LOOP_GROWTH while it
+    is still running and has printed nothing more (an endless loop pushing tokens). Returns what
+    was seen if that never happens (it died, returned, or stayed still until the deadline)."""
+    first = child.stdout.readline()
+    if not first.startswith(b"loaded [5]"):
+        return f"first line {first!r}"
+    start = data_size(child.pid)
+    deadline = time.monotonic() + LOOP_DEADLINE_S
+    while time.monotonic() < deadline:
+        if child.poll() is not None:
+            return f"the child ended (status {child.returncode}) after loading"
+        if data_size(child.pid) - start >= LOOP_GROWTH:
+            return "looping"
+        time.sleep(0.1)
+    return f"still running after {LOOP_DEADLINE_S} s but its memory grew by only {data_size(child.pid) - start} bytes"
 
 
 def test_vocabulary_where_llama_cpp_loops_is_refused(tmp_path):
     """A byte that starts tokens but is no token itself ("c" here: "cd" is a token, "c" is
     not): llama.cpp's walk from it can pass no token's end, and then it pushes token 0 and
     restarts at position 0, forever. toksmith refuses such a vocabulary; llama.cpp (in a
-    child process, memory capped) loads it, tokenizes other texts, and never returns on "bc"."""
+    child process, memory capped) loads it, tokenizes other texts, and on "bc" keeps running
+    while its memory grows by hundreds of MB (a crash, or a return, fails the test; left
+    alone it dies of std::bad_alloc at the cap, about 10 s in)."""
     tokens = tiny_tokens(b"cd")
     path = write_rwkv_gguf(tmp_path / "loop.gguf", tokens, [NORMAL] * len(tokens))
     with pytest.raises(toksmith.ModelFormatError, match=r"token 7 b'cd' starts with the byte 0x63.*loop"):
         toksmith.load(path)
+    env = dict(os.environ, GGML_NO_BACKTRACE="1")   # no gdb backtrace on an abort
+    child = subprocess.Popen([sys.executable, "-c", _LOOP_PROBE, path, "c"], cwd=REPO_ROOT, env=env,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
-        out = subprocess.run([sys.executable, "-c", _LOOP_PROBE, path, "c"], cwd=REPO_ROOT, capture_output=True,
-                             timeout=60).stdout
-    except subprocess.TimeoutExpired as e:
-        out = e.stdout or b""
-    assert b"loaded [5]" in out and b"returned" not in out, out
+        seen = watch_for_endless_loop(child)
+    finally:
+        child.kill()
+        _, err = child.communicate()
+    assert seen == "looping", f"{seen}; stderr: {err[-400:]!r}"

@@ -26,17 +26,14 @@ import sentencepiece as spm   # test dependencies: parity fails, never skips, wi
 import toksmith
 from tests import llama_cpp_reference   # llama-cpp-python
 from tests.conftest import fixture_file, report
+from tests.parity.comparison import Comparison
+from tests.parity.llama_cpp_compare import compare_decodes, flags_tag, reference_decode  # noqa: F401 (others import it here)
 
 GGUF_LLAMA = "gguf/ggml-vocab-llama-spm.gguf"
 GGUF_PHI3 = "gguf/ggml-vocab-phi-3.gguf"
 GGUF_UGM = "gguf/ggml-vocab-nomic-bert-moe.gguf"
 MODEL_LLAMA = "spm/llama2_tokenizer.model"
 FLAGS = list(itertools.product((False, True), repeat=2))   # (add_special, parse_special)
-
-
-def reference_decode(vocab, ids: list[int], skip_special: bool) -> str:
-    raw = vocab.detokenize(ids, remove_special=skip_special, unparse_special=not skip_special)
-    return raw.decode("utf-8", errors="replace")
 
 
 def fail_on(mismatches: list[str]) -> None:
@@ -55,19 +52,21 @@ def golden_cases(fixtures, gguf: str) -> list[tuple[str, list[int]]]:
     return [(text, [int(x) for x in ids.split()]) for text, ids in zip(inputs, outputs, strict=True)]
 
 
+def compare_golden(check: Comparison, tok, cases, **flags) -> None:
+    """encode_batch and encode of each golden input against llama.cpp's .out ids."""
+    texts, want = [text for text, _ in cases], [ids for _, ids in cases]
+    check.all(texts, ours=tok.encode_batch(texts, **flags), theirs=want, what="encode_batch")
+    check.all(texts, ours=[tok.encode(t, **flags) for t in texts], theirs=want, what="encode")
+
+
 @pytest.mark.parametrize("gguf", [GGUF_LLAMA, GGUF_PHI3])
 def test_llama_cpp_golden_files(fixtures, gguf):
     cases = golden_cases(fixtures, gguf)
     assert len(cases) == 46
     tok = toksmith.load(fixture_file(fixtures, gguf))
-    got_batch = tok.encode_batch([text for text, _ in cases], add_special=False, parse_special=False)
-    mismatches = []
-    for (text, want), batch in zip(cases, got_batch):
-        got = tok.encode(text, add_special=False, parse_special=False)
-        if got != want or batch != want:
-            mismatches.append(f"{text!r}: ours {got} / batch {batch}, llama.cpp {want}")
-    report(f"{gguf} golden .inp/.out: {len(cases) - len(mismatches)} of {len(cases)} match")
-    fail_on(mismatches)
+    check = Comparison(f"{gguf} golden .inp/.out (46 texts, encode and encode_batch)", against="llama.cpp")
+    compare_golden(check, tok, cases, add_special=False, parse_special=False)
+    check.finish(at_least=2 * 46)
 
 
 # ------------------------------------------------------------- every corpus line
@@ -80,39 +79,23 @@ def test_corpora_match_llama_cpp(fixtures, corpus_lines, invalid_utf8_lines, ggu
     tok = toksmith.load(path)
     ref = llama_cpp_reference.load_vocab(path)
     assert tok.vocab_size == ref.n_tokens
-    mismatches = []
-    compared = 0
-    for corpus, lines in corpus_lines.items():
-        got_batch = tok.encode_batch(lines, add_special=add_special, parse_special=parse_special)
-        for i, (line, batch) in enumerate(zip(lines, got_batch)):
-            want = ref.tokenize(line.encode("utf-8"), add_special, parse_special)
-            got = tok.encode(line, add_special=add_special, parse_special=parse_special)
-            if got != want or batch != want:
-                mismatches.append(f"{corpus}:{i + 1} ids {line[:60]!r}\n  ours {got}\n  llama.cpp {want}")
-                continue
-            for skip in (False, True):
-                expected = reference_decode(ref, want, skip)
-                if tok.decode(want, skip_special=skip) != expected:
-                    mismatches.append(f"{corpus}:{i + 1} decode(skip_special={skip}) {line[:60]!r}: "
-                                      f"{tok.decode(want, skip_special=skip)!r} != {expected!r}")
-        compared += len(lines)
-    for raw in invalid_utf8_lines:
-        compared += 1
-        want = ref.tokenize(raw, add_special, parse_special)
-        got = tok.encode(raw, add_special=add_special, parse_special=parse_special)
-        if got != want:
-            mismatches.append(f"invalid UTF-8 {raw!r}: ours {got}, llama.cpp {want}")
-            continue
-        for skip in (False, True):
-            if tok.decode(want, skip_special=skip) != reference_decode(ref, want, skip):
-                mismatches.append(f"invalid UTF-8 {raw!r} decode(skip_special={skip})")
-    report(f"{gguf} vs llama.cpp (add_special={add_special}, parse_special={parse_special}): "
-           f"{compared} lines (ids, batch ids, 2 decodes each), {len(mismatches)} mismatches")
-    fail_on(mismatches)
+    tag = flags_tag(add_special, parse_special)
+    check = Comparison(f"{gguf} every corpus line and the invalid UTF-8 lines {tag} (encode, encode_batch; "
+                       f"decode x2 of llama.cpp's ids)", against="llama.cpp")
+    for corpus, lines in [*corpus_lines.items(), ("invalid UTF-8", invalid_utf8_lines)]:
+        raws = [line.encode("utf-8") if isinstance(line, str) else line for line in lines]
+        want = [ref.tokenize(raw, add_special, parse_special) for raw in raws]
+        check.all(lines, ours=tok.encode_batch(lines, add_special=add_special, parse_special=parse_special),
+                  theirs=want, what=f"{corpus} encode_batch")
+        check.all(lines, ours=[tok.encode(line, add_special=add_special, parse_special=parse_special)
+                               for line in lines], theirs=want, what=f"{corpus} encode")
+        compare_decodes(check, tok, ref, want, with_bytes=False, label=corpus)
+    check.finish(at_least=5 * len(invalid_utf8_lines))
 
 
 def test_llama2_gguf_and_model_agree(fixtures, corpus_lines, invalid_utf8_lines):
-    """The same LLaMA 2 tokenizer from GGUF (llama.cpp rules) and .model (sentencepiece rules).
+    """The same LLaMA 2 tokenizer from GGUF (llama.cpp rules) and .model (sentencepiece rules):
+    toksmith against itself, then each file against its own reference on invalid UTF-8.
 
     Invalid UTF-8 is where the two references disagree: llama.cpp keeps each invalid
     byte as its byte token (<0x80>), sentencepiece first turns it into U+FFFD. There
@@ -120,27 +103,24 @@ def test_llama2_gguf_and_model_agree(fixtures, corpus_lines, invalid_utf8_lines)
     """
     gguf_path, model_path = fixture_file(fixtures, GGUF_LLAMA), fixture_file(fixtures, MODEL_LLAMA)
     gguf, model = toksmith.load(gguf_path), toksmith.load(model_path)
-    mismatches = []
-    compared = 0
+    itself = Comparison(f"{GGUF_LLAMA} ids on every corpus line", against=f"itself (GGUF vs {MODEL_LLAMA})")
     for corpus, lines in corpus_lines.items():
-        from_gguf = gguf.encode_batch(lines, add_special=False)
-        from_model = model.encode_batch(lines, add_special=False)
-        for i, (line, a, b) in enumerate(zip(lines, from_gguf, from_model)):
-            if a != b:
-                mismatches.append(f"{corpus}:{i + 1} {line[:60]!r}\n  gguf  {a}\n  model {b}")
-        compared += len(lines)
-    report(f"{GGUF_LLAMA} vs {MODEL_LLAMA}: {compared} corpus lines, {len(mismatches)} mismatches")
+        itself.all(lines, ours=gguf.encode_batch(lines, add_special=False),
+                   theirs=model.encode_batch(lines, add_special=False), what=corpus)
+    itself.finish()
     llama_cpp = llama_cpp_reference.load_vocab(gguf_path)
     sentencepiece = spm.SentencePieceProcessor(model_file=str(model_path))
-    differ = 0
-    for raw in invalid_utf8_lines:
-        a, b = gguf.encode(raw, add_special=False), model.encode(raw, add_special=False)
-        differ += a != b
-        if a != llama_cpp.tokenize(raw, False, False) or b != sentencepiece.encode(raw):
-            mismatches.append(f"invalid UTF-8 {raw!r}: gguf {a}, model {b}")
+    from_gguf = [gguf.encode(raw, add_special=False) for raw in invalid_utf8_lines]
+    from_model = [model.encode(raw, add_special=False) for raw in invalid_utf8_lines]
+    with Comparison(f"{GGUF_LLAMA} invalid UTF-8 lines", against="llama.cpp") as check:
+        check.all(invalid_utf8_lines, ours=from_gguf,
+                  theirs=[llama_cpp.tokenize(raw, False, False) for raw in invalid_utf8_lines])
+    with Comparison(f"{MODEL_LLAMA} invalid UTF-8 lines", against="sentencepiece 0.2.3") as check:
+        check.all(invalid_utf8_lines, ours=from_model, theirs=[sentencepiece.encode(raw) for raw in invalid_utf8_lines])
+    differ = sum(a != b for a, b in zip(from_gguf, from_model, strict=True))
     report(f"  invalid UTF-8: {len(invalid_utf8_lines)} lines, {differ} differ as llama.cpp and "
            f"sentencepiece differ, each file follows its reference")
-    fail_on(mismatches)
+    assert differ, "no invalid UTF-8 line tells the two references apart"
 
 
 # ------------------------------------------------------------- special-token texts
@@ -185,26 +165,19 @@ def test_special_token_texts_match_llama_cpp(fixtures, gguf, specials):
     tok = toksmith.load(path)
     ref = llama_cpp_reference.load_vocab(path)
     texts = special_texts(specials)
-    mismatches = []
+    check = Comparison(f"{gguf} special-token texts x 4 flag combinations (encode, encode_batch, "
+                       f"decode x2 of llama.cpp's ids)", against="llama.cpp")
     split_seen = 0
     for add_special, parse_special in FLAGS:
-        got_batch = tok.encode_batch(texts, add_special=add_special, parse_special=parse_special)
-        for text, batch in zip(texts, got_batch):
-            want = ref.tokenize(text.encode("utf-8"), add_special, parse_special)
-            got = tok.encode(text, add_special=add_special, parse_special=parse_special)
-            flags = f"(add_special={add_special}, parse_special={parse_special})"
-            if got != want or batch != want:
-                mismatches.append(f"{flags} {text!r}:\n  ours {got} / batch {batch}\n  llama.cpp {want}")
-                continue
-            split_seen += parse_special and any(tok.id_to_piece(i) in specials for i in want)
-            for skip in (False, True):
-                expected = reference_decode(ref, want, skip)
-                if tok.decode(want, skip_special=skip) != expected:
-                    mismatches.append(f"{flags} decode(skip_special={skip}) {text!r}: "
-                                      f"{tok.decode(want, skip_special=skip)!r} != {expected!r}")
-    report(f"{gguf} special-token texts vs llama.cpp: {len(texts)} texts x 4 flag combinations "
-           f"(ids, batch ids, 2 decodes each), {len(mismatches)} mismatches")
-    fail_on(mismatches)
+        tag = flags_tag(add_special, parse_special)
+        want = [ref.tokenize(text.encode("utf-8"), add_special, parse_special) for text in texts]
+        check.all(texts, ours=tok.encode_batch(texts, add_special=add_special, parse_special=parse_special),
+                  theirs=want, what=f"encode_batch {tag}")
+        check.all(texts, ours=[tok.encode(t, add_special=add_special, parse_special=parse_special) for t in texts],
+                  theirs=want, what=f"encode {tag}")
+        compare_decodes(check, tok, ref, want, with_bytes=False, label=tag)
+        split_seen += sum(parse_special and any(tok.id_to_piece(i) in specials for i in ids) for ids in want)
+    check.finish(at_least=16 * len(texts))
     assert split_seen > len(texts) // 2, "parse_special split out too few special tokens to test much"
 
 
@@ -214,7 +187,7 @@ def test_decode_of_special_ids_matches_detokenize(fixtures, gguf):
     path = fixture_file(fixtures, gguf)
     tok = toksmith.load(path)
     ref = llama_cpp_reference.load_vocab(path)
-    special = [i for i in range(tok.vocab_size) if tok.vocab.types[i] 
+    special = [i for i in range(tok.vocab_size) if tok.vocab.types[i]
                not in (toksmith.TokenType.NORMAL, toksmith.TokenType.BYTE)]
     hello = ref.tokenize(b"Hello world", False, False)
     sequences = [[i] for i in special]
@@ -222,15 +195,8 @@ def test_decode_of_special_ids_matches_detokenize(fixtures, gguf):
     sequences += [[*hello, i, *hello] for i in special]
     sequences += [[i, i] for i in special] + [special]
     sequences += [[0x0A + 3], [0xE3 + 3, 0x81 + 3], [0xE3 + 3, 0x81 + 3, 0x82 + 3], [29871], [29871, 29871]]
-    mismatches = []
-    for ids in sequences:
-        for skip in (False, True):
-            if tok.decode(ids, skip_special=skip) != reference_decode(ref, ids, skip):
-                mismatches.append(f"decode({ids[:8]}, skip_special={skip}): "
-                                  f"{tok.decode(ids, skip_special=skip)!r} != {reference_decode(ref, ids, skip)!r}")
-    report(f"{gguf} decode of special/byte ids vs llama_detokenize: {len(sequences)} id lists x 2, "
-           f"{len(mismatches)} mismatches")
-    fail_on(mismatches)
+    with Comparison(f"{gguf} decode x2 of special/byte id lists", against="llama.cpp (llama_detokenize)") as check:
+        compare_decodes(check, tok, ref, sequences, with_bytes=False)
 
 
 # ------------------------------------------------------------- seeded random mixes
@@ -249,21 +215,15 @@ def test_random_mixes_match_llama_cpp(fixtures, gguf):
     ref = llama_cpp_reference.load_vocab(path)
     rnd = random.Random(20240611)
     texts = ["".join(rnd.choice(MIX_ALPHABET) for _ in range(rnd.randint(0, 12))) for _ in range(4000)]
-    mismatches = []
+    check = Comparison(f"{gguf} random mixes x 4 flag combinations (encode_batch, decode x2 of llama.cpp's ids)",
+                       against="llama.cpp")
     for add_special, parse_special in FLAGS:
-        got = tok.encode_batch(texts, add_special=add_special, parse_special=parse_special)
-        for text, ids in zip(texts, got):
-            want = ref.tokenize(text.encode("utf-8"), add_special, parse_special)
-            if ids != want:
-                mismatches.append(f"(add_special={add_special}, parse_special={parse_special}) "
-                                  f"{text!r}: ours {ids}, llama.cpp {want}")
-                continue
-            for skip in (False, True):
-                if tok.decode(want, skip_special=skip) != reference_decode(ref, want, skip):
-                    mismatches.append(f"decode(skip_special={skip}) of {want}")
-    report(f"{gguf} random mixes vs llama.cpp: {len(texts)} texts x 4 flag combinations, "
-           f"{len(mismatches)} mismatches")
-    fail_on(mismatches)
+        tag = flags_tag(add_special, parse_special)
+        want = [ref.tokenize(text.encode("utf-8"), add_special, parse_special) for text in texts]
+        check.all(texts, ours=tok.encode_batch(texts, add_special=add_special, parse_special=parse_special),
+                  theirs=want, what=f"encode_batch {tag}")
+        compare_decodes(check, tok, ref, want, with_bytes=False, label=tag)
+    check.finish(at_least=12 * len(texts))
 
 
 @pytest.mark.parametrize("gguf", [GGUF_LLAMA, GGUF_PHI3, GGUF_UGM])
@@ -275,16 +235,7 @@ def test_random_id_lists_decode_like_detokenize(fixtures, gguf):
     n = tok.vocab_size
     pool = list(range(300)) + list(range(n - 70, n))
     rnd = random.Random(7)
-    mismatches = []
-    cases = 5000
-    for _ in range(cases):
-        ids = [rnd.choice(pool) if rnd.random() < 0.7 else rnd.randrange(n)
-               for _ in range(rnd.randint(0, 10))]
-        for skip in (False, True):
-            want = reference_decode(ref, ids, skip)
-            if tok.decode(ids, skip_special=skip) != want:
-                mismatches.append(f"decode({ids}, skip_special={skip}): "
-                                  f"{tok.decode(ids, skip_special=skip)!r} != {want!r}")
-    report(f"{gguf} random id lists decode vs llama_detokenize: {cases} lists x 2, "
-           f"{len(mismatches)} mismatches")
-    fail_on(mismatches)
+    id_lists = [[rnd.choice(pool) if rnd.random() < 0.7 else rnd.randrange(n) for _ in range(rnd.randint(0, 10))]
+                for _ in range(5000)]
+    with Comparison(f"{gguf} random id lists, decode x2", against="llama.cpp (llama_detokenize)") as check:
+        compare_decodes(check, tok, ref, id_lists, with_bytes=False)
