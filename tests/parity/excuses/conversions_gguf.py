@@ -10,10 +10,13 @@ tokenizers 0.23.3; sentencepiece 0.2.3.
 """
 from __future__ import annotations
 
+import codecs
+import math
 import re
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
+import numpy as np
 import regex
 
 from tests.gpt2_bytes import gpt2_bytes_to_unicode
@@ -310,3 +313,91 @@ PRECOMPILED_PER_GRAPHEME = Excuse(
     applies=_precompiled_per_grapheme,
     allowed=(EncodeCase("\uff8a\uff9f", unigram=True, extras={"spell": lambda ids: "x" * len(ids)}), [7, 8], [9]),
     refused=(EncodeCase("\uff8a\uff9f", unigram=True, extras={"spell": lambda ids: "x"}), [7, 8], [9]))
+
+
+# ------------------------------------------------------------------ llama.cpp on a written GGUF vs sentencepiece on the .model
+
+def _float32_total(scores: Sequence[float], ids: Sequence[int]) -> np.float32:
+    total = np.float32(0)
+    for i in ids:
+        total = np.float32(total + np.float32(scores[i]))
+    return total
+
+
+def _unigram_equal_score_segmentation(case: EncodeCase, ours: list[int], theirs: list[int]) -> bool:
+    return (case.unigram and len(ours) == len(theirs)
+            and (math.fsum(case.scores[i] for i in ours) == math.fsum(case.scores[i] for i in theirs)
+                 or _float32_total(case.scores, ours) == _float32_total(case.scores, theirs)))
+
+
+UNIGRAM_EQUAL_SCORE_SEGMENTATION = Excuse(
+    "UNIGRAM_EQUAL_SCORE_SEGMENTATION",
+    allows="Unigram: the two segmentations have as many pieces and the same total score, exactly "
+           "(math.fsum of the pieces' scores: the same pieces in another order) or as sentencepiece "
+           "sums it in float32 (a tie: llama.cpp's UGM sums piece scores in double and breaks it "
+           "otherwise); lines with long runs of '-', '=', CJK",
+    applies=_unigram_equal_score_segmentation,
+    allowed=(EncodeCase("ab", unigram=True, scores=[0.0, -1.5, -2.5, -2.0, -2.0]), [1, 2], [3, 4]),
+    refused=(EncodeCase("ab", unigram=True, scores=[0.0, -1.5, -2.5, -2.0, -2.25]), [1, 2], [3, 4]))
+
+
+def _sentencepiece_strips_trailing_u2581(case: EncodeCase, ours: list[int], theirs: list[int]) -> bool:
+    stripped = case.text.rstrip(" \u2581")
+    return (case.unigram and "\u2581" in case.text[len(stripped):] and case.reference_on is not None
+            and case.reference_on(stripped) == list(theirs))
+
+
+SENTENCEPIECE_STRIPS_TRAILING_U2581 = Excuse(
+    "SENTENCEPIECE_STRIPS_TRAILING_U2581",
+    allows="Unigram, a text ending in a run of spaces holding a literal U+2581: sentencepiece's "
+           "remove_extra_whitespaces strips trailing U+2581 after escaping spaces (a literal one "
+           "too), llama.cpp's UGM strips only spaces: sentencepiece's ids are llama.cpp's on the text "
+           "without that trailing run",
+    applies=_sentencepiece_strips_trailing_u2581,
+    allowed=(EncodeCase("a \u2581", reference_on={"a": [4]}.get, unigram=True), [4, 4, 4], [4]),
+    refused=(EncodeCase("a  ", reference_on={"a": [4]}.get, unigram=True), [4, 4, 4], [4]))
+
+
+def each_invalid_byte_replaced(raw: bytes) -> str:
+    """`raw` decoded as UTF-8 with one U+FFFD per byte of each invalid sequence (sentencepiece's
+    normalizer replaces invalid input byte by byte)."""
+    return raw.decode("utf-8", errors="sentencepiece-each-byte")
+
+
+def _each_byte_replacement(error: UnicodeDecodeError) -> tuple[str, int]:
+    return "\ufffd" * (error.end - error.start), error.end
+
+
+codecs.register_error("sentencepiece-each-byte", _each_byte_replacement)
+
+
+def _sentencepiece_replaces_invalid_bytes(case: EncodeCase, ours: list[int], theirs: list[int]) -> bool:
+    raw = case.extras.get("raw")
+    if raw is None or case.reference_on is None:
+        return False
+    try:
+        raw.decode("utf-8")
+        return False
+    except UnicodeDecodeError:
+        return case.reference_on(each_invalid_byte_replaced(raw)) == list(theirs)
+
+
+SENTENCEPIECE_REPLACES_INVALID_BYTES = Excuse(
+    "SENTENCEPIECE_REPLACES_INVALID_BYTES",
+    allows="invalid UTF-8 input: sentencepiece replaces each byte of an invalid sequence with "
+           "U+FFFD, llama.cpp's SPM falls back to the raw bytes' <0xXX> pieces: sentencepiece's ids "
+           "are llama.cpp's on the text with those U+FFFD",
+    applies=_sentencepiece_replaces_invalid_bytes,
+    allowed=(EncodeCase("", reference_on={"a\ufffd\ufffd": [5, 9]}.get, extras={"raw": b"a\xe2\x82"}), [5, 7, 8], [5, 9]),
+    refused=(EncodeCase("", reference_on={"a\ufffd\ufffd": [5, 9]}.get, extras={"raw": b"a\xc3\xa9"}), [5, 7, 8], [5, 9]))
+
+
+LLAMA_CPP_KEEPS_LEADING_SPACES = Excuse(
+    "LLAMA_CPP_KEEPS_LEADING_SPACES",
+    allows="decode (remove_special) of ids whose text starts with spaces: llama.cpp removes one "
+           "leading space of the first token (detokenize's remove_space), sentencepiece every leading "
+           "space before the first visible text: sentencepiece's text is llama.cpp's without its "
+           "leading spaces",
+    applies=lambda case, ours, theirs: ours[:1] == " " and theirs == ours.lstrip(" "),
+    allowed=("\u2581\u2581hi", " hi", "hi"),
+    refused=("\u2581\u2581hi", " hi", " hi!"))
