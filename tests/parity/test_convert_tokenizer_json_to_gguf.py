@@ -260,8 +260,10 @@ def test_wordpiece_tokenizer_json_to_gguf_matches_tokenizers(fixtures, corpus_li
     for key in ("seperator_token_id", "unknown_token_id"):
         assert meta[f"tokenizer.ggml.{key}"] == bge[f"tokenizer.ggml.{key}"]
     compare_hf_with_llama_cpp(hf, written, corpus_lines, source.parent.name + "/tokenizer.json", adds_tokens=True,
-                              ids_excuses={TOKENIZERS_UNKNOWN_FOR_LONG_WORD: 1000000, WPM_TEXT_READ_OTHERWISE: 1000000},
-                              decode_excuses={WORDPIECE_DECODERS_SPACE_DIFFERENTLY: 1000000}, unknown=(100, 100))
+                              ids_excuses={TOKENIZERS_UNKNOWN_FOR_LONG_WORD: 18,     # today 15
+                                           WPM_TEXT_READ_OTHERWISE: 7},             # today 6
+                              # today 198797 of 198863 decodes (all but where the rules agree)
+                              decode_excuses={WORDPIECE_DECODERS_SPACE_DIFFERENTLY: 199500}, unknown=(100, 100))
 
 
 def test_unigram_tokenizer_json_is_refused(fixtures, tmp_path):

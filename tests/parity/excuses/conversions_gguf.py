@@ -58,7 +58,8 @@ class DecodeCase:
     """One decode: the text encoded, the ids decoded, skip_special, and the facts of the
     vocabulary an excuse needs (`bos`: the BOS id llama.cpp drops; `user_defined`: the texts
     of the USER_DEFINED non-ASCII tokens among the ids, in order; `token_of`: an id's token
-    string as tokenizers names it; `specials`: the special token strings)."""
+    string as tokenizers names it; `specials`: the special token strings; `cleans_spaces`:
+    llama.cpp runs its clean_spaces passes on this vocabulary's text)."""
     text: str
     ids: Sequence[int]
     skip_special: bool
@@ -66,6 +67,7 @@ class DecodeCase:
     user_defined: tuple[str, ...] = ()
     token_of: Callable[[int], str] | None = None
     specials: frozenset[str] = frozenset()
+    cleans_spaces: bool = False               # llama.cpp runs clean_spaces for this vocabulary (WPM)
 
 
 @dataclass(frozen=True)
@@ -86,8 +88,11 @@ class EncodeCase:
 # ------------------------------------------------------------------ decode: llama.cpp vs tokenizers
 
 def _llama_cpp_keeps_space_after_bos(case: DecodeCase, ours: str, theirs: str) -> bool:
-    return (case.skip_special and case.bos is not None and case.ids[:1] == (case.bos,)
-            and theirs == " " + ours)
+    if not (case.skip_special and case.bos is not None and tuple(case.ids[:1]) == (case.bos,)):
+        return False
+    if case.cleans_spaces:
+        return theirs == llama_cpp_clean_spaces((" " + ours).encode("utf-8")).decode("utf-8", "replace")
+    return theirs == " " + ours
 
 
 LLAMA_CPP_KEEPS_SPACE_AFTER_BOS = Excuse(
@@ -95,7 +100,9 @@ LLAMA_CPP_KEEPS_SPACE_AFTER_BOS = Excuse(
     allows="skip_special decode of ids that start with BOS (SPM/UGM): llama.cpp's is tokenizers' "
            "with one leading space more (llama_vocab::impl::detokenize sets remove_space = false "
            "when remove_special drops a leading BOS, so the next piece keeps its space; tokenizers' "
-           "decoder strips the first token's space after skipping BOS)",
+           "decoder strips the first token's space after skipping BOS); where llama.cpp runs "
+           "clean_spaces (WPM), llama.cpp's is clean_spaces of tokenizers' with that space "
+           "(\" ' x\" becomes \"'x\")",
     applies=_llama_cpp_keeps_space_after_bos,
     allowed=(DecodeCase("Hello", (1, 15043), True, bos=1), "Hello", " Hello"),
     refused=(DecodeCase("Hello", (1, 15043), True, bos=1), "Hello", "  Hello"))
