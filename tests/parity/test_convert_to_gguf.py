@@ -9,8 +9,10 @@
 - RWKV .txt -> GGUF: see the section further down; tokenizer.json -> GGUF:
   tests/parity/test_convert_tokenizer_json_to_gguf.py.
 
-Reported as ``convert <source file> -> gguf: <N> lines, <M> mismatches`` (N counts each
-(line, flag combination) compared; decode checks count in M).
+Reported through tests/parity/comparison.py: one line per comparison kind (ids, decode,
+toksmith on the written file against itself on the original), each counting the comparisons
+made, naming the reference, with the allowed differences (tests/parity/excuses/
+conversions_gguf.py) and their bounds.
 """
 from __future__ import annotations
 

@@ -240,26 +240,47 @@ TOKENIZERS_UNKNOWN_FOR_LONG_WORD = Excuse(
              [5, 7, 7], [5, 100]))
 
 
-# Characters llama.cpp's WPM preprocessing (llama_vocab's WPM session: its own whitespace and
-# control sets, NFD from unicode-data.cpp) reads otherwise than tokenizers' BertNormalizer +
-# BertPreTokenizer: line and paragraph separators, NEL, VT and FF (whitespace for one side,
-# control for the other), the keycap mark U+20E3, Hangul syllables (decomposed to jamo by
-# tokenizers' NFD, kept by llama.cpp) and Devanagari vowel signs and virama (Mn/Mc).
-_WPM_READ_OTHERWISE = re.compile("[\u2028\u2029\u0085\u000b\u000c\u20e3\uac00-\ud7a3\u093e-\u094d]")
+# Control characters (Cc) that tokenizers' BertNormalizer (clean_text) removes and llama.cpp's
+# WPM preprocessing reads as whitespace (a word break).
+_CONTROL_READ_AS_SPACE = "\u000b\u000c\u001c\u001d\u001e\u001f\u0085"
+
+
+def _bert_removes_control_characters(case: EncodeCase, ours: list[int], theirs: list[int]) -> bool:
+    same_flags = case.extras.get("reference_same_flags")
+    if same_flags is None or not any(c in _CONTROL_READ_AS_SPACE for c in case.text):
+        return False
+    without = "".join(c for c in case.text if c not in _CONTROL_READ_AS_SPACE)
+    return same_flags(without) == list(theirs)
+
+
+BERT_REMOVES_CONTROL_CHARACTERS = Excuse(
+    "BERT_REMOVES_CONTROL_CHARACTERS",
+    allows="a text holding U+000B, U+000C, U+001C-U+001F or U+0085: tokenizers' BertNormalizer "
+           "(clean_text) removes these control characters, llama.cpp's WPM reads them as whitespace: "
+           "tokenizers' ids are llama.cpp's (same flags) on the text without them",
+    applies=_bert_removes_control_characters,
+    allowed=(EncodeCase("a\x0bb", extras={"reference_same_flags": {"ab": [101, 5925, 102]}.get}),
+             [101, 1037, 1038, 102], [101, 5925, 102]),
+    refused=(EncodeCase("a b", extras={"reference_same_flags": {"ab": [101, 5925, 102]}.get}),
+             [101, 1037, 1038, 102], [101, 5925, 102]))
+
+
+# Characters llama.cpp's WPM preprocessing (llama_vocab's WPM session: NFD and category tables
+# of unicode-data.cpp) reads otherwise than tokenizers' BertNormalizer + BertPreTokenizer: the
+# keycap mark U+20E3 (Me: tokenizers keeps it, so the word is unknown), Hangul syllables
+# (decomposed to jamo by tokenizers' NFD) and Devanagari vowel signs and virama (Mn/Mc).
+_WPM_READ_OTHERWISE = re.compile("[\u20e3\uac00-\ud7a3\u093e-\u094d]")
 
 
 WPM_TEXT_READ_OTHERWISE = Excuse(
     "WPM_TEXT_READ_OTHERWISE",
-    allows="a text holding U+2028, U+2029, U+0085, U+000B, U+000C, the keycap mark U+20E3, a Hangul "
-           "syllable or a Devanagari vowel sign/virama: llama.cpp's WPM preprocessing and tokenizers' "
-           "BertNormalizer + BertPreTokenizer read these characters otherwise (not narrowed further: "
-           "the ids may differ anywhere in such a text; bounded by the tricky_strings.txt lines "
-           "that hold them)",
+    allows="a text holding the keycap mark U+20E3, a Hangul syllable or a Devanagari vowel "
+           "sign/virama: llama.cpp's WPM preprocessing and tokenizers' BertNormalizer + "
+           "BertPreTokenizer read these characters otherwise (not narrowed further: the ids may "
+           "differ anywhere in such a text; bounded by the tricky_strings.txt lines that hold them)",
     applies=lambda case, ours, theirs: _WPM_READ_OTHERWISE.search(case.text) is not None,
     allowed=(EncodeCase("\ud55c\uad6d\uc5b4"), [29991, 29999], [30006, 30021, 29991]),
-    refused=(EncodeCase("hello world"), [7592], [7592, 2088]))
-
-
+    refused=(EncodeCase("one\u2028two"), [2028, 2048], [2028, 2048, 2093]))
 # ------------------------------------------------------------------ encode: llama.cpp vs tokenizers (GGUF -> json)
 
 def _without_whitespace_stripped_by_tokens(text: str, strip_tokens) -> tuple[str, bool]:
