@@ -68,7 +68,7 @@ ENCODE_BOUNDS = {
     "nomic-bert-moe": {PRECOMPILED_PER_GRAPHEME: 8},                      # today 6
 }
 DECODE_BOUNDS = {
-    "deepseek-coder": {BYTE_LEVEL_READS_USER_DEFINED_AS_BYTES: 1000000},
+    "deepseek-coder": {BYTE_LEVEL_READS_USER_DEFINED_AS_BYTES: 9400},     # today 9287
     "llama-spm": {LLAMA_CPP_KEEPS_SPACE_AFTER_BOS: 32000},                # today 31866
     "phi-3": {LLAMA_CPP_KEEPS_SPACE_AFTER_BOS: 32700},                    # today 32541
     "nomic-bert-moe": {LLAMA_CPP_KEEPS_SPACE_AFTER_BOS: 32500},           # today 32378

@@ -173,19 +173,19 @@ def decode_reference(model_path) -> spm.SentencePieceProcessor:
     return spm.SentencePieceProcessor(model_proto=proto.SerializeToString())
 
 
-# Allowed differences per model, each with its bound (full corpora: today N).
+# Allowed differences per model, each with its bound: today's count on the full corpora
+# (TOKSMITH_PARITY_SAMPLE unset) and a small margin. The 22 invalid UTF-8 lines are a fixed set.
 SPM_BOUNDS = {
-    "llama2_tokenizer.model": {"ids": {SENTENCEPIECE_REPLACES_INVALID_BYTES: 1000000},
-                               "decode": {LLAMA_CPP_KEEPS_LEADING_SPACES: 1000000}},
-    "sentencepiece_test_model.model": {"ids": {UNIGRAM_EQUAL_SCORE_SEGMENTATION: 1000000,
-                                               SENTENCEPIECE_STRIPS_TRAILING_U2581: 1000000},
-                                       "decode": {LLAMA_CPP_KEEPS_LEADING_SPACES: 1000000}},
-    "sentencepiece_test_ja_model.model": {"ids": {UNIGRAM_EQUAL_SCORE_SEGMENTATION: 1000000,
-                                                  SENTENCEPIECE_STRIPS_TRAILING_U2581: 1000000},
-                                          "decode": {LLAMA_CPP_KEEPS_LEADING_SPACES: 1000000}},
-    "t5_base_japanese_spiece.model": {"ids": {UNIGRAM_EQUAL_SCORE_SEGMENTATION: 1000000,
-                                              SENTENCEPIECE_STRIPS_TRAILING_U2581: 1000000},
-                                      "decode": {LLAMA_CPP_KEEPS_LEADING_SPACES: 1000000}},
+    "llama2_tokenizer.model": {"ids": {SENTENCEPIECE_REPLACES_INVALID_BYTES: 22},           # today 22
+                               "decode": {}},
+    "sentencepiece_test_model.model": {"ids": {UNIGRAM_EQUAL_SCORE_SEGMENTATION: 8,           # today 6
+                                               SENTENCEPIECE_STRIPS_TRAILING_U2581: 2},       # today 2
+                                       "decode": {LLAMA_CPP_KEEPS_LEADING_SPACES: 16}},       # today 14
+    "sentencepiece_test_ja_model.model": {"ids": {UNIGRAM_EQUAL_SCORE_SEGMENTATION: 26,       # today 23
+                                                  SENTENCEPIECE_STRIPS_TRAILING_U2581: 2},    # today 2
+                                          "decode": {LLAMA_CPP_KEEPS_LEADING_SPACES: 14}},    # today 12
+    "t5_base_japanese_spiece.model": {"ids": {UNIGRAM_EQUAL_SCORE_SEGMENTATION: 55},         # today 50
+                                      "decode": {LLAMA_CPP_KEEPS_LEADING_SPACES: 14}},        # today 12
 }
 
 
