@@ -153,8 +153,11 @@ def saved(tok: tokenizers.Tokenizer, path: Path) -> Path:
     return path
 
 
-# Decodes that differ by llama.cpp's clean_spaces alone, per source (full corpora: today N).
-CLEANED_SPACES_BOUND = {"llama3-with-bos": 1000000, "gpt2-folder": 1000000, "gpt2-added-tokens": 1000000}
+# Decodes that differ by llama.cpp's clean_spaces alone, per source: today's count on the full
+# corpora (TOKSMITH_PARITY_SAMPLE unset) and a small margin.
+CLEANED_SPACES_BOUND = {"llama3-with-bos": 2550,       # today 2468
+                        "gpt2-folder": 2060,           # today 1995
+                        "gpt2-added-tokens": 2070}     # today 2005
 
 
 @pytest.mark.parametrize("name", ["llama3-with-bos", "gpt2-folder", "gpt2-added-tokens"])
