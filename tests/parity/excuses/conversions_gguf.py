@@ -57,7 +57,8 @@ def llama_cpp_clean_spaces(text: bytes) -> bytes:
 class DecodeCase:
     """One decode: the text encoded, the ids decoded, skip_special, and the facts of the
     vocabulary an excuse needs (`bos`: the BOS id llama.cpp drops; `user_defined`: the texts
-    of the USER_DEFINED non-ASCII tokens among the ids, in order; `token_of`: an id's token
+    of the USER_DEFINED tokens among the ids that tokenizers' ByteLevel decoder reads as other
+    bytes, in order; `token_of`: an id's token
     string as tokenizers names it; `specials`: the special token strings; `cleans_spaces`:
     llama.cpp runs its clean_spaces passes on this vocabulary's text)."""
     text: str
@@ -72,9 +73,10 @@ class DecodeCase:
 
 @dataclass(frozen=True)
 class EncodeCase:
-    """One encode: the text, and `reference_on(text)`: the ids of the reference that made
-    "ours" (same file, same flags) on another text, for excuses that say "on this changed
-    text the references agree". Other facts as the excuse needs them."""
+    """One encode: the text, and `reference_on(text)`: llama.cpp's ids on another text (the
+    GGUF of the comparison; its flags as the test binds them), for excuses that say "on this
+    changed text the references agree"; `extras["reference_same_flags"]` likewise with the
+    line's own flags. Other facts as the excuse needs them."""
     text: str
     reference_on: Callable[[str], list[int]] | None = None
     unigram: bool = False
