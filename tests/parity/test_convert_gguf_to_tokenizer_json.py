@@ -26,7 +26,8 @@ fails):
 - PRECOMPILED_PER_GRAPHEME (UGM nomic-bert-moe encode): a text with a grapheme of several code
   points ("e" + combining marks, halfwidth "ﾊﾟ", conjoining jamo): tokenizers' Precompiled looks
   the charsmap up per grapheme, llama.cpp by the longest byte prefix; allowed where llama.cpp
-  detokenizes the two id lists to different texts (the normalized texts differ).
+  detokenizes the two id lists to different texts (the normalized texts differ) and both agree
+  on the text with each such grapheme cut to its first code point.
 Identical texts (about a third of the corpus lines repeat, e.g. empty lines) are encoded once:
 ids are a function of the text; the report counts the distinct texts compared. The files
 compared are toksmith's writing read by tokenizers against llama.cpp on the source: toksmith's
@@ -77,6 +78,11 @@ DECODE_BOUNDS = {
 
 def _llama_cpp_ids(ref, text: str, *, add_special: bool, parse_special: bool) -> list[int]:
     return ref.tokenize(text.encode("utf-8"), add_special, parse_special)
+
+
+def _tokenizers_ids(written: tokenizers.Tokenizer, text: str, *, add_special: bool) -> list[int]:
+    """tokenizers' ids on the written file (its encode_special_tokens as the caller set it)."""
+    return written.encode(text, add_special_tokens=add_special).ids
 
 
 def _user_defined_read_as_bytes(tok) -> dict[int, str]:
@@ -135,9 +141,10 @@ def compare_with_llama_cpp(path, corpus_lines: dict[str, list[str]], written_pat
         got = [e.ids for e in written.encode_batch(subset, add_special_tokens=add_special)]
         want = [ref.tokenize(text.encode("utf-8"), add_special, parse_special) for text in subset]
         reference_on = functools.partial(_llama_cpp_ids, ref, add_special=add_special, parse_special=parse_special)
+        ours_on = functools.partial(_tokenizers_ids, written, add_special=add_special)
         for text, ours, theirs in ids_check.pairs(subset, got, want):
             ids_check.one(EncodeCase(text, reference_on=reference_on, unigram=unigram, strip_tokens=strip_tokens,
-                                     extras={"spell": spell}),
+                                     extras={"spell": spell, "ours_on": ours_on}),
                           ours, theirs, what=f"add_special={add_special} parse_special={parse_special}")
             # decode: llama.cpp's ids, by both
             for skip in (False, True) if parse_special and text in spliced_set else (False,):

@@ -326,10 +326,16 @@ TOKENIZERS_STRIPS_UNICODE_WHITESPACE = Excuse(
                         strip_tokens=(("<|end|>", False, True),)), [5, 6], [5, 9, 6]))
 
 
+def _graphemes_cut_to_first_code_point(text: str) -> str:
+    return "".join(g[0] for g in regex.findall(r"\X", text))
+
+
 def _precompiled_per_grapheme(case: EncodeCase, ours: list[int], theirs: list[int]) -> bool:
-    spell = case.extras.get("spell")
-    return (case.unigram and spell is not None and any(len(g) > 1 for g in regex.findall(r"\X", case.text))
-            and spell(ours) != spell(theirs))
+    spell, ours_on = case.extras.get("spell"), case.extras.get("ours_on")
+    if not (case.unigram and spell and ours_on and case.reference_on):
+        return False
+    cut = _graphemes_cut_to_first_code_point(case.text)
+    return cut != case.text and spell(ours) != spell(theirs) and ours_on(cut) == case.reference_on(cut)
 
 
 PRECOMPILED_PER_GRAPHEME = Excuse(
@@ -338,11 +344,14 @@ PRECOMPILED_PER_GRAPHEME = Excuse(
            "combining marks, halfwidth '\uff8a\uff9f', conjoining jamo): tokenizers' Precompiled looks the "
            "charsmap up per grapheme (a whole one under 6 bytes, else code point by code point), "
            "llama.cpp by the longest byte prefix, so the normalized texts differ: allowed when the "
-           "two id lists spell different texts (llama.cpp's detokenize of each). Not narrowed to the "
-           "grapheme itself (llama.cpp's normalized text is not observable alone); bounded",
+           "two id lists spell different texts (llama.cpp's detokenize of each) and both references "
+           "agree on the same text with every such grapheme cut to its first code point (the "
+           "difference lies in those graphemes)",
     applies=_precompiled_per_grapheme,
-    allowed=(EncodeCase("\uff8a\uff9f", unigram=True, extras={"spell": lambda ids: "x" * len(ids)}), [7, 8], [9]),
-    refused=(EncodeCase("\uff8a\uff9f", unigram=True, extras={"spell": lambda ids: "x"}), [7, 8], [9]))
+    allowed=(EncodeCase("\uff8a\uff9f", reference_on={"\uff8a": [5]}.get, unigram=True,
+                        extras={"spell": lambda ids: "x" * len(ids), "ours_on": {"\uff8a": [5]}.get}), [7, 8], [9]),
+    refused=(EncodeCase("\uff8a\uff9f", reference_on={"\uff8a": [5]}.get, unigram=True,
+                        extras={"spell": lambda ids: "x" * len(ids), "ours_on": {"\uff8a": [6]}.get}), [7, 8], [9]))
 
 
 # ------------------------------------------------------------------ llama.cpp on a written GGUF vs sentencepiece on the .model
