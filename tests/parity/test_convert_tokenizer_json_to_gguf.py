@@ -96,9 +96,11 @@ def compare_hf_with_llama_cpp(hf, gguf_path, corpus_lines, label: str, *, adds_t
             got = [ref.tokenize(texts[i].encode("utf-8"), add_special, parse_special) for i in chosen]
             reference_on = functools.partial(_llama_cpp_ids, ref, add_special=False, parse_special=parse_special)
             same_flags = functools.partial(_llama_cpp_ids, ref, add_special=add_special, parse_special=parse_special)
+            theirs_on = functools.partial(_tokenizers_ids, hf, add_special=add_special)
             for i, ours, theirs in ids_check.pairs(chosen, got, want):
                 ids_check.one(EncodeCase(texts[i], reference_on=reference_on, unknown_id=unknown_id,
-                                         max_word_chars=max_chars, extras={"reference_same_flags": same_flags}),
+                                         max_word_chars=max_chars, extras={"reference_same_flags": same_flags,
+                                                                             "theirs_on": theirs_on}),
                               ours, theirs,
                               what=f"{corpus}:{i + 1} ({add_special}, {parse_special})")
             if not (add_special and not parse_special):
@@ -117,6 +119,11 @@ def compare_hf_with_llama_cpp(hf, gguf_path, corpus_lines, label: str, *, adds_t
 
 def _llama_cpp_ids(ref, text: str, *, add_special: bool, parse_special: bool) -> list[int]:
     return ref.tokenize(text.encode("utf-8"), add_special, parse_special)
+
+
+def _tokenizers_ids(hf, text: str, *, add_special: bool) -> list[int]:
+    """tokenizers' ids on the source (its encode_special_tokens as the caller set it)."""
+    return hf.encode(text, add_special_tokens=add_special).ids
 
 
 def gpt2_tokenizer(fixtures, *, added: bool = False, pre_tokenizer=None) -> tokenizers.Tokenizer:

@@ -274,15 +274,26 @@ BERT_REMOVES_CONTROL_CHARACTERS = Excuse(
 _WPM_READ_OTHERWISE = re.compile("[\u20e3\uac00-\ud7a3\u093e-\u094d]")
 
 
+def _wpm_reads_text_otherwise(case: EncodeCase, ours: list[int], theirs: list[int]) -> bool:
+    same_flags, theirs_on = case.extras.get("reference_same_flags"), case.extras.get("theirs_on")
+    if same_flags is None or theirs_on is None or _WPM_READ_OTHERWISE.search(case.text) is None:
+        return False
+    without = _WPM_READ_OTHERWISE.sub("", case.text)
+    return same_flags(without) == theirs_on(without)
+
+
+_AGREE_ON_BANG = {"reference_same_flags": {"!": [101, 999, 102]}.get, "theirs_on": {"!": [101, 999, 102]}.get}
+
 WPM_TEXT_READ_OTHERWISE = Excuse(
     "WPM_TEXT_READ_OTHERWISE",
     allows="a text holding the keycap mark U+20E3, a Hangul syllable or a Devanagari vowel "
            "sign/virama: llama.cpp's WPM preprocessing and tokenizers' BertNormalizer + "
-           "BertPreTokenizer read these characters otherwise (not narrowed further: the ids may "
-           "differ anywhere in such a text; bounded by the tricky_strings.txt lines that hold them)",
-    applies=lambda case, ours, theirs: _WPM_READ_OTHERWISE.search(case.text) is not None,
-    allowed=(EncodeCase("\ud55c\uad6d\uc5b4"), [29991, 29999], [30006, 30021, 29991]),
-    refused=(EncodeCase("one\u2028two"), [2028, 2048], [2028, 2048, 2093]))
+           "BertPreTokenizer read these characters otherwise: allowed when both give the same ids "
+           "on the text without those characters (the difference lies in them)",
+    applies=_wpm_reads_text_otherwise,
+    allowed=(EncodeCase("\ud55c\uad6d\uc5b4!", extras=_AGREE_ON_BANG), [101, 29991, 29999, 999, 102],
+             [101, 30006, 30021, 29991, 999, 102]),
+    refused=(EncodeCase("one\u2028two", extras=_AGREE_ON_BANG), [2028, 2048], [2028, 2048, 2093]))
 # ------------------------------------------------------------------ encode: llama.cpp vs tokenizers (GGUF -> json)
 
 def _without_whitespace_stripped_by_tokens(text: str, strip_tokens) -> tuple[str, bool]:
