@@ -24,6 +24,7 @@ import toksmith
 from tests import llama_cpp_reference, tiktoken_reference
 from tests.conftest import fixture_file, report
 from tests.gguf_copy import copy_gguf
+from tests.parity.comparison import Comparison
 from tests.parity.test_convert_gguf_pre_names_to_tokenizer_json import _one_name_per_regex_list
 from tests.parity.test_hf_batch_stream import _gpt2_folder_reference
 from toksmith.errors import InexactConversionWarning, UnsupportedConversionError
@@ -57,6 +58,15 @@ def llama_cpp_ids(vocab, texts: list[str]) -> list[list[int]]:
     return [vocab.tokenize(text.encode(), add_special=False, parse_special=False) for text in texts]
 
 
+def assert_reason_shown(label: str, against: str, texts: list[str], got: list, want: list) -> None:
+    """A file written with exact=False is read otherwise by its reference on some probes (the
+    refusal's reason): reported with the comparisons made, and at least one must differ."""
+    check = Comparison(label, against=against)
+    check.all(texts, ours=got, theirs=want)
+    report(f"{check.report_line()} (expected: the refusal's reason)")
+    assert check.mismatch_count > 0, f"{label}: no probe differs, the refusal has no reason"
+
+
 def save_approximately(tok, path) -> str:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -81,14 +91,13 @@ def test_gguf_to_tokenizer_json_exact_on_table_differences(fixtures, tmp_path, n
     vocab = llama_cpp_reference.load_vocab(gguf)
     texts = probe_texts(Reference.ONIGURUMA)
     want = llama_cpp_ids(vocab, texts)
-    got = [e.ids for e in written.encode_batch(texts, add_special_tokens=False)]
-    bad = [t for t, g, w in zip(texts, got, want) if g != w]
-    report(f"GGUF {name} -> tokenizer.json, Unicode-table probes: {len(texts)} texts, llama.cpp vs "
-           f"tokenizers, {len(bad)} mismatches")
-    assert not bad, [ascii(t) for t in bad[:5]]
-    # toksmith reads the rewritten patterns as tokenizers does
-    ours = toksmith.load(path).encode_batch(texts, add_special=False)
-    assert sum(o != w for o, w in zip(ours, want)) == 0
+    with Comparison(f"GGUF {name} -> tokenizer.json, Unicode-table probes, ids by tokenizers on the written file",
+                    against="llama.cpp on the GGUF") as check:
+        check.all(texts, ours=[e.ids for e in written.encode_batch(texts, add_special_tokens=False)], theirs=want)
+    # toksmith reads the rewritten patterns as llama.cpp does
+    with Comparison(f"GGUF {name} -> tokenizer.json, Unicode-table probes, toksmith on the written file",
+                    against="llama.cpp on the GGUF") as check:
+        check.all(texts, ours=toksmith.load(path).encode_batch(texts, add_special=False), theirs=want)
 
 
 def test_gguf_to_tokenizer_json_and_back_stays_exact(fixtures, tmp_path):
@@ -99,10 +108,9 @@ def test_gguf_to_tokenizer_json_and_back_stays_exact(fixtures, tmp_path):
     toksmith.load(tmp_path / "tokenizer.json").save(tmp_path / "back.gguf")
     texts = probe_texts(Reference.ONIGURUMA)
     want = llama_cpp_ids(llama_cpp_reference.load_vocab(gguf), texts)
-    got = llama_cpp_ids(llama_cpp_reference.load_vocab(tmp_path / "back.gguf"), texts)
-    bad = sum(g != w for g, w in zip(got, want))
-    report(f"GGUF gpt-2 -> tokenizer.json -> GGUF: {len(texts)} texts, llama.cpp vs llama.cpp, {bad} mismatches")
-    assert bad == 0
+    with Comparison("GGUF gpt-2 -> tokenizer.json -> GGUF, Unicode-table probes, llama.cpp on the written file",
+                    against="llama.cpp on the original") as check:
+        check.all(texts, ours=llama_cpp_ids(llama_cpp_reference.load_vocab(tmp_path / "back.gguf"), texts), theirs=want)
 
 
 def test_tokenizer_json_to_gguf_refused_where_tables_differ(fixtures, tmp_path):
@@ -114,10 +122,8 @@ def test_tokenizer_json_to_gguf_refused_where_tables_differ(fixtures, tmp_path):
     texts = probe_texts(Reference.ONIGURUMA)
     want = [e.ids for e in _gpt2_folder_reference(fixtures).encode_batch(texts, add_special_tokens=False)]
     got = llama_cpp_ids(llama_cpp_reference.load_vocab(tmp_path / "gpt2.gguf"), texts)
-    bad = sum(g != w for g, w in zip(got, want))
-    report(f"tokenizer.json gpt2 -> GGUF (exact=False): {len(texts)} texts, tokenizers vs llama.cpp, "
-           f"{bad} mismatches (the refusal's reason)")
-    assert bad > 0
+    assert_reason_shown("tokenizer.json gpt2 -> GGUF (exact=False), llama.cpp on the written file",
+                        "tokenizers on the source", texts, got, want)
 
 
 def test_rank_file_to_gguf_refused_where_tables_differ(fixtures, tmp_path):
@@ -129,9 +135,8 @@ def test_rank_file_to_gguf_refused_where_tables_differ(fixtures, tmp_path):
     enc = tiktoken_reference.encoding("r50k_base", fixtures)
     want = [enc.encode_ordinary(t) for t in texts]
     got = llama_cpp_ids(llama_cpp_reference.load_vocab(tmp_path / "r50k.gguf"), texts)
-    bad = sum(g != w for g, w in zip(got, want))
-    report(f"r50k_base -> GGUF (exact=False): {len(texts)} texts, tiktoken vs llama.cpp, {bad} mismatches")
-    assert bad > 0
+    assert_reason_shown("r50k_base -> GGUF (exact=False), llama.cpp on the written file",
+                        f"tiktoken {tiktoken.__version__} on the rank file", texts, got, want)
 
 
 def test_gguf_to_rank_file_refused_where_tables_differ(fixtures, tmp_path):
@@ -147,9 +152,8 @@ def test_gguf_to_rank_file_refused_where_tables_differ(fixtures, tmp_path):
     texts = probe_texts(Reference.TIKTOKEN)
     want = llama_cpp_ids(llama_cpp_reference.load_vocab(gguf), texts)
     got = [enc.encode_ordinary(t) for t in texts]
-    bad = sum(g != w for g, w in zip(got, want))
-    report(f"GGUF gpt-2 -> rank file (exact=False): {len(texts)} texts, llama.cpp vs tiktoken, {bad} mismatches")
-    assert bad > 0
+    assert_reason_shown("GGUF gpt-2 -> rank file (exact=False), tiktoken on the written file",
+                        "llama.cpp on the GGUF", texts, got, want)
 
 
 def packed_probes(other: Reference, step: int) -> list[str]:
@@ -173,8 +177,6 @@ def test_other_pre_names_to_tokenizer_json_exact_on_table_differences(fixtures, 
         want = llama_cpp_ids(ref, texts)
     finally:
         ref.close()
-    got = [e.ids for e in written.encode_batch(texts, add_special_tokens=False)]
-    bad = [t for t, g, w in zip(texts, got, want) if g != w]
-    report(f"GGUF gpt-2 vocabulary as {pre!r} -> tokenizer.json, Unicode-table probes: {len(texts)} texts, "
-           f"llama.cpp vs tokenizers, {len(bad)} mismatches")
-    assert not bad, [ascii(t[:40]) for t in bad[:5]]
+    with Comparison(f"GGUF gpt-2 vocabulary as {pre!r} -> tokenizer.json, Unicode-table probes, ids by tokenizers "
+                    f"on the written file", against="llama.cpp on the GGUF") as check:
+        check.all(texts, ours=[e.ids for e in written.encode_batch(texts, add_special_tokens=False)], theirs=want)
