@@ -10,7 +10,7 @@ from pathlib import Path
 
 import sentencepiece as spm
 
-from tests.conftest import CORPUS_FILES
+from tests.conftest import CORPUS_FILES, fixture_file
 from tests.parity.comparison import Comparison
 from tests.parity.excuses.spm_tiktoken_training import SENTENCEPIECE, SENTENCEPIECE_TRAINER, HeldOutLine
 
@@ -18,11 +18,13 @@ TRAIN_LINES = 500           # first lines of each corpus trained on
 HELD_OUT_LINES = 500        # the next lines, measured on
 
 
-def split_corpora(corpus_lines) -> tuple[list[str], list[str]]:
-    """(training lines, held-out lines): the first TRAIN_LINES of each corpus, the next ones."""
+def split_corpora(fixtures: Path) -> tuple[list[str], list[str]]:
+    """(training lines, held-out lines): the first TRAIN_LINES of each corpus, the next ones.
+    Read from the files (TOKSMITH_PARITY_SAMPLE, which shortens corpus_lines, would leave no
+    held-out line)."""
     train, held_out = [], []
     for name in CORPUS_FILES:
-        lines = corpus_lines[name]
+        lines = fixture_file(fixtures, f"corpus/{name}").read_bytes().decode("utf-8").split("\n")
         train += lines[:TRAIN_LINES]
         held_out += lines[TRAIN_LINES:TRAIN_LINES + HELD_OUT_LINES]
     return train, held_out

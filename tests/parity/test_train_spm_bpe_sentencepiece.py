@@ -27,8 +27,8 @@ VOCAB = 6000
 
 
 @pytest.fixture(scope="module")
-def split(corpus_lines) -> tuple[list[str], list[str]]:
-    return split_corpora(corpus_lines)
+def split(fixtures) -> tuple[list[str], list[str]]:
+    return split_corpora(fixtures)
 
 
 @pytest.fixture(scope="module")

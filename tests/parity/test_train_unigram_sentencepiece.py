@@ -34,8 +34,8 @@ TOKENS_PER_BYTE_TOLERANCE = 0.001
 
 
 @pytest.fixture(scope="module")
-def split(corpus_lines) -> tuple[list[str], list[str]]:
-    return split_corpora(corpus_lines)
+def split(fixtures) -> tuple[list[str], list[str]]:
+    return split_corpora(fixtures)
 
 
 @pytest.fixture(scope="module")
