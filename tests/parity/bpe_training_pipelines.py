@@ -11,6 +11,8 @@ from pathlib import Path
 from tokenizers import AddedToken, Tokenizer, decoders, normalizers, pre_tokenizers, processors
 from tokenizers.models import BPE
 
+from tests.conftest import fixture_file
+
 PIPELINES = ("gpt2", "llama3", "metaspace", "whitespace", "bert")
 
 
@@ -18,12 +20,12 @@ def write_pipeline(name: str, fixtures: Path, out_dir: Path) -> Path:
     """Write pipeline `name`'s tokenizer.json under out_dir; its path."""
     path = out_dir / f"{name}.tokenizer.json"
     if name == "llama3":
-        path.write_bytes(gzip.decompress((fixtures / "hf" / "llama3" / "tokenizer.json.gz").read_bytes()))
+        path.write_bytes(gzip.decompress(fixture_file(fixtures, "hf/llama3/tokenizer.json.gz").read_bytes()))
         return path
     if name == "gpt2":
         # transformers' GPT2Converter: ByteLevel pre-tokenizer/decoder/post-processor
-        gpt2 = fixtures / "hf" / "gpt2"
-        tok = Tokenizer(BPE.from_file(str(gpt2 / "vocab.json"), str(gpt2 / "merges.txt")))
+        tok = Tokenizer(BPE.from_file(str(fixture_file(fixtures, "hf/gpt2/vocab.json")),
+                                      str(fixture_file(fixtures, "hf/gpt2/merges.txt"))))
         tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
         tok.decoder = decoders.ByteLevel()
         tok.post_processor = processors.ByteLevel(trim_offsets=False)
@@ -45,3 +47,22 @@ def write_pipeline(name: str, fixtures: Path, out_dir: Path) -> Path:
         raise ValueError(name)
     tok.save(str(path))
     return path
+
+
+def merges_of(model: dict) -> list[tuple[str, str]]:
+    """A tokenizer.json BPE model's merges as pairs (either of tokenizers' two spellings)."""
+    return [tuple(m) if isinstance(m, list) else tuple(m.split(" ", 1)) for m in model["merges"]]
+
+
+def compare_trained_json(check, ours: dict, ref: dict) -> None:
+    """Compare two trained tokenizer.json documents through `check` (a Comparison): every
+    token's id (tokens of either vocabulary), every merge, the added tokens and the affixes."""
+    our_vocab, ref_vocab = ours["model"]["vocab"], ref["model"]["vocab"]
+    tokens = sorted(our_vocab.keys() | ref_vocab.keys())
+    check.all(tokens, ours=[our_vocab.get(t) for t in tokens], theirs=[ref_vocab.get(t) for t in tokens],
+              what="token id")
+    our_merges, ref_merges = merges_of(ours["model"]), merges_of(ref["model"])
+    check.all(range(len(ref_merges)), ours=our_merges, theirs=ref_merges, what="merge")
+    check.one("added_tokens", ours["added_tokens"], ref["added_tokens"], what="added tokens")
+    for key in ("continuing_subword_prefix", "end_of_word_suffix"):
+        check.one(key, ours["model"].get(key), ref["model"].get(key), what="model option")

@@ -2,39 +2,34 @@
 
 ``compare_corpora(tok, ref, ...)`` needs from ``ref`` what a sentencepiece
 ``SentencePieceProcessor`` offers: ``encode(list_of_lines)``, ``encode(line)``,
-``encode(line, out_type=str)``, ``encode(raw_bytes)`` and ``decode(ids)``; and from
-``tok``: ``encode``, ``encode_batch``, ``tokenize`` and ``decode`` (wrap a tokenizer
+``encode(list_of_lines, out_type=str)``, ``encode(raw_bytes)`` and ``decode(list_of_ids)``;
+and from ``tok``: ``encode``, ``encode_batch``, ``tokenize`` and ``decode`` (wrap a tokenizer
 whose defaults differ, as tests/parity/test_ugm_gguf.py does for GGUF).
 """
 from __future__ import annotations
 
-from tests.conftest import report
+from tests.parity.comparison import Comparison
+from tests.parity.excuses.spm_tiktoken_training import SENTENCEPIECE
+
+PIECES_EVERY = 25       # tokenize is compared on every 25th line (the same code path as encode)
 
 
-def compare_corpora(tok, sp, corpus_lines, invalid_utf8_lines, label: str) -> None:
-    """Assert identical ids, pieces and decoded text on every line; report the count."""
-    mismatches = []
-    compared = 0
+def compare_corpora(tok, sp, corpus_lines, invalid_utf8_lines, label: str, *,
+                    against: str = SENTENCEPIECE) -> None:
+    """Assert identical ids (encode and encode_batch), decodes of the reference's ids, pieces of
+    every 25th line and ids of the invalid UTF-8 lines; report the comparisons made."""
+    check = Comparison(f"{label} (encode, encode_batch, decode of the reference's ids, pieces of every "
+                       f"{PIECES_EVERY}th line, invalid UTF-8)", against=against)
     for corpus, lines in corpus_lines.items():
         expected = sp.encode(lines)
-        got = tok.encode_batch(lines)
-        for i, line in enumerate(lines):
-            ids = tok.encode(line)
-            if ids != expected[i] or got[i] != expected[i]:
-                mismatches.append(f"{corpus}:{i + 1} ids {line[:60]!r}\n  ours {ids}\n  spm  {expected[i]}")
-                continue
-            if tok.decode(ids) != sp.decode(expected[i]):
-                mismatches.append(f"{corpus}:{i + 1} decode {line[:60]!r}: "
-                                  f"{tok.decode(ids)!r} != {sp.decode(expected[i])!r}")
-        # pieces on a sample (the same code path produces them)
-        for line in lines[::25]:
-            if tok.tokenize(line) != sp.encode(line, out_type=str):
-                mismatches.append(f"{corpus} pieces {line[:60]!r}: {tok.tokenize(line)} != "
-                                  f"{sp.encode(line, out_type=str)}")
-        compared += len(lines)
-    for raw in invalid_utf8_lines:
-        compared += 1
-        if tok.encode(raw) != sp.encode(raw):
-            mismatches.append(f"invalid UTF-8 {raw!r}: {tok.encode(raw)} != {sp.encode(raw)}")
-    report(f"{label}: {compared} lines, {len(mismatches)} mismatches")
-    assert not mismatches, f"{len(mismatches)} mismatches, first ones:\n" + "\n".join(mismatches[:8])
+        check.all(lines, ours=tok.encode_batch(lines), theirs=expected, what=f"{corpus} encode_batch")
+        check.all(lines, ours=[tok.encode(line) for line in lines], theirs=expected, what=f"{corpus} encode")
+        check.all(lines, ours=[tok.decode(ids) for ids in expected], theirs=sp.decode(expected),
+                  what=f"{corpus} decode")
+        sample = lines[::PIECES_EVERY]
+        check.all(sample, ours=[tok.tokenize(line) for line in sample], theirs=sp.encode(sample, out_type=str),
+                  what=f"{corpus} pieces")
+    invalid = list(invalid_utf8_lines)
+    check.all(invalid, ours=[tok.encode(raw) for raw in invalid], theirs=[sp.encode(raw) for raw in invalid],
+              what="invalid UTF-8")
+    check.finish()

@@ -10,7 +10,9 @@ import pytest
 import regex
 import tiktoken
 
-from tests.conftest import fixture_file, report
+from tests.conftest import fixture_file
+from tests.parity.comparison import Comparison
+from tests.parity.excuses.spm_tiktoken_training import TIKTOKEN
 from tests.unit.test_tiktoken_files import tiktoken_constructor
 from toksmith.formats.tiktoken import read_tiktoken
 
@@ -30,11 +32,10 @@ def test_corpus_pieces_match_tiktoken(fixtures, corpus_lines, name):
         for line in lines:
             pieces.update(dict.fromkeys(pattern.findall(line)))
     raw = [p.encode("utf-8") for p in pieces]
-    got = model.encode_pieces(raw)
-    want = [encoding._core_bpe.encode_single_piece(p) for p in raw]
-    bad = [(p, g, w) for p, g, w in zip(raw, got, want) if g != w]
-    report(f"byte-level BPE model vs tiktoken, {name}: {len(raw)} distinct pieces, {len(bad)} mismatches")
-    assert not bad, bad[:5]
+    check = Comparison(f"byte-level BPE model stage, {name}: every distinct pre-token of every corpus line",
+                       against=f"{TIKTOKEN} (CoreBPE.encode_single_piece)")
+    check.all(raw, ours=model.encode_pieces(raw), theirs=[encoding._core_bpe.encode_single_piece(p) for p in raw])
+    check.finish()
 
 
 @pytest.mark.parametrize("unit", ["a", " ", "\n", "7", "中", "😀", "ab ", "é"])
@@ -45,9 +46,12 @@ def test_long_single_pieces_match_tiktoken(fixtures, unit):
                                  mergeable_ranks=constructor["mergeable_ranks"],
                                  special_tokens=constructor["special_tokens"])
     model = read_tiktoken(fixture_file(fixtures, f"tiktoken/{name}.tiktoken")).vocab.build_model()
-    for n in (33, 101, 5000):
-        piece = (unit * n).encode("utf-8")
-        assert model.encode_piece(piece) == encoding._core_bpe.encode_single_piece(piece), (unit, n)
+    pieces = [(unit * n).encode("utf-8") for n in (33, 101, 5000)]
+    check = Comparison(f"byte-level BPE model stage, {name}: {unit!r} repeated 33, 101 and 5000 times",
+                       against=f"{TIKTOKEN} (CoreBPE.encode_single_piece)")
+    check.all(pieces, ours=[model.encode_piece(p) for p in pieces],
+              theirs=[encoding._core_bpe.encode_single_piece(p) for p in pieces])
+    check.finish()
 
 
 @pytest.mark.parametrize("name", ENCODINGS)
@@ -58,5 +62,8 @@ def test_invalid_utf8_pieces_match_tiktoken(fixtures, invalid_utf8_lines, name):
                                  special_tokens=constructor["special_tokens"])
     model = read_tiktoken(fixture_file(fixtures, f"tiktoken/{name}.tiktoken")).vocab.build_model()
     pieces = [p for p in invalid_utf8_lines if p] + [b"\xff" * 40, b"\xe4\xb8" * 50, b"\x80abc\xc3"]
-    for piece in pieces:
-        assert model.encode_piece(piece) == encoding._core_bpe.encode_single_piece(piece), piece
+    check = Comparison(f"byte-level BPE model stage, {name}: invalid UTF-8 pieces",
+                       against=f"{TIKTOKEN} (CoreBPE.encode_single_piece)")
+    check.all(pieces, ours=[model.encode_piece(p) for p in pieces],
+              theirs=[encoding._core_bpe.encode_single_piece(p) for p in pieces])
+    check.finish()

@@ -26,9 +26,10 @@ import re
 import pytest
 import tokenizers
 
-from tests.conftest import fixture_file, report
+from tests.conftest import fixture_file
+from tests.parity.comparison import Comparison
+from tests.parity.excuses.spm_tiktoken_training import TIKTOKEN
 from tests.parity.test_byte_bpe_gguf import spliced
-from tests.parity.test_spm_bpe_gguf import fail_on
 from tests.tiktoken_reference import encoding
 from toksmith.formats.tiktoken import read_tiktoken
 from toksmith.writers.byte_level_merges import merge_list_vocab
@@ -71,14 +72,16 @@ def lines_with_special_text(texts: list[str], specials: list[str]) -> list[int]:
     return [i for i, text in enumerate(texts) if finder.search(text)]
 
 
-def tiktoken_vs_tokenizers(enc, ref: tokenizers.Tokenizer, corpus_lines, *,
-                           add_special_tokens: bool = False) -> tuple[int, list[str]]:
-    """(line x flag combinations compared, mismatches): tokenizers `ref` against tiktoken
-    `enc` on every corpus line with parse_special, and on the lines holding a special
-    token's text without it (elsewhere the flag cannot change an id); decode of every line.
-    `add_special_tokens` is tokenizers' (tiktoken adds nothing)."""
+def tiktoken_vs_tokenizers(enc, ref: tokenizers.Tokenizer, corpus_lines, *, add_special_tokens: bool = False,
+                           check: Comparison | None = None) -> tuple[int, list[str]]:
+    """Compare tokenizers `ref` with tiktoken `enc` on every corpus line with parse_special, on
+    the lines holding a special token's text without it (elsewhere the flag cannot change an
+    id), and tokenizers' decode of tiktoken's ids of every line. `add_special_tokens` is
+    tokenizers' (tiktoken adds nothing). The comparisons go into `check` (a new Comparison
+    against tiktoken when None; the caller finishes it); returns (comparisons made, the
+    first mismatches)."""
+    check = check if check is not None else Comparison("tokenizers", against=TIKTOKEN)
     specials = sorted(enc.special_tokens_set)
-    compared, mismatches = 0, []
     for corpus, lines in corpus_lines.items():
         texts = spliced(lines, specials, seed=len(corpus) + 3)
         with_special = lines_with_special_text(texts, specials)
@@ -88,18 +91,12 @@ def tiktoken_vs_tokenizers(enc, ref: tokenizers.Tokenizer, corpus_lines, *,
             got = [e.ids for e in ref.encode_batch(batch, add_special_tokens=add_special_tokens)]
             want = (enc.encode_batch(batch, allowed_special="all", num_threads=1) if parse_special
                     else enc.encode_ordinary_batch(batch, num_threads=1))
-            for i, g, w in zip(chosen, got, want):
-                if g != w:
-                    mismatches.append(f"{corpus}:{i + 1} parse_special={parse_special} {texts[i][:60]!r}\n"
-                                      f"  tokenizers {g[:12]}\n  tiktoken   {w[:12]}")
+            check.all(batch, ours=got, theirs=want, what=f"{corpus} parse_special={parse_special}")
             if parse_special:
-                decoded = ref.decode_batch(want, skip_special_tokens=False)
-                for i, (d, text) in enumerate(zip(decoded, enc.decode_batch(want, num_threads=1))):
-                    if d != text:
-                        mismatches.append(f"{corpus}:{i + 1} decode {texts[i][:60]!r}")
-            compared += len(batch)
+                check.all(batch, ours=ref.decode_batch(want, skip_special_tokens=False),
+                          theirs=enc.decode_batch(want, num_threads=1), what=f"{corpus} decode")
     ref.encode_special_tokens = False
-    return compared, mismatches
+    return check.compared, list(check.mismatches)
 
 
 @pytest.mark.parametrize("name", ENCODINGS)
@@ -110,11 +107,10 @@ def test_derived_merges_encode_like_tiktoken(fixtures, corpus_lines, name):
     ref = derived_tokenizer(derived, oniguruma_spelling(enc._pat_str), enc._special_tokens)
     assert ref.get_vocab_size(with_added_tokens=True) == len([t for t in derived.texts if t is not None]) \
         + len(enc._special_tokens)
-    compared, mismatches = tiktoken_vs_tokenizers(enc, ref, {name: lines[:300] for name, lines in corpus_lines.items()})
-
-    report(f"derived merges of {name} in tokenizers vs tiktoken: {compared} lines (the first 300 of each corpus with "
-           f"parse_special, those with a special text also without) + decode, {len(mismatches)} mismatches")
-    fail_on(mismatches)
+    check = Comparison(f"derived merges of {name} in tokenizers: the first 300 lines of each corpus with "
+                       f"parse_special, those with a special text also without, decode", against=TIKTOKEN)
+    tiktoken_vs_tokenizers(enc, ref, {corpus: lines[:300] for corpus, lines in corpus_lines.items()}, check=check)
+    check.finish()
 
 
 def test_derived_r50k_merges_are_gpt2s_merges_txt(fixtures):
@@ -123,13 +119,15 @@ def test_derived_r50k_merges_are_gpt2s_merges_txt(fixtures):
     assert lines[0].startswith(b"#version")
     gpt2 = [line for line in lines[1:] if line]
     assert len(gpt2) == 50000
-    same = sum(a == b for a, b in zip(derived.merges, gpt2))
-    report(f"derived merges of r50k_base vs GPT-2's merges.txt: {len(gpt2)} merges, "
-           f"{len(gpt2) - same + abs(len(gpt2) - len(derived.merges))} differ")
-    assert derived.merges == gpt2
+    check = Comparison("derived merges of r50k_base: every merge, every token's id", against="GPT-2's merges.txt "
+                       "and vocab.json (hf/gpt2)")
+    check.all(range(len(gpt2)), ours=derived.merges, theirs=gpt2, what="merge")
+    ours = {text.decode("utf-8"): i for i, text in enumerate(derived.texts)}
     vocab = json.loads(fixture_file(fixtures, "hf/gpt2/vocab.json").read_text(encoding="utf-8"))
-    assert {text.decode("utf-8"): i for i, text in enumerate(derived.texts)} == \
-        {text: i for text, i in vocab.items() if i < 50256}
+    theirs = {text: i for text, i in vocab.items() if i < 50256}
+    tokens = sorted(ours.keys() | theirs.keys())
+    check.all(tokens, ours=[ours.get(t) for t in tokens], theirs=[theirs.get(t) for t in tokens], what="token id")
+    check.finish()
 
 
 def test_rank_gap_stays_a_gap(fixtures):

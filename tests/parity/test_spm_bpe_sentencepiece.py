@@ -1,8 +1,8 @@
 """SentencePiece BPE parity with the sentencepiece package, on every line of every fixture corpus.
 
 Compared per line (tests/parity/compare.py): ids of encode (one call per line), ids of
-encode_batch, decoded text of the ids, pieces of tokenize on a sample, and the invalid
-UTF-8 lines. Models: the real BPE ``.model`` fixtures and BPE models this suite trains
+encode_batch, decoded text of sentencepiece's ids, pieces of tokenize on a sample, and the
+invalid UTF-8 lines. Models: the real BPE ``.model`` fixtures and BPE models this suite trains
 with the sentencepiece trainer (tests/parity/trained_models.py), among them copies with
 some merged pieces typed UNUSED, which sentencepiece merges into and then re-splits.
 
@@ -22,8 +22,10 @@ from sentencepiece import sentencepiece_model_pb2 as pb
 
 import toksmith
 from toksmith.spec import Algorithm
-from tests.conftest import fixture_file, report
+from tests.conftest import fixture_file
 from tests.parity.compare import compare_corpora
+from tests.parity.comparison import Comparison
+from tests.parity.excuses.spm_tiktoken_training import SENTENCEPIECE
 from tests.parity.trained_models import (BPE_CONFIGS, BPE_UNUSED_CONFIGS, mark_unused, train,
                                          write_training_text)
 
@@ -71,7 +73,9 @@ def test_unused_models_really_resegment(trained_bpe_models, corpus_lines):
         lines = corpus_lines["man_en.txt"]
         unused = spm.SentencePieceProcessor(model_file=str(trained_bpe_models[name]))
         plain = spm.SentencePieceProcessor(model_file=str(trained_bpe_models[base]))
-        changed = sum(a != b for a, b in zip(unused.encode(lines), plain.encode(lines)))
+        unused_ids, plain_ids = unused.encode(lines), plain.encode(lines)
+        assert len(unused_ids) == len(plain_ids) == len(lines)
+        changed = sum(a != b for a, b in zip(unused_ids, plain_ids))
         assert changed > len(lines) // 10, (name, changed)
 
 
@@ -154,33 +158,25 @@ def test_parse_special_matches_sentencepiece_fragments(fixtures, trained_bpe_mod
     split, user = special_texts(path)
     assert {"<s>", "</s>", "<unk>"} <= split.keys()
     cases = special_cases(split, user)
-    mismatches = []
-    split_seen = 0
-    batch_special = tok.encode_batch(cases, parse_special=True)
-    batch_plain = tok.encode_batch(cases, parse_special=False)
-    for text, got_batch, got_batch_plain in zip(cases, batch_special, batch_plain):
-        parts = split_specials(text, list(split))
-        split_seen += len(parts) > 1
-        want = expected_with_specials(sp, parts, split)
-        got = tok.encode(text, parse_special=True)
-        if got != want or got_batch != want:
-            mismatches.append(f"parse_special {text!r}: ours {got} / batch {got_batch}, spm {want}")
-            continue
-        if tok.decode(got) != sp.decode(want):
-            mismatches.append(f"decode {text!r}: {tok.decode(got)!r} != {sp.decode(want)!r}")
-        # without parse_special the special texts are ordinary text, as sentencepiece sees them
-        plain = sp.encode(text)
-        if tok.encode(text) != plain or tok.encode(text, parse_special=False) != plain \
-                or got_batch_plain != plain:
-            mismatches.append(f"plain {text!r}: ours {tok.encode(text)}, spm {plain}")
-        # add_special adds nothing for a .model (sentencepiece adds no BOS/EOS)
-        if tok.encode(text, add_special=True, parse_special=True) != want:
-            mismatches.append(f"add_special {text!r}")
+    parts = [split_specials(text, list(split)) for text in cases]
+    assert sum(len(p) > 1 for p in parts) > len(cases) // 2, "too few texts had a special token split out"
+    want = [expected_with_specials(sp, p, split) for p in parts]
+    plain = sp.encode(cases)
     label = name if name in FIXTURE_MODELS else f"trained bpe {name}"
-    assert split_seen > len(cases) // 2, "too few texts had a special token split out"
-    report(f"{label} parse_special: {len(cases)} texts with control/unknown/user-defined pieces, "
-           f"{len(mismatches)} mismatches")
-    assert not mismatches, f"{len(mismatches)} mismatches, first ones:\n" + "\n".join(mismatches[:8])
+    check = Comparison(f"{label} parse_special: {len(cases)} texts with control/unknown/user-defined pieces "
+                       f"(encode, encode_batch with and without parse_special, add_special, decode)",
+                       against=f"{SENTENCEPIECE} on the fragments between special texts")
+    check.all(cases, ours=[tok.encode(t, parse_special=True) for t in cases], theirs=want, what="parse_special")
+    check.all(cases, ours=tok.encode_batch(cases, parse_special=True), theirs=want, what="batch parse_special")
+    check.all(cases, ours=[tok.decode(ids) for ids in want], theirs=sp.decode(want), what="decode")
+    # without parse_special the special texts are ordinary text, as sentencepiece sees them
+    check.all(cases, ours=[tok.encode(t) for t in cases], theirs=plain, what="plain (default)")
+    check.all(cases, ours=[tok.encode(t, parse_special=False) for t in cases], theirs=plain, what="plain")
+    check.all(cases, ours=tok.encode_batch(cases, parse_special=False), theirs=plain, what="batch plain")
+    # add_special adds nothing for a .model (sentencepiece adds no BOS/EOS)
+    check.all(cases, ours=[tok.encode(t, add_special=True, parse_special=True) for t in cases], theirs=want,
+              what="add_special")
+    check.finish()
 
 
 # One-character pieces retyped: sentencepiece's resegment (bpe_model.cc Model::Encode)
@@ -201,5 +197,7 @@ def test_retyped_single_character_pieces(fixtures, corpus_lines, tmp_path, retyp
     path.write_bytes(m.SerializeToString())
     tok, sp = toksmith.load(path), spm.SentencePieceProcessor(model_file=str(path))
     lines = corpus_lines["man_en.txt"][:300] + ["FILES", "reproduce results", "aaa eee ooo", "Ea oF"]
-    for line in lines:
-        assert tok.encode(line) == sp.encode(line), line
+    check = Comparison(f"llama2c_tok512.model with {sorted(retype)} retyped: ids of {len(lines)} lines",
+                       against=SENTENCEPIECE)
+    check.all(lines, ours=[tok.encode(line) for line in lines], theirs=sp.encode(lines))
+    check.finish()

@@ -28,8 +28,9 @@ from rwkv.rwkv_tokenizer import TRIE_TOKENIZER   # the rwkv package
 
 import toksmith
 from tests import llama_cpp_reference   # llama-cpp-python
-from tests.conftest import fixture_file, report
-from tests.parity.test_spm_bpe_gguf import fail_on
+from tests.conftest import fixture_file
+from tests.parity.comparison import Comparison
+from tests.parity.excuses.spm_tiktoken_training import SENTENCEPIECE, TIKTOKEN, TOKENIZERS
 from tests.tiktoken_reference import RANK_FILES, encoding
 
 SURROGATE_TEXTS = ["\ud800", "\udfff", "\ud83d\ude00", "a\ud83d\ude00b", "\ud83d", "\ude00\ud83d",
@@ -53,40 +54,35 @@ def test_rank_files_read_surrogates_as_tiktoken_does(fixtures, name):
     tok = toksmith.load(path)
     enc = encoding(name, fixtures)
     texts = SURROGATE_TEXTS + fuzzed_texts(seed=len(name), count=400)
-    mismatches = []
-    compared = 0
-    ordinary = tok.encode_batch(texts, parse_special=False)
-    special = tok.encode_batch(texts, parse_special=True, num_threads=2)
+    check = Comparison(f"{name}: texts with surrogates (str: encode, encode_batch, allowed_special='all', "
+                       f"tokenize; bytes: encode)", against=TIKTOKEN)
     want_ordinary = enc.encode_ordinary_batch(texts, num_threads=1)
     want_special = enc.encode_batch(texts, allowed_special="all", num_threads=1)
-    for i, text in enumerate(texts):
-        compared += 1
-        want = enc.encode_ordinary(text)
-        assert want == want_ordinary[i]
-        if tok.encode(text, parse_special=False) != want or ordinary[i] != want:
-            mismatches.append(f"encode_ordinary {text!r}: ours {tok.encode(text)}, tiktoken {want}")
-        want = enc.encode(text, allowed_special="all")
-        if tok.encode(text, parse_special=True) != want or special[i] != want_special[i]:
-            mismatches.append(f"allowed_special='all' {text!r}: ours {tok.encode(text, parse_special=True)}, "
-                              f"tiktoken {want}")
-        pieces = tok.tokenize(text)
-        if pieces != [tok.id_to_piece(t) for t in enc.encode_ordinary(text)]:
-            mismatches.append(f"tokenize {text!r}: {pieces}")
-        raw = text.encode("utf-8", "surrogatepass")
-        compared += 1
-        if tok.encode(raw) != enc.encode_ordinary(raw.decode("utf-8", "replace")):
-            mismatches.append(f"bytes {raw!r}: ours {tok.encode(raw)}")
-    report(f"{name}: {compared} texts with surrogates (str: encode, encode_batch, allowed_special='all', "
-           f"tokenize; bytes: encode) vs tiktoken, {len(mismatches)} mismatches")
-    fail_on(mismatches)
+    check.all(texts, ours=[tok.encode(text, parse_special=False) for text in texts], theirs=want_ordinary,
+              what="encode_ordinary")
+    check.all(texts, ours=tok.encode_batch(texts, parse_special=False), theirs=want_ordinary,
+              what="encode_ordinary_batch")
+    check.all(texts, ours=[tok.encode(text, parse_special=True) for text in texts], theirs=want_special,
+              what="allowed_special='all'")
+    check.all(texts, ours=tok.encode_batch(texts, parse_special=True, num_threads=2), theirs=want_special,
+              what="batch allowed_special='all'")
+    check.all(texts, ours=[tok.tokenize(text) for text in texts],
+              theirs=[[tok.id_to_piece(t) for t in ids] for ids in want_ordinary], what="tokenize")
+    raw = [text.encode("utf-8", "surrogatepass") for text in texts]
+    check.all(raw, ours=[tok.encode(b) for b in raw],
+              theirs=[enc.encode_ordinary(b.decode("utf-8", "replace")) for b in raw], what="bytes")
+    check.finish()
 
 
 def test_rank_file_pair_is_one_character(fixtures):
     """The issue's cases: o200k reads a lone surrogate as U+FFFD and a pair as its emoji."""
     tok = toksmith.load(fixture_file(fixtures, "tiktoken/o200k_base.tiktoken"))
     enc = encoding("o200k_base", fixtures)
-    assert tok.encode("\ud800") == enc.encode("\ud800") == enc.encode("\ufffd")
-    assert tok.encode("\ud83d\ude00") == enc.encode("\ud83d\ude00") == enc.encode("\U0001f600")
+    assert enc.encode("\ud800") == enc.encode("\ufffd") and enc.encode("\ud83d\ude00") == enc.encode("\U0001f600")
+    check = Comparison("o200k_base: a lone surrogate and a surrogate pair", against=TIKTOKEN)
+    check.all(["\ud800", "\ud83d\ude00"], ours=[tok.encode("\ud800"), tok.encode("\ud83d\ude00")],
+              theirs=[enc.encode("\ud800"), enc.encode("\ud83d\ude00")])
+    check.finish()
 
 
 def _refusing_entry_points(tok, text):
@@ -95,32 +91,42 @@ def _refusing_entry_points(tok, text):
             "encode_batch": lambda: tok.encode_batch(["ok", text]), "tokenize": lambda: tok.tokenize(text)}
 
 
-def _expect_refused(tok, texts, reference_refuses, label: str) -> int:
-    """Assert the reference and every toksmith entry point refuse each text; the comparisons made."""
-    compared = 0
+REFUSED = "refused: UnicodeEncodeError, surrogates not allowed"
+
+
+def refusal(call) -> str:
+    """REFUSED when `call()` raises UnicodeEncodeError naming surrogates, else what it did."""
+    try:
+        result = call()
+    except UnicodeEncodeError as error:
+        return REFUSED if "surrogates not allowed" in str(error) else f"UnicodeEncodeError {error}"
+    except Exception as error:          # another error is a mismatch, shown as such
+        return f"{type(error).__name__}: {error}"
+    return f"returned {result!r}"
+
+
+def _expect_refused(tok, texts, reference_refuses, check: Comparison) -> None:
+    """Assert the reference refuses each text; compare every toksmith entry point's refusal."""
     for text in texts:
         with pytest.raises(Exception) as ref_error:
             reference_refuses(text)
-        assert not isinstance(ref_error.value, AssertionError), label
+        assert not isinstance(ref_error.value, AssertionError), check.against
         for entry, call in _refusing_entry_points(tok, text).items():
-            with pytest.raises(UnicodeEncodeError, match="surrogates not allowed"):
-                call()
-            compared += 1
-    return compared
+            check.one((entry, text), refusal(call), REFUSED)
 
 
 def test_tokenizer_json_refuses_surrogates_like_tokenizers(fixtures):
     path = fixture_file(fixtures, "hf/all-MiniLM-L6-v2/tokenizer.json")
     ref = tokenizers.Tokenizer.from_file(str(path))
     tok = toksmith.load(path)
-    compared = _expect_refused(tok, SURROGATE_TEXTS, lambda text: ref.encode(text), "tokenizers")
+    check = Comparison("tokenizer.json: (text with surrogates, entry point) refused",
+                       against=f"{TOKENIZERS} (Tokenizer.encode refuses)")
+    _expect_refused(tok, SURROGATE_TEXTS, lambda text: ref.encode(text), check)
     for text in SURROGATE_TEXTS:
         with pytest.raises(Exception):
             ref.encode("ok", text)
-        with pytest.raises(UnicodeEncodeError, match="surrogates not allowed"):
-            tok.encode("ok", pair=text)
-        compared += 1
-    report(f"tokenizer.json: {compared} (text, entry point) refusals, as tokenizers.Tokenizer.encode refuses")
+        check.one(("encode(pair=)", text), refusal(lambda: tok.encode("ok", pair=text)), REFUSED)
+    check.finish()
 
 
 @pytest.mark.parametrize("relative", ["spm/llama2_tokenizer.model", "spm/sentencepiece_test_model.model"])
@@ -128,8 +134,10 @@ def test_sentencepiece_refuses_surrogates_like_sentencepiece(fixtures, relative)
     path = fixture_file(fixtures, relative)
     ref = spm.SentencePieceProcessor(model_file=str(path))
     tok = toksmith.load(path)
-    compared = _expect_refused(tok, SURROGATE_TEXTS, lambda text: ref.encode(text), "sentencepiece")
-    report(f"{relative}: {compared} (text, entry point) refusals, as SentencePieceProcessor.encode refuses")
+    check = Comparison(f"{relative}: (text with surrogates, entry point) refused",
+                       against=f"{SENTENCEPIECE} (SentencePieceProcessor.encode refuses)")
+    _expect_refused(tok, SURROGATE_TEXTS, lambda text: ref.encode(text), check)
+    check.finish()
 
 
 @pytest.mark.parametrize("relative", ["gguf/ggml-vocab-llama-bpe.gguf", "gguf/ggml-vocab-llama-spm.gguf",
@@ -139,14 +147,17 @@ def test_gguf_refuses_surrogates_like_llama_cpp(fixtures, relative):
     path = fixture_file(fixtures, relative)
     vocab = llama_cpp_reference.load_vocab(path)
     tok = toksmith.load(path)
-    compared = _expect_refused(tok, SURROGATE_TEXTS,
-                               lambda text: vocab.tokenize(text.encode("utf-8"), True, False), "llama.cpp")
-    report(f"{relative}: {compared} (text, entry point) refusals, as llama_tokenize's UTF-8 input refuses")
+    check = Comparison(f"{relative}: (text with surrogates, entry point) refused",
+                       against="llama.cpp (llama_tokenize's UTF-8 input refuses)")
+    _expect_refused(tok, SURROGATE_TEXTS, lambda text: vocab.tokenize(text.encode("utf-8"), True, False), check)
+    check.finish()
 
 
 def test_rwkv_refuses_surrogates_like_the_rwkv_package(fixtures):
     path = fixture_file(fixtures, "rwkv/rwkv_vocab_v20230424.txt")
     ref = TRIE_TOKENIZER(str(path))
     tok = toksmith.load(path)
-    compared = _expect_refused(tok, SURROGATE_TEXTS, lambda text: ref.encode(text), "rwkv")
-    report(f"rwkv: {compared} (text, entry point) refusals, as TRIE_TOKENIZER.encode refuses")
+    check = Comparison("rwkv: (text with surrogates, entry point) refused",
+                       against="the rwkv package (TRIE_TOKENIZER.encode refuses)")
+    _expect_refused(tok, SURROGATE_TEXTS, lambda text: ref.encode(text), check)
+    check.finish()

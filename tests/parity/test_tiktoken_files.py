@@ -14,9 +14,10 @@ import random
 import pytest
 
 import toksmith
-from tests.conftest import fixture_file, report
+from tests.conftest import fixture_file
+from tests.parity.comparison import Comparison
+from tests.parity.excuses.spm_tiktoken_training import TIKTOKEN
 from tests.parity.test_byte_bpe_gguf import spliced
-from tests.parity.test_spm_bpe_gguf import fail_on
 from tests.tiktoken_reference import RANK_FILES, encoding
 
 ENCODINGS = ("r50k_base", "p50k_base", "p50k_edit", "cl100k_base", "o200k_base", "o200k_harmony")
@@ -34,38 +35,43 @@ def test_corpora_match_tiktoken(fixtures, corpus_lines, invalid_utf8_lines, name
     enc = encoding(name, fixtures)
     assert tok.vocab_size == enc.n_vocab
     specials = sorted(enc.special_tokens_set)
-    mismatches = []
-    compared = 0
+    check = Comparison(f"{name} every corpus line (encode_ordinary through encode and encode_batch, "
+                       f"allowed_special='all', decode and decode_bytes of tiktoken's ids) and invalid UTF-8",
+                       against=TIKTOKEN)
     for corpus, lines in corpus_lines.items():
         texts = spliced(lines, specials, seed=len(corpus) + 1)
-        expected_ordinary = enc.encode_ordinary_batch(texts, num_threads=1)
-        got = tok.encode_batch(texts, add_special=False, parse_special=False)
-        got_special = tok.encode_batch(texts, add_special=True, parse_special=True)
-        for i, text in enumerate(texts):
-            want = expected_ordinary[i]
-            if got[i] != want or tok.encode(text, parse_special=False) != want:
-                mismatches.append(f"{corpus}:{i + 1} encode_ordinary {text[:60]!r}\n  ours {got[i]}\n  tiktoken {want}")
-                continue
-            want_special = enc.encode(text, allowed_special="all")
-            if got_special[i] != want_special:
-                mismatches.append(f"{corpus}:{i + 1} allowed_special=all {text[:60]!r}\n  ours "
-                                  f"{got_special[i]}\n  tiktoken {want_special}")
-                continue
-            if tok.decode(want_special) != enc.decode(want_special):
-                mismatches.append(f"{corpus}:{i + 1} decode {text[:60]!r}")
-            if tok.decode_bytes(want_special) != enc.decode_bytes(want_special):
-                mismatches.append(f"{corpus}:{i + 1} decode_bytes {text[:60]!r}")
-        compared += len(texts)
-    for raw in invalid_utf8_lines:
-        # tiktoken takes str only: bytes are what bytes.decode("utf-8", "replace") gives
-        compared += 1
-        text = raw.decode("utf-8", errors="replace")
-        want = enc.encode_ordinary(text)
-        if tok.encode(text, parse_special=False) != want or tok.encode(raw, parse_special=False) != want:
-            mismatches.append(f"invalid UTF-8 {raw!r} (replaced): ours {tok.encode(raw)}, tiktoken {want}")
-    report(f"{name} vs tiktoken: {compared} lines x (encode_ordinary, allowed_special='all', "
-           f"decode, decode_bytes), {len(mismatches)} mismatches")
-    fail_on(mismatches)
+        want = enc.encode_ordinary_batch(texts, num_threads=1)
+        check.all(texts, ours=tok.encode_batch(texts, add_special=False, parse_special=False), theirs=want,
+                  what=f"{corpus} encode_batch ordinary")
+        check.all(texts, ours=[tok.encode(text, parse_special=False) for text in texts], theirs=want,
+                  what=f"{corpus} encode ordinary")
+        want_special = enc.encode_batch(texts, allowed_special="all", num_threads=1)
+        check.all(texts, ours=tok.encode_batch(texts, add_special=True, parse_special=True), theirs=want_special,
+                  what=f"{corpus} allowed_special='all'")
+        check.all(texts, ours=[tok.decode(ids) for ids in want_special],
+                  theirs=enc.decode_batch(want_special, num_threads=1), what=f"{corpus} decode")
+        check.all(texts, ours=[tok.decode_bytes(ids) for ids in want_special],
+                  theirs=enc.decode_bytes_batch(want_special, num_threads=1), what=f"{corpus} decode_bytes")
+    # tiktoken takes str only: bytes are what bytes.decode("utf-8", "replace") gives
+    invalid = list(invalid_utf8_lines)
+    want = [enc.encode_ordinary(raw.decode("utf-8", errors="replace")) for raw in invalid]
+    check.all(invalid, ours=[tok.encode(raw.decode("utf-8", errors="replace"), parse_special=False)
+                             for raw in invalid], theirs=want, what="invalid UTF-8 replaced")
+    check.all(invalid, ours=[tok.encode(raw, parse_special=False) for raw in invalid], theirs=want,
+              what="invalid UTF-8 bytes")
+    check.finish()
+
+
+NO_SUCH_ID = "refused: an id no token has"
+
+
+def decoded_or_refused(decode, ids):
+    """decode(ids), or NO_SUCH_ID where it refuses an id no token has (tiktoken: KeyError,
+    toksmith: TokenIdError)."""
+    try:
+        return decode(ids)
+    except (KeyError, toksmith.TokenIdError):
+        return NO_SUCH_ID
 
 
 @pytest.mark.parametrize("name", ("r50k_base", "cl100k_base", "o200k_base", "o200k_harmony"))
@@ -75,24 +81,15 @@ def test_random_id_lists_decode_like_tiktoken(fixtures, name):
     rnd = random.Random(5)
     specials = [enc.encode_single_token(text) for text in enc.special_tokens_set]
     pool = list(range(256)) + specials
-    mismatches = []
-    refused = 0
-    cases = 5000
-    for _ in range(cases):
-        ids = [rnd.choice(pool) if rnd.random() < 0.7 else rnd.randrange(enc.n_vocab)
-               for _ in range(rnd.randint(0, 10))]
-        try:
-            want_bytes = enc.decode_bytes(ids)
-        except KeyError:   # an id no token has (a gap below the special ids): both refuse it
-            refused += 1
-            with pytest.raises(toksmith.TokenIdError):
-                tok.decode_bytes(ids)
-            continue
-        if tok.decode_bytes(ids) != want_bytes or tok.decode(ids) != enc.decode(ids):
-            mismatches.append(f"decode({ids}): {tok.decode_bytes(ids)!r} != {want_bytes!r}")
-    report(f"{name} random id lists vs tiktoken decode/decode_bytes: {cases} lists ({refused} "
-           f"with an id no token has, refused by both), {len(mismatches)} mismatches")
-    fail_on(mismatches)
+    cases = [[rnd.choice(pool) if rnd.random() < 0.7 else rnd.randrange(enc.n_vocab)
+              for _ in range(rnd.randint(0, 10))] for _ in range(5000)]
+    check = Comparison(f"{name} random id lists (decode_bytes, decode; an id no token has refused by both)",
+                       against=TIKTOKEN)
+    check.all(cases, ours=[decoded_or_refused(tok.decode_bytes, ids) for ids in cases],
+              theirs=[decoded_or_refused(enc.decode_bytes, ids) for ids in cases], what="decode_bytes")
+    check.all(cases, ours=[decoded_or_refused(tok.decode, ids) for ids in cases],
+              theirs=[decoded_or_refused(enc.decode, ids) for ids in cases], what="decode")
+    check.finish()
 
 
 @pytest.mark.parametrize("name", ("cl100k_base", "o200k_base"))
@@ -101,11 +98,11 @@ def test_embedded_encodings_match_tiktoken(fixtures, corpus_lines, name):
     tok = toksmith.load(name)
     enc = encoding(name, fixtures)
     lines = [line for lines in corpus_lines.values() for line in lines[:300]]
-    got = tok.encode_batch(lines, parse_special=True)
-    mismatches = [f"{line[:60]!r}" for line, ids in zip(lines, got)
-                  if ids != enc.encode(line, allowed_special="all")]
-    report(f"embedded {name} vs tiktoken: {len(lines)} lines, {len(mismatches)} mismatches")
-    fail_on(mismatches)
+    check = Comparison(f"embedded {name}: the first 300 lines of every corpus, allowed_special='all'",
+                       against=TIKTOKEN)
+    check.all(lines, ours=tok.encode_batch(lines, parse_special=True),
+              theirs=enc.encode_batch(lines, allowed_special="all", num_threads=1))
+    check.finish()
 
 
 def test_o200k_harmony_shared_id_is_tiktokens_text(fixtures):
@@ -115,17 +112,16 @@ def test_o200k_harmony_shared_id_is_tiktokens_text(fixtures):
     tok = load(fixtures, "o200k_harmony")
     enc = encoding("o200k_harmony", fixtures)
     ids = sorted(set(enc._special_tokens.values()))
-    compared = 0
+    check = Comparison("o200k_harmony special ids and texts", against=TIKTOKEN)
     for token_id in ids:
         want = enc.decode_single_token_bytes(token_id)
-        assert tok.decode_bytes([token_id]) == want and tok.decode([token_id]) == enc.decode([token_id])
-        assert tok.id_to_piece(token_id) == want.decode()
+        check.one(token_id, tok.decode_bytes([token_id]), want, what="decode_bytes")
+        check.one(token_id, tok.decode([token_id]), enc.decode([token_id]), what="decode")
+        check.one(token_id, tok.id_to_piece(token_id), want.decode(), what="id_to_piece")
         stream = tok.stream_decoder()
-        assert stream.feed(token_id) + stream.finish() == want.decode()
-        compared += 1
-    for text in enc.special_tokens_set:
-        assert tok.encode(text, parse_special=True) == enc.encode(text, allowed_special="all")
-        assert tok.piece_to_id(text) == enc.encode_single_token(text)
-        compared += 2
-    assert {t.text for t in tok.special_tokens} == enc.special_tokens_set
-    report(f"o200k_harmony special ids and texts vs tiktoken: {compared} comparisons, 0 mismatches")
+        check.one(token_id, stream.feed(token_id) + stream.finish(), want.decode(), what="stream decode")
+    for text in sorted(enc.special_tokens_set):
+        check.one(text, tok.encode(text, parse_special=True), enc.encode(text, allowed_special="all"), what="encode")
+        check.one(text, tok.piece_to_id(text), enc.encode_single_token(text), what="piece_to_id")
+    check.one("special tokens", {t.text for t in tok.special_tokens}, enc.special_tokens_set, what="special_tokens")
+    check.finish()

@@ -28,8 +28,10 @@ from tokenizers import Tokenizer as HfTokenizer
 from tokenizers.trainers import BpeTrainer
 
 import toksmith
-from tests.conftest import CORPUS_FILES, fixture_file, multilingual_sample, report
-from tests.parity.bpe_training_pipelines import write_pipeline
+from tests.conftest import CORPUS_FILES, fixture_file, multilingual_sample
+from tests.parity.bpe_training_pipelines import compare_trained_json, merges_of, write_pipeline
+from tests.parity.comparison import Comparison
+from tests.parity.excuses.spm_tiktoken_training import TOKENIZERS
 from tests.parity.test_byte_bpe_gguf import spliced
 from toksmith._core.word_count import char_counts
 from toksmith.training.bpe import BpeTrainerOptions
@@ -38,6 +40,7 @@ from toksmith.training.corpus import corpus_batches
 from toksmith.training.word_counting import count_words
 
 SMALL_CORPORA = ("botchan.txt", "man_ru.txt", "markup_json.txt", "tricky_strings.txt")
+BPE_TRAINER = f"{TOKENIZERS} BpeTrainer"
 
 
 @pytest.fixture(scope="module")
@@ -64,18 +67,10 @@ def _ours(like, files, tmp_path, name, num_threads=2, **options):
     return tok, path, json.loads(path.read_text(encoding="utf-8"))
 
 
-def _merges(model: dict) -> list[tuple[str, str]]:
-    return [tuple(m) if isinstance(m, list) else tuple(m.split(" ", 1)) for m in model["merges"]]
-
-
 def _assert_same_model(ours: dict, ref: dict, label: str) -> None:
-    assert ours["model"]["vocab"] == ref["model"]["vocab"], label
-    got, want = _merges(ours["model"]), _merges(ref["model"])
-    at = next((i for i, (a, b) in enumerate(zip(got, want)) if a != b), None)
-    assert got == want, f"{label}: {len(got)} vs {len(want)} merges, first difference at {at}"
-    assert ours["added_tokens"] == ref["added_tokens"], label
-    for key in ("continuing_subword_prefix", "end_of_word_suffix"):
-        assert ours["model"][key] == ref["model"][key], label
+    check = Comparison(f"{label}: trained vocabulary, merges, added tokens", against=BPE_TRAINER)
+    compare_trained_json(check, ours, ref)
+    check.finish()
 
 
 def _compare_encodings(ours_tok, saved_path, lines: list[str], label: str, specials: list[str]) -> None:
@@ -83,19 +78,18 @@ def _compare_encodings(ours_tok, saved_path, lines: list[str], label: str, speci
     all lines with the defaults (add_special, added tokens parsed), a spliced sample in the
     four add_special x parse_special combinations."""
     ref = HfTokenizer.from_file(str(saved_path))
-    want = [e.ids for e in ref.encode_batch(lines)]
-    got = ours_tok.encode_batch(lines, parse_special=True)
-    bad = sum(g != w for g, w in zip(got, want))
+    check = Comparison(f"{label} trained tokenizer: every line with the defaults, a spliced sample with "
+                       f"add_special x parse_special", against=f"{TOKENIZERS} on the saved json")
+    check.all(lines, ours=ours_tok.encode_batch(lines, parse_special=True),
+              theirs=[e.ids for e in ref.encode_batch(lines)], what="defaults")
     combos = spliced(lines[:: max(1, len(lines) // 2000)], specials, 12)
     for add_special in (False, True):
         for parse_special in (False, True):
             ref.encode_special_tokens = not parse_special
-            want2 = [e.ids for e in ref.encode_batch(combos, add_special_tokens=add_special)]
-            got2 = ours_tok.encode_batch(combos, add_special=add_special, parse_special=parse_special)
-            bad += sum(g != w for g, w in zip(got2, want2))
-    report(f"{label} trained tokenizer encode vs tokenizers on the saved json: "
-           f"{len(lines)} + 4x{len(combos)} lines, {bad} mismatches")
-    assert bad == 0
+            check.all(combos, ours=ours_tok.encode_batch(combos, add_special=add_special, parse_special=parse_special),
+                      theirs=[e.ids for e in ref.encode_batch(combos, add_special_tokens=add_special)],
+                      what=f"add_special={add_special} parse_special={parse_special}")
+    check.finish()
 
 
 FULL = [
@@ -111,9 +105,7 @@ def test_vocab_8000_on_every_corpus(fixtures, corpus_lines, pipelines, tmp_path,
     files = _files(fixtures, CORPUS_FILES)
     ref = _reference(pipelines[name], files, vocab_size=8000, **options)
     tok, path, ours = _ours(pipelines[name], files, tmp_path, name, vocab_size=8000, **options)
-    _assert_same_model(ours, ref, name)
-    report(f"{name} train_bpe vocab 8000 vs tokenizers BpeTrainer: {len(ref['model']['vocab'])} tokens, "
-           f"{len(_merges(ref['model']))} merges, 0 mismatches")
+    _assert_same_model(ours, ref, f"{name} train_bpe vocab 8000")
     lines = [line for corpus in corpus_lines.values() for line in corpus]
     specials = [t["content"] for t in ours["added_tokens"]] or ["<|endoftext|>"]
     _compare_encodings(tok, path, lines, name, specials)
@@ -147,9 +139,7 @@ def test_vocab_1000_with_options(fixtures, pipelines, tmp_path, name, options):
         options["limit_alphabet"] = _tie_free_limit(fixtures, pipelines[name], files, options["limit_alphabet"])
     ref = _reference(pipelines[name], files, vocab_size=1000, **options)
     _, _, ours = _ours(pipelines[name], files, tmp_path, name, vocab_size=1000, **options)
-    _assert_same_model(ours, ref, f"{name} {options}")
-    report(f"{name} train_bpe vocab 1000 {sorted(options)} vs tokenizers BpeTrainer: "
-           f"{len(ref['model']['vocab'])} tokens, {len(_merges(ref['model']))} merges, 0 mismatches")
+    _assert_same_model(ours, ref, f"{name} train_bpe vocab 1000 {sorted(options)}")
 
 
 def test_texts_are_sequences_as_train_from_iterator(corpus_lines, pipelines, tmp_path):
@@ -159,9 +149,7 @@ def test_texts_are_sequences_as_train_from_iterator(corpus_lines, pipelines, tmp
     ref.train_from_iterator(texts, BpeTrainer(vocab_size=5000, show_progress=False))
     ref = json.loads(HfTokenizer.from_str(ref.to_str()).to_str())
     _, _, ours = _ours(pipelines["metaspace"], iter(texts), tmp_path, "texts", vocab_size=5000)
-    _assert_same_model(ours, ref, "metaspace texts")
-    report(f"metaspace train_bpe on {len(texts)} texts vs tokenizers train_from_iterator: "
-           f"{len(ref['model']['vocab'])} tokens, 0 mismatches")
+    _assert_same_model(ours, ref, f"metaspace train_bpe on {len(texts)} texts (train_from_iterator)")
 
 
 AFFIXED = [
@@ -184,23 +172,31 @@ def test_affixed_tokens(fixtures, corpus_lines, pipelines, tmp_path, name, corpo
     ref_vocab = ref["model"]["vocab"]
     by_id = sorted(ref_vocab, key=ref_vocab.get)
     prefix = options.get("continuing_subword_prefix") or ""
-    made = {a + (b[len(prefix):] if prefix and b.startswith(prefix) else b) for a, b in _merges(ref["model"])}
+    made = {a + (b[len(prefix):] if prefix and b.startswith(prefix) else b) for a, b in merges_of(ref["model"])}
     first = [t for t in by_id if t not in made]
     assert first == by_id[:len(first)]
     from toksmith.training.bpe import _like
     words = count_words(_like(str(pipelines[name]))[1], corpus_batches(files), 2)
     vocab, merges = learn_merges(words, [t.encode() for t in first], BpeTrainerOptions(size, **options), False)
     texts = [t.decode() for t in vocab]
-    assert {t: i for i, t in enumerate(texts)} == ref_vocab
-    assert [(texts[a], texts[b]) for a, b in merges] == _merges(ref["model"])
-
+    label = f"{name} train_bpe vocab {size} {sorted(options)}"
+    check = Comparison(f"{label} merge loop (its first {len(first)} ids given): token ids, merges",
+                       against=BPE_TRAINER)
+    tokens = sorted(set(texts) | ref_vocab.keys())
+    ours_ids = {t: i for i, t in enumerate(texts)}
+    check.all(tokens, ours=[ours_ids.get(t) for t in tokens], theirs=[ref_vocab.get(t) for t in tokens],
+              what="token id")
+    check.all(range(len(ref["model"]["merges"])), ours=[(texts[a], texts[b]) for a, b in merges],
+              theirs=merges_of(ref["model"]), what="merge")
+    # tokenizers numbers the first tokens in hash order (module docstring): compared as a set
     tok, path, ours = _ours(pipelines[name], files, tmp_path, name, vocab_size=size, **options)
-    _, _, ours1 = _ours(pipelines[name], files, tmp_path, name + "1", num_threads=1, vocab_size=size, **options)
-    assert ours1 == ours
     our_vocab = ours["model"]["vocab"]
-    assert set(sorted(our_vocab, key=our_vocab.get)[:len(first)]) == set(first)
-    report(f"{name} train_bpe vocab {size} {sorted(options)} merge loop vs tokenizers BpeTrainer (its first "
-           f"{len(first)} ids given): {len(ref_vocab)} tokens, {len(merges)} merges, 0 mismatches")
+    check.one("first tokens", set(sorted(our_vocab, key=our_vocab.get)[:len(first)]), set(first),
+              what="public train_bpe's first tokens, as a set")
+    check.finish()
+    _, _, ours1 = _ours(pipelines[name], files, tmp_path, name + "1", num_threads=1, vocab_size=size, **options)
+    with Comparison(f"{label} trained json", against="itself (1 thread vs 2)") as threads:
+        threads.one("tokenizer.json", ours1, ours)
     if size == 8000:
         lines = [line for corpus in corpus_lines.values() for line in corpus]
         _compare_encodings(tok, path, lines, f"{name} ##", ["[UNK]", "[CLS]"])
@@ -211,7 +207,8 @@ def test_thread_count_changes_nothing(fixtures, pipelines, tmp_path):
     files = _files(fixtures, CORPUS_FILES)
     _, one, _ = _ours(pipelines["llama3"], files, tmp_path, "t1", num_threads=1, vocab_size=3000)
     _, three, _ = _ours(pipelines["llama3"], files, tmp_path, "t3", num_threads=3, vocab_size=3000)
-    assert one.read_bytes() == three.read_bytes()
+    with Comparison("llama3 train_bpe vocab 3000 tokenizer.json bytes", against="itself (1 thread vs 3)") as check:
+        check.one("tokenizer.json", one.read_bytes(), three.read_bytes())
 
 
 def test_like_file_in_any_key_order_with_json_looking_tokens(fixtures, pipelines, tmp_path):
@@ -229,4 +226,4 @@ def test_like_file_in_any_key_order_with_json_looking_tokens(fixtures, pipelines
     files = _files(fixtures, ["botchan.txt"])
     _, _, ours = _ours(like, files, tmp_path, "reordered", vocab_size=2000, special_tokens=['"merges":['])
     ref = _reference(like, files, vocab_size=2000, special_tokens=['"merges":['])
-    _assert_same_model(ours, ref, "reordered like file")
+    _assert_same_model(ours, ref, "gpt2 train_bpe vocab 2000, reordered like file")

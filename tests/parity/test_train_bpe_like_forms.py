@@ -18,8 +18,10 @@ from tokenizers import Tokenizer as HfTokenizer
 from tokenizers.trainers import BpeTrainer
 
 import toksmith
-from tests.conftest import fixture_file, report
-from tests.parity.bpe_training_pipelines import write_pipeline
+from tests.conftest import fixture_file
+from tests.parity.bpe_training_pipelines import compare_trained_json, write_pipeline
+from tests.parity.comparison import Comparison
+from tests.parity.excuses.spm_tiktoken_training import TOKENIZERS
 
 VOCAB_SIZE = 1200
 
@@ -49,13 +51,10 @@ def _ours(tok) -> dict:
 
 
 def _assert_same(ours: dict, ref: dict, label: str) -> None:
-    assert ours["model"]["vocab"] == ref["model"]["vocab"], label
-    merges = [tuple(m) if isinstance(m, list) else tuple(m.split(" ", 1)) for m in ours["model"]["merges"]]
-    want = [tuple(m) if isinstance(m, list) else tuple(m.split(" ", 1)) for m in ref["model"]["merges"]]
-    assert merges == want, label
-    assert ours["added_tokens"] == ref["added_tokens"], label
-    report(f"train_bpe like={label}: {len(ours['model']['vocab'])} tokens, {len(merges)} merges, "
-           f"same as tokenizers' BpeTrainer")
+    check = Comparison(f"train_bpe like={label}: trained vocabulary, merges, added tokens",
+                       against=f"{TOKENIZERS} BpeTrainer")
+    compare_trained_json(check, ours, ref)
+    check.finish()
 
 
 def test_like_a_folder_with_tokenizer_json(fixtures, corpus, tmp_path):
@@ -82,7 +81,8 @@ def test_like_an_embedded_name(corpus, tmp_path):
     _assert_same(_ours(ours), ref, "'cl100k_base'")
     # a loaded tokenizer of another format is taken the same way
     again = toksmith.train_bpe(corpus, VOCAB_SIZE, like=toksmith.load_embedded("cl100k_base"), show_progress=False)
-    assert _ours(again) == _ours(ours)
+    with Comparison("train_bpe like=a loaded cl100k_base", against="itself (like='cl100k_base')") as check:
+        check.one("trained tokenizer.json", _ours(again), _ours(ours))
 
 
 def test_texts_are_texts_files_are_files(fixtures, corpus, tmp_path):

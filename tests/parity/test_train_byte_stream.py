@@ -23,8 +23,10 @@ import pytest
 from tokenizers import Tokenizer as HfTokenizer
 
 import toksmith
-from tests.conftest import CORPUS_FILES, fixture_file, report
+from tests.conftest import CORPUS_FILES, fixture_file
 from tests.gpt2_bytes import gpt2_bytes_to_unicode
+from tests.parity.comparison import Comparison
+from tests.parity.excuses.spm_tiktoken_training import TOKENIZERS
 from tests.parity.test_byte_bpe_gguf import spliced
 
 SPECIALS = ["<|unk|>", "<|bos|>", "<|eos|>", "<|pad|>"]
@@ -110,12 +112,23 @@ def trained(tmp_path, name, source, vocab_size, **options) -> tuple[object, obje
     return tok, path, json.loads(path.read_text(encoding="utf-8"))
 
 
+NAIVE = "the naive reference of this file (naive_train)"
+
+
 def assert_model(got: dict, want_vocab: dict, want_merges: list, label: str) -> None:
-    model = got["model"]
-    assert model["vocab"] == want_vocab, label
-    merges = [tuple(m) for m in model["merges"]]
-    at = next((i for i, (a, b) in enumerate(zip(merges, want_merges)) if a != b), None)
-    assert merges == want_merges, f"{label}: {len(merges)} vs {len(want_merges)} merges, first difference at {at}"
+    """The trained tokenizer.json's vocabulary (every token of either) and merges, compared."""
+    check = Comparison(f"byte-stream {label}: token ids, merges", against=NAIVE)
+    compare_model(check, got, want_vocab, want_merges)
+    check.finish()
+
+
+def compare_model(check: Comparison, got: dict, want_vocab: dict, want_merges: list) -> None:
+    vocab = got["model"]["vocab"]
+    tokens = sorted(vocab.keys() | want_vocab.keys())
+    check.all(tokens, ours=[vocab.get(t) for t in tokens], theirs=[want_vocab.get(t) for t in tokens],
+              what="token id")
+    check.all(range(len(want_merges)), ours=[tuple(m) for m in got["model"]["merges"]], theirs=want_merges,
+              what="merge")
 
 
 # ---------------------------------------------------------------- 1. exactness
@@ -151,24 +164,22 @@ def test_files_match_naive_reference(fixtures, tmp_path, label, options, vocab_s
         (folder / f"{i:02d}-{name}").write_bytes(data)
     vocab, merges, stats = naive_train(list(slices.values()), vocab_size, **options)
     _, _, got = trained(tmp_path, label, str(folder), vocab_size, num_threads=2, **options)
-    assert_model(got, *expected_json_model(vocab, merges, options.get("ascii_only", False)), label)
-    report(f"byte-stream {label} (files) vs naive reference: {len(vocab)} tokens, {len(merges)} merges, "
-           f"0 mismatches")
+    assert_model(got, *expected_json_model(vocab, merges, options.get("ascii_only", False)), f"{label} (files)")
 
 
-def test_lines_match_naive_reference(corpus_lines, tmp_path):
-    """Items of an iterator (lines: many repeat, so sequences are counted, not copied)."""
+def test_lines_match_naive_reference(fixtures, tmp_path):
+    """Items of an iterator (lines: many repeat, so sequences are counted, not copied). The
+    files are read whole: TOKSMITH_PARITY_SAMPLE must not leave this test without lines."""
     lines = []
     for name in ("botchan.txt", "markup_svg.txt", "man_de.txt"):
-        lines += corpus_lines[name][200:290]
+        lines += fixture_file(fixtures, f"corpus/{name}").read_bytes().decode("utf-8").split("\n")[200:290]
     lines += lines[:40]
     data = [line.encode("utf-8") for line in lines]
     for label, options, vocab_size in (("bytes", {}, 600), ("ascii-min2", {"ascii_only": True, "min_frequency": 2}, 500)):
         vocab, merges, _ = naive_train(data, vocab_size, **options)
         _, _, got = trained(tmp_path, label, iter(lines), vocab_size, num_threads=2, **options)
-        assert_model(got, *expected_json_model(vocab, merges, options.get("ascii_only", False)), label)
-        report(f"byte-stream {label} ({len(lines)} lines as items) vs naive reference: {len(merges)} merges, "
-               f"0 mismatches")
+        assert_model(got, *expected_json_model(vocab, merges, options.get("ascii_only", False)),
+                     f"{label} ({len(lines)} lines as items)")
 
 
 def test_edge_rules_match_naive_reference(fixtures, tmp_path):
@@ -180,21 +191,21 @@ def test_edge_rules_match_naive_reference(fixtures, tmp_path):
     sequences += [b"aaaaaaa", b"aaa", b"abababa", b"abcabcbcab" * 5, invalid, invalid[:50],
                   b"\xff\xfe" * 20 + b"a\tb\r\n" * 3]
     totals = Counter()
+    check = Comparison("byte-stream edge rules, 3 trainings: token ids, merges", against=NAIVE)
     for label, options, vocab_size in (("bytes", {}, 330), ("ascii", {"ascii_only": True}, 200),
                                        ("bytes-min2", {"min_frequency": 2}, 400)):
         vocab, merges, stats = naive_train(sequences, vocab_size, **options)
         totals.update(stats)
         _, _, got = trained(tmp_path, label, iter(sequences), vocab_size, num_threads=2, **options)
-        assert_model(got, *expected_json_model(vocab, merges, options.get("ascii_only", False)), label)
+        compare_model(check, got, *expected_json_model(vocab, merges, options.get("ascii_only", False)))
     assert totals["special spelt"] > 0, totals     # the rule is reached
-    report(f"byte-stream edge rules vs naive reference: 3 trainings, {totals['special spelt']} turns where the "
-           f"best pair spelt a special token, 0 mismatches")
+    check.finish()
 
 
 def test_random_small_corpora_match_naive_reference(tmp_path):
     import random
     rnd = random.Random(12)
-    compared = 0
+    check = Comparison("byte-stream random small corpora: token ids, merges", against=NAIVE)
     for case in range(150):
         alphabet = rnd.choice([b"ab", b"abc", b"a b\n\xff", b"<|unk>", b"xyz\t", b"aab"])
         sequences = [bytes(rnd.choice(alphabet) for _ in range(rnd.randint(0, 120))) for _ in range(rnd.randint(1, 6))]
@@ -205,12 +216,11 @@ def test_random_small_corpora_match_naive_reference(tmp_path):
         options = {"ascii_only": ascii_only, "min_frequency": rnd.choice([0, 0, 2, 4])}
         vocab_size = rnd.randint(102, 140) if ascii_only else rnd.randint(260, 300)
         if ascii_only and not any(byte in ASCII for s in sequences for byte in s):
-            continue
+            continue        # no byte of the alphabet: nothing to train (a corpus drawn, not a case skipped)
         vocab, merges, _ = naive_train(sequences, vocab_size, **options)
         _, _, got = trained(tmp_path, f"r{case}", iter(sequences), vocab_size, num_threads=1 + case % 3, **options)
-        assert_model(got, *expected_json_model(vocab, merges, ascii_only), f"case {case} {options}")
-        compared += 1
-    report(f"byte-stream random small corpora vs naive reference: {compared} trainings, 0 mismatches")
+        compare_model(check, got, *expected_json_model(vocab, merges, ascii_only))
+    check.finish()
 
 
 # ---------------------------------------------------------------- 2. tokenizers vs toksmith
@@ -227,28 +237,29 @@ def test_trained_json_same_ids_in_tokenizers(fixtures, corpus_lines, tmp_path, a
     loaded = toksmith.load(str(path))
     lines = [line for corpus in corpus_lines.values() for line in corpus]
     wholes = ["\n".join(corpus) for corpus in corpus_lines.values()]
-    bad = 0
-    for texts in (lines, wholes):
+    label = f"byte-stream {'ascii_only' if ascii_only else 'bytes'} vocab {vocab_size}"
+    check = Comparison(f"{label}: every line and whole corpus (trained and loaded tokenizer), decode of a "
+                       f"sample, spliced special tokens", against=f"{TOKENIZERS} on the saved json")
+    for kind, texts in (("line", lines), ("whole corpus", wholes)):
         want = [e.ids for e in ref.encode_batch(texts)]
-        for ours in (tok, loaded):
-            got = ours.encode_batch(texts)
-            bad += sum(g != w for g, w in zip(got, want))
-        for ids in want[:: max(1, len(want) // 3000)]:
-            bad += ref.decode(ids, skip_special_tokens=False) != loaded.decode(ids)
-            bad += ref.decode(ids, skip_special_tokens=True) != loaded.decode(ids, skip_special=True)
+        check.all(texts, ours=tok.encode_batch(texts), theirs=want, what=f"{kind} (trained)")
+        check.all(texts, ours=loaded.encode_batch(texts), theirs=want, what=f"{kind} (loaded)")
+        sample = want[:: max(1, len(want) // 3000)]
+        check.all(sample, ours=[loaded.decode(ids) for ids in sample],
+                  theirs=[ref.decode(ids, skip_special_tokens=False) for ids in sample], what=f"{kind} decode")
+        check.all(sample, ours=[loaded.decode(ids, skip_special=True) for ids in sample],
+                  theirs=[ref.decode(ids, skip_special_tokens=True) for ids in sample], what=f"{kind} decode skip")
     # special tokens in the text: tokenizers splits them unless encode_special_tokens
     combos = spliced(lines[:: max(1, len(lines) // 2000)], SPECIALS, 12)
     for parse_special in (False, True):
         ref.encode_special_tokens = not parse_special
-        want = [e.ids for e in ref.encode_batch(combos)]
-        got = loaded.encode_batch(combos, parse_special=parse_special)
-        bad += sum(g != w for g, w in zip(got, want))
-    report(f"byte-stream {'ascii_only' if ascii_only else 'bytes'} vocab {vocab_size}: tokenizers vs toksmith on "
-           f"{len(lines)} lines + {len(wholes)} whole corpora + 2x{len(combos)} spliced lines, {bad} mismatches")
-    assert bad == 0
+        check.all(combos, ours=loaded.encode_batch(combos, parse_special=parse_special),
+                  theirs=[e.ids for e in ref.encode_batch(combos)], what=f"spliced parse_special={parse_special}")
+    check.finish()
     if not ascii_only:
         # lossless: decode gives every line back
-        assert all(loaded.decode(ids) == line for ids, line in zip(loaded.encode_batch(lines), lines))
+        with Comparison(f"{label}: decode of encode of every line", against="the line itself") as lossless:
+            lossless.all(lines, ours=[loaded.decode(ids) for ids in loaded.encode_batch(lines)], theirs=lines)
 
 
 def test_wide_symbols_learn_what_narrow_ones_do(fixtures):
@@ -270,19 +281,24 @@ def test_wide_symbols_learn_what_narrow_ones_do(fixtures):
     narrow_vocab, narrow_merges = results[32768]
     wide_vocab, wide_merges = results[40000]
     assert len(narrow_vocab) == 32768 and len(wide_vocab) == 40000
-    assert wide_vocab[:32768] == narrow_vocab and wide_merges[:len(narrow_merges)] == narrow_merges
+    with Comparison("byte-stream 40,000-token run (int32 symbols): first tokens and merges",
+                    against="itself (the 32,768-token run, int16 symbols)") as check:
+        check.all(range(32768), ours=wide_vocab[:32768], theirs=narrow_vocab, what="token")
+        check.all(range(len(narrow_merges)), ours=wide_merges[:len(narrow_merges)], theirs=narrow_merges,
+                  what="merge")
 
 
 # ---------------------------------------------------------------- 3. determinism
 
 def test_same_file_whatever_the_threads(fixtures, tmp_path):
     files = _all_files(fixtures)[:6]
+    check = Comparison("byte-stream vocab 2000 tokenizer.json bytes, 2 and 3 threads",
+                       against="itself (1 thread)")
     for ascii_only in (False, True):
-        written = set()
-        for threads in (1, 2, 3):
-            _, path, _ = trained(tmp_path, f"t{threads}", files, 2000, ascii_only=ascii_only, num_threads=threads)
-            written.add(path.read_bytes())
-        assert len(written) == 1
+        written = [trained(tmp_path, f"t{threads}", files, 2000, ascii_only=ascii_only, num_threads=threads)[1]
+                   .read_bytes() for threads in (1, 2, 3)]
+        check.all([(ascii_only, 2), (ascii_only, 3)], ours=written[1:], theirs=written[:1] * 2)
+    check.finish()
 
 
 def test_pairs_of_many_places_match_naive_reference(tmp_path):
@@ -295,5 +311,4 @@ def test_pairs_of_many_places_match_naive_reference(tmp_path):
     sequences = [b"a" * 150_000, biased, biased]
     vocab, merges, _ = naive_train(sequences, 276)
     _, _, got = trained(tmp_path, "many", iter(sequences), 276)
-    assert_model(got, *expected_json_model(vocab, merges, False), "many places")
-    report(f"byte-stream pairs of many places vs naive reference: 1 training, {len(merges)} merges, 0 mismatches")
+    assert_model(got, *expected_json_model(vocab, merges, False), "pairs of many places")

@@ -3,10 +3,13 @@
 - exactness: the .model toksmith writes loads in sentencepiece, and sentencepiece and
   toksmith give the same ids and decodes on every line of every fixture corpus (default
   options, and a few option sets on a multilingual sample);
-- quality: trained on part of the corpora with the same settings as sentencepiece's own
-  trainer, on held-out lines its tokens per byte are within 1% of sentencepiece's model and
-  at least 90% of the pieces are shared (benchmarks/unigram_quality.py runs the full-size
-  table);
+- the trained model against sentencepiece's own trainer with the same settings on the same
+  part of the corpora: every piece of either model compared (kept by both or not), and the
+  pieces of every held-out line under each model. The two differ only in bounded, named ways
+  (tests/parity/excuses/spm_tiktoken_training.py): toksmith sums the EM expected counts in
+  fixed point, sentencepiece in float per thread, so pieces that nearly tie at a pruning cut
+  can go either way (today 24 of 6,000 pieces each side); held-out tokens per byte within
+  0.1% (today +0.035%). benchmarks/unigram_quality.py runs the full-size table;
 - the tokenizer.json written from it loads in tokenizers with the same pieces and scores.
 
 Training here is small (vocabulary 2000-6000 on about 600 KB) to keep CI time low.
@@ -17,15 +20,22 @@ import pytest
 import sentencepiece as spm
 
 import toksmith
-from tests.conftest import first_difference, multilingual_sample, report
+from tests.conftest import multilingual_sample, report
 from tests.parity import spm_training
+from tests.parity.comparison import Comparison
+from tests.parity.excuses.spm_tiktoken_training import (
+    HELD_OUT_PIECE_ONE_VOCAB_LACKS, HELD_OUT_SHARED_PIECES_OTHER_SCORES, PIECE_KEPT_BY_ONE_TRAINER, SENTENCEPIECE,
+    UNIGRAM_TIE_REORDERED)
 from tests.parity.spm_training import split_corpora, write_lines
 
+# Held-out tokens per byte of toksmith's trained model within this of sentencepiece's trainer's
+# (today +0.035% at vocabulary 6000, -0.017% and -0.007% from seed files).
+TOKENS_PER_BYTE_TOLERANCE = 0.001
 
 
 @pytest.fixture(scope="module")
-def split(corpus_lines) -> tuple[list[str], list[str]]:
-    return split_corpora(corpus_lines)
+def split(fixtures) -> tuple[list[str], list[str]]:
+    return split_corpora(fixtures)
 
 
 @pytest.fixture(scope="module")
@@ -57,24 +67,29 @@ def test_trained_model_encodes_every_corpus_line_as_sentencepiece(default_model,
     tok, path = default_model
     sp = spm.SentencePieceProcessor(model_file=str(path))
     assert sp.get_piece_size() == tok.vocab_size == 6000
-    total = spm_training.assert_encodes_every_corpus_line(tok, sp, corpus_lines)
-    report(f"train_unigram vocab 6000 .model in sentencepiece vs toksmith: {total} lines, "
-           f"0 mismatches, 0 decode mismatches")
+    spm_training.assert_encodes_every_corpus_line(tok, sp, corpus_lines, "train_unigram vocab 6000")
 
 
 def test_quality_against_sentencepiece_trainer(default_model, train_file, split, tmp_path):
-    """Same settings, same text: held-out tokens per byte within 1%, >= 90% shared pieces."""
+    """Same settings, same text: the pieces of either model, the held-out lines' pieces
+    (bounded excuses), held-out tokens per byte within TOKENS_PER_BYTE_TOLERANCE."""
     tok, path = default_model
     ours = spm.SentencePieceProcessor(model_file=str(path))
     ref = sentencepiece_model(train_file, tmp_path, 6000)
     held_out = split[1]
+    label = "train_unigram vocab 6000"
+    # today 48 (24 pieces each side)
+    shared = spm_training.compare_vocabularies(ours, ref, label, {PIECE_KEPT_BY_ONE_TRAINER: 56})
+    # today 127, 10 and 1 of 6500 lines
+    spm_training.compare_held_out(ours, ref, held_out, label, {HELD_OUT_PIECE_ONE_VOCAB_LACKS: 150,
+                                                               UNIGRAM_TIE_REORDERED: 14,
+                                                               HELD_OUT_SHARED_PIECES_OTHER_SCORES: 4})
     ours_tpb = spm_training.tokens_per_byte(ours, held_out)
     ref_tpb = spm_training.tokens_per_byte(ref, held_out)
-    shared = len(set(pieces(ours)) & set(pieces(ref))) / ref.get_piece_size()
-    report(f"train_unigram vocab 6000 quality on {len(held_out)} held-out lines: tokens/byte {ours_tpb:.5f} vs "
-           f"sentencepiece {ref_tpb:.5f} ({ours_tpb / ref_tpb - 1:+.3%}), {shared:.2%} pieces shared")
-    assert abs(ours_tpb / ref_tpb - 1) <= 0.01
-    assert shared >= 0.90
+    report(f"{label} quality on {len(held_out)} held-out lines: tokens/byte {ours_tpb:.5f} vs "
+           f"sentencepiece {ref_tpb:.5f} ({ours_tpb / ref_tpb - 1:+.3%}, bound {TOKENS_PER_BYTE_TOLERANCE:.1%}), "
+           f"{shared:.2%} pieces shared")
+    assert abs(ours_tpb / ref_tpb - 1) <= TOKENS_PER_BYTE_TOLERANCE
 
 
 OPTION_SETS = {
@@ -95,6 +110,13 @@ OPTION_SETS = {
 
 
 OPTIONS_VOCAB = 3000
+# PIECE_KEPT_BY_ONE_TRAINER per option set (pieces of either model kept by one only): today
+# 50, 2, 4, 50, 52, 0, 24, 44, 42 in this order
+OPTIONS_PIECES_KEPT_BY_ONE = {
+    "bytes_userdef_control": 58, "first_sentences": 4, "identity_keep_whitespace": 8, "nfkc_cf_ids": 58,
+    "nfkc_no_dummy_prefix": 60, "nmt_nfkc_cf_split_digits": 2, "no_script_split_delimiter": 30,
+    "no_whitespace_split": 52, "whitespace_suffix": 50,
+}
 
 
 def meta_pieces(sp: spm.SentencePieceProcessor) -> list[tuple[int, str, str]]:
@@ -118,12 +140,9 @@ def test_trainer_options_against_sentencepiece(name, corpus_lines, tmp_path):
     # meta pieces (unk/bos/eos/pad, symbols, bytes) at the same ids with the same types
     assert ours.get_piece_size() == ref.get_piece_size() == OPTIONS_VOCAB
     assert meta_pieces(ours) == meta_pieces(ref)
-    shared = len(set(pieces(ours)) & set(pieces(ref))) / ref.get_piece_size()
-    lines = multilingual_sample(corpus_lines, 400)
-    spm_training.assert_encodes_sample(tok, ours, lines)
-    report(f"train_unigram {name} .model in sentencepiece vs toksmith: {len(lines)} lines, 0 mismatches; "
-           f"{shared:.2%} pieces shared with sentencepiece's trainer")
-    assert shared >= 0.90
+    spm_training.compare_vocabularies(ours, ref, f"train_unigram {name}",
+                                      {PIECE_KEPT_BY_ONE_TRAINER: OPTIONS_PIECES_KEPT_BY_ONE[name]})
+    spm_training.assert_encodes_sample(tok, ours, multilingual_sample(corpus_lines, 400), f"train_unigram {name}")
 
 
 def test_tokenizer_json_loads_in_tokenizers(default_model, corpus_lines, tmp_path):
@@ -136,17 +155,15 @@ def test_tokenizer_json_loads_in_tokenizers(default_model, corpus_lines, tmp_pat
     tok.save(out)
     hf = HfTokenizer.from_file(str(out))
     sp = spm.SentencePieceProcessor(model_file=str(path))
-    assert hf.get_vocab_size() == sp.get_piece_size()
-    assert [hf.id_to_token(i) for i in range(sp.get_piece_size())] == pieces(sp)
+    check = Comparison("train_unigram vocab 6000 tokenizer.json in tokenizers: pieces by id, ids of every "
+                       "line of botchan.txt and man_en.txt", against=f"{SENTENCEPIECE} on the .model",
+                       excuses={UNIGRAM_TIE_REORDERED: 12})    # today 9
+    ids = list(range(sp.get_piece_size()))
+    check.all(ids, ours=[hf.id_to_token(i) for i in ids], theirs=pieces(sp), what="piece")
     lines = corpus_lines["botchan.txt"] + corpus_lines["man_en.txt"]
-    want = sp.encode(lines)
-    got = [e.ids for e in hf.encode_batch(lines, add_special_tokens=False)]
-    bad = [i for i in range(len(lines)) if got[i] != want[i]]
-    ties = [i for i in bad if sorted(got[i]) == sorted(want[i])]
-    report(f"train_unigram vocab 6000 tokenizer.json in tokenizers vs sentencepiece: {len(lines)} lines, "
-           f"{len(bad)} mismatches, all {len(ties)} Unigram ties of equal score")
-    other = [i for i in bad if i not in ties]
-    assert not other, f"line {other[0]}: {first_difference(got[other[0]], want[other[0]])}"
+    check.all(lines, ours=[e.ids for e in hf.encode_batch(lines, add_special_tokens=False)],
+              theirs=sp.encode(lines), what="ids")
+    check.finish()
 
 
 def _seed_file(path, lines: list[str]) -> set[str]:
@@ -165,6 +182,10 @@ def _seed_file(path, lines: list[str]) -> set[str]:
     return {entry.split("\t")[0] for entry in entries}
 
 
+# PIECE_KEPT_BY_ONE_TRAINER with a seed file: today 16 and 2
+SEED_PIECES_KEPT_BY_ONE = {1000000: 22, 8000: 4}
+
+
 @pytest.mark.parametrize("seed_size", [1000000, 8000])
 def test_seed_sentencepieces_file_against_sentencepiece(train_file, split, tmp_path, seed_size):
     """seed_sentencepieces_file: training starts from the corpus's characters and the file's
@@ -177,11 +198,12 @@ def test_seed_sentencepieces_file_against_sentencepiece(train_file, split, tmp_p
     chars = {c for line in split[0] for c in line}
     outside = [p for p in pieces(ours)[3:] if p not in seeds and len(p) > 1]
     assert not outside, outside[:10]
-    shared = len(set(pieces(ours)) & set(pieces(ref))) / ref.get_piece_size()
+    label = f"train_unigram seed_sentencepieces_file, seed_sentencepiece_size {seed_size}"
+    shared = spm_training.compare_vocabularies(ours, ref, label,
+                                               {PIECE_KEPT_BY_ONE_TRAINER: SEED_PIECES_KEPT_BY_ONE[seed_size]})
     held_out = split[1]
     ours_tpb, ref_tpb = spm_training.tokens_per_byte(ours, held_out), spm_training.tokens_per_byte(ref, held_out)
     report(f"train_unigram seed_sentencepieces_file ({len(seeds)} pieces, seed_sentencepiece_size {seed_size}): "
            f"{shared:.2%} pieces shared with sentencepiece's trainer, held-out tokens/byte {ours_tpb:.5f} vs "
            f"{ref_tpb:.5f} ({ours_tpb / ref_tpb - 1:+.3%}); {len(chars)} corpus characters")
-    assert shared >= 0.90
-    assert abs(ours_tpb / ref_tpb - 1) <= 0.01
+    assert abs(ours_tpb / ref_tpb - 1) <= TOKENS_PER_BYTE_TOLERANCE

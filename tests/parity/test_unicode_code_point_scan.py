@@ -40,7 +40,8 @@ from tokenizers import Regex, pre_tokenizers
 
 import toksmith
 from tests import llama_cpp_reference
-from tests.conftest import report
+from tests.conftest import fixture_file
+from tests.parity.comparison import MISMATCHES_SHOWN, Comparison
 from tests.tiktoken_reference import encoding as tiktoken_encoding
 from toksmith._core.pretok_llama import HF_GPT2_REGEX, HF_LLAMA3_REGEX, HF_QWEN2_REGEX
 from toksmith.hf.split_patterns import O200K_REGEX, oniguruma_splitter
@@ -63,23 +64,25 @@ def _texts(context: str, chunk: list[int]) -> str:
     return SEPARATOR.join(context.format(chr(cp)) for cp in chunk)
 
 
-def _scan(family: str, ours, reference, chunk_size: int = CHUNK, contexts: list[str] = CONTEXTS) -> None:
-    """Compare ours(text) with reference(text) on every code point in every context; report
-    the count of comparisons (code point x context) and of those that differ, and fail naming
-    the first ones."""
-    compared, differing = 0, []
+def _scan(family: str, ours, reference, against: str, chunk_size: int = CHUNK,
+          contexts: list[str] = CONTEXTS) -> None:
+    """Compare ours(text) with reference(text) on every chunk of code points in every context
+    (one comparison per chunk); a chunk that differs is rerun code point by code point, to
+    name the first ones that differ alone (until MISMATCHES_SHOWN are named)."""
+    check = Comparison(f"code point scan {family}: chunks of {chunk_size} code points x {len(contexts)} contexts "
+                       f"({len(CODE_POINTS)} code points; a differing chunk rerun per code point)", against=against)
     for context in contexts:
         for i in range(0, len(CODE_POINTS), chunk_size):
             chunk = CODE_POINTS[i:i + chunk_size]
             text = _texts(context, chunk)
-            if ours(text) != reference(text):
-                alone = [f"U+{cp:04X} in {context.format('c')!r}" for cp in chunk
-                         if ours(_texts(context, [cp])) != reference(_texts(context, [cp]))]
-                differing += alone or [f"a chunk at U+{chunk[0]:04X} in {context!r}, no code point alone"]
-            compared += len(chunk)
-    report(f"code point scan {family}: {compared} comparisons ({len(CODE_POINTS)} code points x "
-           f"{len(contexts)} contexts), {len(differing)} differ")
-    assert not differing, f"{family}: {len(differing)} differ, first {differing[:10]}"
+            if check.one(f"chunk at U+{chunk[0]:04X} in {context!r}", ours(text), reference(text)):
+                continue
+            for cp in chunk:        # name the code points that differ alone
+                if check.mismatch_count > MISMATCHES_SHOWN:
+                    break
+                alone = _texts(context, [cp])
+                check.one(f"U+{cp:04X} in {context.format('c')!r}", ours(alone), reference(alone))
+    check.finish()
 
 
 # ----------------------------------------------------------------------------- tiktoken
@@ -126,7 +129,8 @@ def test_tiktoken_patterns_on_every_code_point(pattern, marker_rank_file):
     reference = tiktoken.Encoding(f"marker-{pattern.value}", pat_str=_tiktoken_patterns()[pattern],
                                   mergeable_ranks=ranks, special_tokens={})
     ours = toksmith.load(path, pattern=pattern, special_tokens={})
-    _scan(f"tiktoken {pattern.value}", lambda t: ours.encode(t, add_special=False), reference.encode_ordinary)
+    _scan(f"tiktoken {pattern.value}", lambda t: ours.encode(t, add_special=False), reference.encode_ordinary,
+          against="tiktoken 0.14.0")
 
 
 def test_o200k_code_point_unassigned_in_unicode_16(fixtures):
@@ -134,8 +138,10 @@ def test_o200k_code_point_unassigned_in_unicode_16(fixtures):
     # unassigned, so it is punctuation-like and takes the apostrophe along.
     text = "\u1acf'OFPOT"
     reference = tiktoken_encoding("o200k_base", fixtures)
-    ours = toksmith.load(fixtures / "tiktoken" / "o200k_base.tiktoken")
-    assert ours.encode(text, add_special=False) == reference.encode_ordinary(text)
+    ours = toksmith.load(fixture_file(fixtures, "tiktoken/o200k_base.tiktoken"))
+    check = Comparison("o200k_base, U+1ACF (unassigned in Unicode 16) before an apostrophe", against="tiktoken 0.14.0")
+    check.one(text, ours.encode(text, add_special=False), reference.encode_ordinary(text))
+    check.finish()
 
 
 # ----------------------------------------------------------------------------- tokenizers
@@ -149,7 +155,7 @@ def test_tokenizers_split_patterns_on_every_code_point(name):
     splitter = oniguruma_splitter(HF_PATTERNS[name])
     _scan(f"tokenizers Split {name}",
           lambda t: [piece.decode("utf-8") for piece in splitter.split_text(t.encode("utf-8"))],
-          lambda t: [piece for piece, _ in split.pre_tokenize_str(t)], HF_CHUNK)
+          lambda t: [piece for piece, _ in split.pre_tokenize_str(t)], "tokenizers 0.23.3", HF_CHUNK)
 
 
 def test_tokenizers_added_token_word_class_on_every_code_point(tmp_path):
@@ -164,7 +170,8 @@ def test_tokenizers_added_token_word_class_on_every_code_point(tmp_path):
     reference.save(str(tmp_path / "tokenizer.json"))
     ours = toksmith.load(tmp_path / "tokenizer.json")
     _scan("tokenizers added token single_word", lambda t: ours.encode(t, add_special=False),
-          lambda t: reference.encode(t, add_special_tokens=False).ids, HF_CHUNK, contexts=["{}ab", "ab{}"])
+          lambda t: reference.encode(t, add_special_tokens=False).ids, "tokenizers 0.23.3", HF_CHUNK,
+          contexts=["{}ab", "ab{}"])
 
 
 # ----------------------------------------------------------------------------- llama.cpp
@@ -225,4 +232,4 @@ def test_llama_cpp_presets_on_every_code_point(pre, tmp_path):
     reference = llama_cpp_reference.load_vocab(path)
     ours = toksmith.load(path)
     _scan(f"llama.cpp {pre}", lambda t: ours.encode(t, add_special=False),
-          lambda t: reference.tokenize(t.encode("utf-8"), add_special=False, parse_special=False))
+          lambda t: reference.tokenize(t.encode("utf-8"), add_special=False, parse_special=False), "llama.cpp")

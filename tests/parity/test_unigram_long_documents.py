@@ -18,7 +18,9 @@ import sentencepiece as spm   # test dependencies: parity fails, never skips, wi
 
 import toksmith
 from tests import llama_cpp_reference   # llama-cpp-python
-from tests.conftest import CORPUS_FILES, first_difference, fixture_file, report
+from tests.conftest import CORPUS_FILES, fixture_file
+from tests.parity.comparison import Comparison
+from tests.parity.excuses.spm_tiktoken_training import SENTENCEPIECE
 from tests.parity.conftest import UNIGRAM_FIXTURE_MODELS
 from tests.parity.test_ugm_gguf import GGUF_UGM, model_proto_from_gguf
 from tests.parity.trained_models import UNIGRAM_CONFIGS
@@ -34,25 +36,20 @@ def documents(fixtures) -> dict[str, str | bytes]:
     return docs
 
 
-def compare_documents(tok, reference_encode, reference_decode, documents, label: str) -> None:
-    """encode (one call per document), encode_batch of all documents, and decode."""
-    mismatches = []
-    total_ids = 0
+def compare_documents(tok, reference_encode, reference_decode, documents, label: str,
+                      against: str = SENTENCEPIECE) -> None:
+    """encode (one call per document), encode_batch of all documents, and decode of the
+    reference's ids."""
     names = list(documents)
-    batch = tok.encode_batch([documents[n] for n in names])
-    for name, batch_ids in zip(names, batch):
-        want = reference_encode(documents[name])
-        got = tok.encode(documents[name])
-        total_ids += len(want)
-        if got != want:
-            mismatches.append(f"{name}: encode: {first_difference(got, want)}")
-        elif batch_ids != want:
-            mismatches.append(f"{name}: encode_batch: {first_difference(batch_ids, want)}")
-        elif tok.decode(got) != reference_decode(want):
-            mismatches.append(f"{name}: decode differs")
-    report(f"{label}: {len(names)} whole documents as one input each ({total_ids} ids), "
-           f"{len(mismatches)} mismatches")
-    assert not mismatches, "\n".join(mismatches)
+    texts = [documents[n] for n in names]
+    want = [reference_encode(text) for text in texts]
+    check = Comparison(f"{label}: {len(names)} whole documents as one input each "
+                       f"({sum(map(len, want))} ids; encode, encode_batch, decode)", against=against)
+    check.all(names, ours=[tok.encode(text) for text in texts], theirs=want, what="encode")
+    check.all(names, ours=tok.encode_batch(texts), theirs=want, what="encode_batch")
+    check.all(names, ours=[tok.decode(ids) for ids in want], theirs=[reference_decode(ids) for ids in want],
+              what="decode")
+    check.finish()
 
 
 @pytest.mark.parametrize("model", UNIGRAM_FIXTURE_MODELS)
@@ -91,7 +88,8 @@ def test_ugm_gguf_sentencepiece_rules_whole_documents(fixtures, documents):
     sp = spm.SentencePieceProcessor(model_proto=model_proto_from_gguf(path))
     tok = toksmith.load(path, rules=toksmith.ReferenceRules.SENTENCEPIECE)
     compare_documents(WithFlags(tok, add_special=False), sp.encode, sp.decode, documents,
-                      f"{GGUF_UGM} with sentencepiece rules (whole documents)")
+                      f"{GGUF_UGM} with sentencepiece rules (whole documents)",
+                      against=f"{SENTENCEPIECE} on the GGUF's vocabulary")
 
 
 @pytest.mark.parametrize("add_special", [False, True])
@@ -106,7 +104,7 @@ def test_ugm_gguf_whole_documents_match_llama_cpp(fixtures, documents, add_speci
         return ref.detokenize(ids, remove_special=True, unparse_special=False).decode("utf-8", "replace")
 
     compare_documents(WithFlags(toksmith.load(path), add_special), reference_encode, reference_decode, documents,
-                      f"{GGUF_UGM} vs llama.cpp, add_special={add_special} (whole documents)")
+                      f"{GGUF_UGM} add_special={add_special} (whole documents)", against="llama.cpp")
 
 
 @pytest.mark.parametrize("kilobytes", [24, 28, 32, 90])
@@ -116,6 +114,7 @@ def test_botchan_prefixes_past_the_score_reset(fixtures, kilobytes):
     path = fixture_file(fixtures, "spm/t5_base_japanese_spiece.model")
     sp = spm.SentencePieceProcessor(model_file=str(path))
     text = fixture_file(fixtures, "corpus/botchan.txt").read_bytes()[:kilobytes * 1000].decode("utf-8", "ignore")
-    want = sp.encode(text)
-    got = toksmith.load(path).encode(text)
-    assert got == want, first_difference(got, want)
+    check = Comparison(f"t5_base_japanese_spiece.model, the first {kilobytes} KB of botchan.txt as one input",
+                       against=SENTENCEPIECE)
+    check.one(f"botchan.txt[:{kilobytes} KB]", toksmith.load(path).encode(text), sp.encode(text), what="encode")
+    check.finish()

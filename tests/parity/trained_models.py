@@ -54,7 +54,8 @@ TRAINING_CORPORA = ("botchan.txt", "man_en.txt", "man_ja.txt", "man_de.txt", "ma
 
 
 def write_training_text(fixtures: Path, out: Path) -> Path:
-    parts = [(fixtures / "corpus" / name).read_text(encoding="utf-8") for name in TRAINING_CORPORA]
+    from tests.conftest import fixture_file
+    parts = [fixture_file(fixtures, f"corpus/{name}").read_text(encoding="utf-8") for name in TRAINING_CORPORA]
     out.write_text("".join(parts), encoding="utf-8")
     return out
 
