@@ -47,7 +47,8 @@ from tests.parity.comparison import Comparison
 from tests.parity.excuses.conversions_spm_json_tiktoken import (
     JSON_PRECOMPILED_MAPS_WHOLE_GRAPHEMES, SENTENCEPIECE_DROPS_SECOND_LEADING_SPACE)
 from tests.parity.test_byte_bpe_gguf import spliced
-from tests.parity.test_convert_to_sentencepiece import SENTENCEPIECE, finish_all, model_proto
+from tests.parity.test_convert_to_sentencepiece import (SENTENCEPIECE, finish_all, model_proto,
+                                                        toksmith_on_written_file)
 from tests.parity.test_convert_to_tokenizer_json import TOKENIZERS, SentencepieceIds, SourceLine, SourceModel
 from toksmith.vocab import TokenType
 from toksmith.writers.sentencepiece_model import write_sentencepiece_model
@@ -55,6 +56,8 @@ from toksmith.writers.sentencepiece_model import write_sentencepiece_model
 SPACE_SYMBOL = "\u2581"
 MODELS = ["spm/llama2_tokenizer.model", "spm/hf_test_sentencepiece_bpe.model", "spm/llama2c_tok512.model"]
 HOW = ["toksmith", "transformers-legacy"]
+# toksmith on the written .model is compared on the first lines of each corpus (spliced as the others)
+TOKSMITH_SAMPLE_LINES = 300
 
 
 def json_of(fixtures, tmp_path, model: str, how: str):
@@ -88,8 +91,8 @@ def test_spm_bpe_json_to_sentencepiece(fixtures, corpus_lines, tmp_path, model, 
     assert json.loads(path.read_text(encoding="utf-8"))["post_processor"] is None
     ref.encode_special_tokens = True
     specials = [t.content for t in ref.get_added_tokens_decoder().values()][:40]
-    texts = list(dict.fromkeys(text for corpus, lines in corpus_lines.items()
-                               for text in spliced(lines, specials, seed=len(corpus))))
+    spliced_corpora = [spliced(lines, specials, seed=len(corpus)) for corpus, lines in corpus_lines.items()]
+    texts = list(dict.fromkeys(text for lines in spliced_corpora for text in lines))
     label = f"convert {source.name} -> tokenizer.json ({how}) -> sentencepiece"
     against = f"{TOKENIZERS} on the json"
     ids = Comparison(f"{label}: ids, distinct texts", against=against,
@@ -103,6 +106,12 @@ def test_spm_bpe_json_to_sentencepiece(fixtures, corpus_lines, tmp_path, model, 
     want = [e.ids for e in ref.encode_batch(texts, add_special_tokens=True)]
     got = sp.encode(texts)
     ids.all([SourceLine(source_model, text) for text in texts], ours=got, theirs=want)
+    sample = list(dict.fromkeys(text for lines in spliced_corpora for text in lines[:TOKSMITH_SAMPLE_LINES]))
+    model_path = tmp_path / "written.model"
+    model_path.write_bytes(data)
+    again = toksmith_on_written_file(f"{label} (the first {TOKSMITH_SAMPLE_LINES} lines of each corpus)", model_path,
+                                     sample, sp.encode(sample), against=f"{SENTENCEPIECE} on the written .model",
+                                     add_special=False)
     decode.all([SentencepieceIds(text, w, sp.id_to_piece) for text, w in ids.pairs(texts, want)],
                ours=sp.decode(want), theirs=ref.decode_batch(want, skip_special_tokens=False))
     from_original = original.encode(texts)
@@ -118,12 +127,12 @@ def test_spm_bpe_json_to_sentencepiece(fixtures, corpus_lines, tmp_path, model, 
                                  against=on_original)
         same_ids.all(texts, ours=got, theirs=from_original)
         same_decode.all(texts, ours=sp.decode(from_original), theirs=original.decode(from_original))
-        finish_all(ids, decode, same_ids, same_decode)
+        finish_all(ids, decode, again, same_ids, same_decode)
     else:
         differ = sum(1 for w, o in ids.pairs(want, from_original) if w != o)
         report(f"tokenizers on transformers' json of {source.name} vs sentencepiece on the .model (measured, not "
                f"asserted: the converted .model follows the json): {len(texts)} distinct texts, {differ} differ")
-        finish_all(ids, decode)
+        finish_all(ids, decode, again)
 
 
 def assert_same_model_fields(before_bytes: bytes, after_bytes: bytes) -> None:

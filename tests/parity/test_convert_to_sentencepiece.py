@@ -56,6 +56,15 @@ def finish_all(*checks: Comparison) -> None:
     assert not failures, "\n".join(failures)
 
 
+def toksmith_on_written_file(label: str, path, texts: list[str], theirs: list[list[int]], *, against: str,
+                             **flags) -> Comparison:
+    """toksmith loading the file it wrote, against the target's reference on that same file
+    (`theirs`, already computed by the test): unfinished, for the test's finish_all."""
+    check = Comparison(f"{label}: toksmith on the written file, ids", against=against)
+    check.all(texts, ours=toksmith.load(path).encode_batch(texts, **flags), theirs=theirs)
+    return check
+
+
 def special_texts(vocab, limit: int = 40) -> list[str]:
     """Texts of the CONTROL / USER_DEFINED / UNKNOWN pieces (the first `limit`), to splice into lines."""
     ids = [i for i, t in enumerate(vocab.types)
@@ -127,7 +136,7 @@ class LlamaCppDecode:
 
 
 @pytest.mark.parametrize("gguf", GGUFS)
-def test_convert_gguf_to_sentencepiece(fixtures, corpus_lines, gguf):
+def test_convert_gguf_to_sentencepiece(fixtures, corpus_lines, tmp_path, gguf):
     """sentencepiece on the written .model against llama.cpp on the GGUF.
 
     Where the two references disagree on the same vocabulary (the .model has no field that
@@ -146,7 +155,9 @@ def test_convert_gguf_to_sentencepiece(fixtures, corpus_lines, gguf):
     """
     path = fixture_file(fixtures, gguf)
     tok = toksmith.load(path)
-    sp = spm.SentencePieceProcessor(model_proto=write_sentencepiece_model(tok.spec))
+    written = tmp_path / "written.model"
+    written.write_bytes(write_sentencepiece_model(tok.spec))
+    sp = spm.SentencePieceProcessor(model_file=str(written))
     ref = llama_cpp_reference.load_vocab(path)
     assert sp.get_piece_size() == ref.n_tokens
     add_bos, add_eos = tok.spec.add_bos, tok.spec.add_eos
@@ -164,11 +175,15 @@ def test_convert_gguf_to_sentencepiece(fixtures, corpus_lines, gguf):
     same_vocabulary = spm.SentencePieceProcessor(model_file=str(fixture_file(fixtures, "spm/llama2_tokenizer.model"))) \
         if gguf.endswith("llama-spm.gguf") else None
     source_differs = source_lines = 0
+    sample, sample_ids = [], []         # the first lines of each corpus, and sentencepiece's ids of them
     for corpus, lines in corpus_lines.items():
         texts = spliced(lines, specials, seed=len(corpus))
         want = [ref.tokenize(text.encode("utf-8"), False, False) for text in texts]
-        plain.all(texts, ours=sp.encode(texts), theirs=want)
+        got = sp.encode(texts)
+        plain.all(texts, ours=got, theirs=want)
         first = texts[:FRAMED_LINES]
+        sample += first
+        sample_ids += got[:FRAMED_LINES]
         framed.all(first, ours=sp.encode(first, add_bos=add_bos, add_eos=add_eos),
                    theirs=[ref.tokenize(text.encode("utf-8"), True, False) for text in first])
         decode.all([LlamaCppDecode(ref, text, ids) for text, ids in plain.pairs(texts, want)], ours=sp.decode(want),
@@ -180,7 +195,9 @@ def test_convert_gguf_to_sentencepiece(fixtures, corpus_lines, gguf):
     if same_vocabulary is not None:
         report(f"llama.cpp on {path.name} vs sentencepiece on llama2_tokenizer.model (the same vocabulary, "
                f"measured, not asserted): {source_lines} lines, {source_differs} differ")
-    finish_all(plain, framed, decode)
+    again = toksmith_on_written_file(f"{label} (the first {FRAMED_LINES} lines of each corpus)", written, sample,
+                                     sample_ids, against=f"{SENTENCEPIECE} on the written .model", add_special=False)
+    finish_all(plain, framed, decode, again)
 
 
 # ------------------------------------------------------------- tokenizer.json -> .model

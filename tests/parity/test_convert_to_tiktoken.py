@@ -41,7 +41,7 @@ from tests.gguf_copy import copy_gguf
 from tests.parity.comparison import Comparison
 from tests.parity.test_byte_bpe_gguf import spliced
 from tests.parity.test_byte_level_merges import derived_tokenizer, lines_with_special_text
-from tests.parity.test_convert_to_sentencepiece import finish_all
+from tests.parity.test_convert_to_sentencepiece import finish_all, toksmith_on_written_file
 from tests.parity.test_hf_batch_stream import _gpt2_folder_reference
 from tests.tiktoken_reference import encoding
 from toksmith.errors import InexactConversionWarning, UnsupportedConversionError
@@ -124,7 +124,12 @@ def test_byte_level_tokenizer_json_to_tiktoken(fixtures, corpus_lines, byte_leve
     assert toksmith.load(written).spec.byte_level.encoding == encoding_name
     enc = tiktoken_on(written, encoding_name, fixtures)
     assert set(enc._special_tokens.items()) == {(t.content, i) for i, t in ref.get_added_tokens_decoder().items()}
-    finish_all(*tiktoken_and_tokenizers(enc, ref, corpus_lines, f"convert {cell} -> tiktoken", written="tiktoken"))
+    label = f"convert {cell} -> tiktoken"
+    sample = spliced(multilingual_sample(corpus_lines, 200), sorted(enc.special_tokens_set), seed=7)
+    again = toksmith_on_written_file(f"{label} (tricky_strings and 200 lines of each corpus)", written, sample,
+                                     enc.encode_batch(sample, allowed_special="all", num_threads=1),
+                                     against=f"{TIKTOKEN} on the written file", parse_special=True)
+    finish_all(*tiktoken_and_tokenizers(enc, ref, corpus_lines, label, written="tiktoken"), again)
 
 
 def tiktoken_and_tokenizers(enc, ref: tokenizers.Tokenizer, corpus_lines, label: str, *, written: str,
