@@ -53,7 +53,7 @@ import tokenizers
 from sentencepiece import sentencepiece_model_pb2
 
 import toksmith
-from tests.conftest import CORPUS_FILES, fixture_file, report
+from tests.conftest import CORPUS_FILES, fixture_file
 from tests.parity.comparison import Comparison
 from tests.parity.excuses.conversions_spm_json_tiktoken import (
     EQUAL_FLOAT32_SCORE, PRECOMPILED_MAPS_WHOLE_GRAPHEMES, SAME_PIECES_IN_ANOTHER_ORDER,
@@ -70,7 +70,6 @@ HF_FILES = ["hf/llama3/tokenizer.json.gz", "hf/rut5-large/tokenizer.json", "hf/a
 SPM_FILES = ["spm/llama2_tokenizer.model", "spm/hf_test_sentencepiece_bpe.model", "spm/llama2c_tok512.model",
              "spm/sentencepiece_test_model.model", "spm/sentencepiece_test_ja_model.model",
              "spm/t5_base_japanese_spiece.model"]
-SPACE_SYMBOL = "\u2581"
 TOKENIZERS = f"tokenizers {tokenizers.__version__}"
 FLAGS = ((True, True), (False, False), (True, False), (False, True))
 
