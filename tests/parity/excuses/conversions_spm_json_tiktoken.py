@@ -16,9 +16,9 @@ SPACE_SYMBOL = "\u2581"
 
 SAME_PIECES_IN_ANOTHER_ORDER = Excuse(
     "SAME_PIECES_IN_ANOTHER_ORDER",
-    allows="sentencepiece's Unigram ids are llama.cpp's UGM ids in another order (the same multiset "
-           "of pieces, so the same total score): sentencepiece 0.2.3's Viterbi (unigram_model.cc) and "
-           "llama.cpp's (llm_tokenizer_ugm_session) break ties of equal score differently",
+    allows="the two Unigram segmentations are the same multiset of pieces in another order (so the same total "
+           "score): sentencepiece 0.2.3's Viterbi (unigram_model.cc) breaks such ties otherwise than llama.cpp's "
+           "UGM (llm_tokenizer_ugm_session) and tokenizers 0.23.3's Unigram",
     applies=lambda case, ours, theirs: ours != theirs and sorted(ours) == sorted(theirs),
     allowed=("333333", [10, 11], [11, 10]), refused=("333333", [10, 11], [11, 12]))
 
