@@ -116,23 +116,28 @@ def test_spm_bpe_json_to_sentencepiece(fixtures, corpus_lines, tmp_path, model, 
                ours=sp.decode(want), theirs=ref.decode_batch(want, skip_special_tokens=False))
     from_original = original.encode(texts)
     if how == "toksmith":
-        # the round trip: the written .model against the original, in sentencepiece and field by field
-        assert_same_model_fields(source.read_bytes(), data)
-        assert [sp.bos_id(), sp.eos_id(), sp.unk_id(), sp.pad_id()] == \
-               [original.bos_id(), original.eos_id(), original.unk_id(), original.pad_id()]
-        on_original = f"{SENTENCEPIECE} on the original .model"
-        same_ids = Comparison(f"convert {source.name} -> tokenizer.json -> sentencepiece: ids, distinct texts",
-                              against=on_original)
-        same_decode = Comparison(f"convert {source.name} -> tokenizer.json -> sentencepiece: decode, distinct texts",
-                                 against=on_original)
-        same_ids.all(texts, ours=got, theirs=from_original)
-        same_decode.all(texts, ours=sp.decode(from_original), theirs=original.decode(from_original))
-        finish_all(ids, decode, again, same_ids, same_decode)
+        finish_all(ids, decode, again, *round_trip_comparisons(source, data, sp, original, texts, got, from_original))
     else:
         differ = sum(1 for w, o in ids.pairs(want, from_original) if w != o)
         report(f"tokenizers on transformers' json of {source.name} vs sentencepiece on the .model (measured, not "
                f"asserted: the converted .model follows the json): {len(texts)} distinct texts, {differ} differ")
         finish_all(ids, decode, again)
+
+
+def round_trip_comparisons(source, data: bytes, sp, original, texts, got, from_original) -> list[Comparison]:
+    """.model -> toksmith's json -> .model: the written .model (`data`, in sentencepiece `sp`,
+    whose ids of `texts` are `got`) against the original, field by field (asserted here) and
+    in sentencepiece (returned unfinished)."""
+    assert_same_model_fields(source.read_bytes(), data)
+    assert [sp.bos_id(), sp.eos_id(), sp.unk_id(), sp.pad_id()] == \
+           [original.bos_id(), original.eos_id(), original.unk_id(), original.pad_id()]
+    on_original = f"{SENTENCEPIECE} on the original .model"
+    label = f"convert {source.name} -> tokenizer.json -> sentencepiece"
+    same_ids = Comparison(f"{label}: ids, distinct texts", against=on_original)
+    same_decode = Comparison(f"{label}: decode, distinct texts", against=on_original)
+    same_ids.all(texts, ours=got, theirs=from_original)
+    same_decode.all(texts, ours=sp.decode(from_original), theirs=original.decode(from_original))
+    return [same_ids, same_decode]
 
 
 def assert_same_model_fields(before_bytes: bytes, after_bytes: bytes) -> None:
