@@ -47,7 +47,7 @@ from tests.parity.comparison import Comparison
 from tests.parity.excuses.conversions_spm_json_tiktoken import (
     JSON_PRECOMPILED_MAPS_WHOLE_GRAPHEMES, SENTENCEPIECE_DROPS_SECOND_LEADING_SPACE)
 from tests.parity.test_byte_bpe_gguf import spliced
-from tests.parity.test_convert_to_sentencepiece import (SENTENCEPIECE, finish_all, model_proto,
+from tests.parity.test_convert_to_sentencepiece import (SAMPLE_LINES, SENTENCEPIECE, finish_all, model_proto,
                                                         toksmith_on_written_file)
 from tests.parity.test_convert_to_tokenizer_json import TOKENIZERS, SentencepieceIds, SourceLine, SourceModel
 from toksmith.vocab import TokenType
@@ -56,8 +56,6 @@ from toksmith.writers.sentencepiece_model import write_sentencepiece_model
 SPACE_SYMBOL = "\u2581"
 MODELS = ["spm/llama2_tokenizer.model", "spm/hf_test_sentencepiece_bpe.model", "spm/llama2c_tok512.model"]
 HOW = ["toksmith", "transformers-legacy"]
-# toksmith on the written .model is compared on the first lines of each corpus (spliced as the others)
-TOKSMITH_SAMPLE_LINES = 300
 
 
 def json_of(fixtures, tmp_path, model: str, how: str):
@@ -106,10 +104,10 @@ def test_spm_bpe_json_to_sentencepiece(fixtures, corpus_lines, tmp_path, model, 
     want = [e.ids for e in ref.encode_batch(texts, add_special_tokens=True)]
     got = sp.encode(texts)
     ids.all([SourceLine(source_model, text) for text in texts], ours=got, theirs=want)
-    sample = list(dict.fromkeys(text for lines in spliced_corpora for text in lines[:TOKSMITH_SAMPLE_LINES]))
+    sample = list(dict.fromkeys(text for lines in spliced_corpora for text in lines[:SAMPLE_LINES]))
     model_path = tmp_path / "written.model"
     model_path.write_bytes(data)
-    again = toksmith_on_written_file(f"{label} (the first {TOKSMITH_SAMPLE_LINES} lines of each corpus)", model_path,
+    again = toksmith_on_written_file(f"{label} (the first {SAMPLE_LINES} lines of each corpus)", model_path,
                                      sample, sp.encode(sample), against=f"{SENTENCEPIECE} on the written .model",
                                      add_special=False)
     decode.all([SentencepieceIds(text, w, sp.id_to_piece) for text, w in ids.pairs(texts, want)],

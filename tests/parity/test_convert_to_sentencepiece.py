@@ -43,6 +43,8 @@ GGUFS = ["gguf/ggml-vocab-llama-spm.gguf", "gguf/ggml-vocab-phi-3.gguf", "gguf/g
 
 
 SENTENCEPIECE = f"sentencepiece {spm.__version__}"
+# toksmith loading a file it wrote is compared with the target's reference on the first lines of each corpus
+SAMPLE_LINES = 300
 
 
 def finish_all(*checks: Comparison) -> None:
@@ -81,7 +83,7 @@ IN_MEMORY_MODELS = ["spm/llama2_tokenizer.model", "spm/t5_base_japanese_spiece.m
 
 
 @pytest.mark.parametrize("model", IN_MEMORY_MODELS)
-def test_model_through_an_in_memory_spec(fixtures, corpus_lines, model):
+def test_model_through_an_in_memory_spec(fixtures, corpus_lines, tmp_path, model):
     """The spec without its file fields (a tokenizer built in memory) written as a .model:
     sentencepiece on it against sentencepiece on the original, every corpus line, with
     control/user-defined texts spliced in. add_bos/add_eos only put the file's BOS/EOS ids
@@ -89,20 +91,28 @@ def test_model_through_an_in_memory_spec(fixtures, corpus_lines, model):
     path = fixture_file(fixtures, model)
     tok = toksmith.load(path)
     spec = dataclasses.replace(tok.spec, file_fields=None, source_data=None)
-    written = spm.SentencePieceProcessor(model_proto=write_sentencepiece_model(spec))
+    written_path = tmp_path / "written.model"
+    written_path.write_bytes(write_sentencepiece_model(spec))
+    written = spm.SentencePieceProcessor(model_file=str(written_path))
     original = spm.SentencePieceProcessor(model_file=str(path))
     assert [written.bos_id(), written.eos_id(), written.unk_id(), written.pad_id()] == \
            [original.bos_id(), original.eos_id(), original.unk_id(), original.pad_id()]
     specials = special_texts(tok.spec.vocab)
     against = f"{SENTENCEPIECE} on the original .model"
-    ids = Comparison(f"convert {path.name} (in-memory spec) -> sentencepiece: ids", against=against)
-    decode = Comparison(f"convert {path.name} (in-memory spec) -> sentencepiece: decode", against=against)
+    label = f"convert {path.name} (in-memory spec) -> sentencepiece"
+    ids = Comparison(f"{label}: ids", against=against)
+    decode = Comparison(f"{label}: decode", against=against)
+    sample, sample_ids = [], []         # the first lines of each corpus, and sentencepiece's ids on the written file
     for corpus, lines in corpus_lines.items():
         texts = spliced(lines, specials, seed=len(corpus))
-        want = original.encode(texts)
-        ids.all(texts, ours=written.encode(texts), theirs=want)
+        want, got = original.encode(texts), written.encode(texts)
+        ids.all(texts, ours=got, theirs=want)
         decode.all(want, ours=written.decode(want), theirs=original.decode(want))
-    finish_all(ids, decode)
+        sample += texts[:SAMPLE_LINES]
+        sample_ids += got[:SAMPLE_LINES]
+    again = toksmith_on_written_file(f"{label} (the first {SAMPLE_LINES} lines of each corpus)", written_path, sample,
+                                     sample_ids, against=f"{SENTENCEPIECE} on the written .model", add_special=False)
+    finish_all(ids, decode, again)
 
 
 # ------------------------------------------------------------- GGUF -> .model
@@ -237,22 +247,29 @@ def test_tokenizer_json_to_sentencepiece_gives_back_the_model(fixtures, corpus_l
     for name in ("model_type", "byte_fallback", "unk_id", "bos_id", "eos_id", "unk_surface"):
         assert getattr(after.trainer_spec, name) == getattr(before.trainer_spec, name), name
     original = spm.SentencePieceProcessor(model_file=str(original_path))
-    sp = spm.SentencePieceProcessor(model_proto=written)
+    written_path = tmp_path / "written.model"
+    written_path.write_bytes(written)
+    sp = spm.SentencePieceProcessor(model_file=str(written_path))
     specials = special_texts(toksmith.load(original_path).vocab)
     against = f"{SENTENCEPIECE} on the original .model"
     label = f"convert {original_path.name} -> tokenizer.json -> sentencepiece"
     checks = {add: Comparison(f"{label}: ids, add_special={add}", against=against) for add in (False, True)}
     decode = Comparison(f"{label}: decode", against=against)
+    sample, sample_ids = [], []         # the first lines of each corpus, and sentencepiece's ids on the written file
     for corpus, lines in corpus_lines.items():
         texts = spliced(lines, specials, seed=len(corpus))
         for add, check in checks.items():
             # sentencepiece refuses add_bos/add_eos when the model has no BOS/EOS piece
             framing = {"add_bos": add and original.bos_id() >= 0, "add_eos": add and original.eos_id() >= 0}
-            want = original.encode(texts, **framing)
-            check.all(texts, ours=sp.encode(texts, **framing), theirs=want)
+            want, got = original.encode(texts, **framing), sp.encode(texts, **framing)
+            check.all(texts, ours=got, theirs=want)
             if not add:
                 decode.all(want, ours=sp.decode(want), theirs=original.decode(want))
-    finish_all(*checks.values(), decode)
+                sample += texts[:SAMPLE_LINES]
+                sample_ids += got[:SAMPLE_LINES]
+    again = toksmith_on_written_file(f"{label} (the first {SAMPLE_LINES} lines of each corpus)", written_path, sample,
+                                     sample_ids, against=f"{SENTENCEPIECE} on the written .model", add_special=False)
+    finish_all(*checks.values(), decode, again)
 
 
 # name -> (transformers converter run on a fixture .model, settings), or a fixture tokenizer.json

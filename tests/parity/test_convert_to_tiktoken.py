@@ -81,8 +81,8 @@ def test_rank_file_written_back_byte_for_byte(fixtures, corpus_lines, tmp_path, 
     written = toksmith.load(source).save(tmp_path / f"{name}.tiktoken")
     assert written.read_bytes() == source.read_bytes()
     assert read_ranks(written) == read_ranks(source)
-    again = toksmith.load(written).spec.byte_level
-    assert again.encoding == name
+    again = toksmith.load(written)
+    assert again.spec.byte_level.encoding == name
     # Same bytes, so tiktoken reads equal ranks and, with the same pattern and special
     # tokens, is the same Encoding: a corpus run adds nothing. A sample shows it runs:
     # tricky_strings.txt whole and the first 200 lines of every other corpus.
@@ -100,7 +100,11 @@ def test_rank_file_written_back_byte_for_byte(fixtures, corpus_lines, tmp_path, 
     ordinary_ids.all(ordinary, ours=copy.encode_ordinary_batch(ordinary, num_threads=1),
                      theirs=original.encode_ordinary_batch(ordinary, num_threads=1))
     decode.all(want, ours=copy.decode_batch(want, num_threads=1), theirs=original.decode_batch(want, num_threads=1))
-    finish_all(ids, ordinary_ids, decode)
+    with_toksmith = Comparison(f"{label}: toksmith on the written file, ids, parse_special",
+                               against=f"{TIKTOKEN} on the written file")
+    with_toksmith.all(texts, ours=again.encode_batch(texts, parse_special=True),
+                      theirs=copy.encode_batch(texts, allowed_special="all", num_threads=1))
+    finish_all(ids, ordinary_ids, decode, with_toksmith)
 
 
 @pytest.fixture(scope="module")
@@ -229,13 +233,20 @@ def test_gpt2_gguf_to_tiktoken(fixtures, corpus_lines, tmp_path):
     with pytest.warns(InexactConversionWarning, match=r"\\p\{L\} differs"):
         written = toksmith.load(source).save(tmp_path / "gpt2.tiktoken", exact=False)
     assert written.read_bytes() == fixture_file(fixtures, "tiktoken/r50k_base.tiktoken").read_bytes()
-    assert toksmith.load(written).spec.byte_level.encoding == "r50k_base"
+    again = toksmith.load(written)
+    assert again.spec.byte_level.encoding == "r50k_base"
     enc = tiktoken_on(written, "r50k_base", fixtures)
     ref = llama_cpp_reference.load_vocab(source)
     unclean = llama_cpp_reference.load_vocab(copy_gguf(source, tmp_path / "gpt2-no-clean-spaces.gguf",
                                                        {"tokenizer.ggml.pre": "gpt-4o"}))
-    finish_all(*tiktoken_and_llama_cpp(enc, ref, unclean, corpus_lines, "convert ggml-vocab-gpt-2.gguf -> tiktoken",
-                                       seed=11, written="tiktoken"))
+    label = "convert ggml-vocab-gpt-2.gguf -> tiktoken"
+    sample = spliced(multilingual_sample(corpus_lines, 200), sorted(enc.special_tokens_set), seed=11)
+    with_toksmith = Comparison(f"{label} (tricky_strings and 200 lines of each corpus): toksmith on the written file, "
+                               f"ids, parse_special", against=f"{TIKTOKEN} on the written file")
+    with_toksmith.all(sample, ours=again.encode_batch(sample, parse_special=True),
+                      theirs=enc.encode_batch(sample, allowed_special="all", num_threads=1))
+    finish_all(*tiktoken_and_llama_cpp(enc, ref, unclean, corpus_lines, label, seed=11, written="tiktoken"),
+               with_toksmith)
 
 
 def test_llama3_gguf_refused_for_its_bos_rule_only(fixtures, tmp_path):

@@ -59,7 +59,7 @@ from tests.parity.excuses.conversions_spm_json_tiktoken import (
     EQUAL_FLOAT32_SCORE, PRECOMPILED_MAPS_WHOLE_GRAPHEMES, SAME_PIECES_IN_ANOTHER_ORDER,
     TOKENIZERS_KEEPS_SECOND_LEADING_SPACE, UNIGRAM_TAKES_CONTROL_PIECE_FROM_TEXT)
 from tests.parity.test_byte_bpe_gguf import spliced
-from tests.parity.test_convert_to_sentencepiece import finish_all
+from tests.parity.test_convert_to_sentencepiece import SAMPLE_LINES, finish_all, toksmith_on_written_file
 from tests.parity.test_hf_random_pipelines import SEEDS, _pipeline, real_vocabularies
 from tests.parity.test_hf_tokens import _load_both
 from toksmith.hf.json_numbers import serde_json_f64
@@ -264,9 +264,12 @@ def test_sentencepiece_model_to_tokenizer_json(fixtures, corpus_lines, tmp_path,
     decode = Comparison(f"{label}: decode of sentencepiece's ids, distinct lines", against=against,
                         excuses={excuse: bound for excuse, bound in bounds.items() if excuse in DECODE_EXCUSES})
     lines = list(dict.fromkeys(line for lines in corpus_lines.values() for line in lines))  # ids depend on the text only
-    want = source.sp.encode(lines)
-    ids.all([SourceLine(source, line) for line in lines], ours=[e.ids for e in written.encode_batch(lines)],
-            theirs=want)
+    want, got = source.sp.encode(lines), [e.ids for e in written.encode_batch(lines)]
+    ids.all([SourceLine(source, line) for line in lines], ours=got, theirs=want)
+    sample = list(dict.fromkeys(line for lines in corpus_lines.values() for line in lines[:SAMPLE_LINES]))
+    again = toksmith_on_written_file(f"{label} (the first {SAMPLE_LINES} lines of each corpus)", path, sample,
+                                     [e.ids for e in written.encode_batch(sample)],
+                                     against=f"{TOKENIZERS} on the written file", parse_special=False)
     decode.all([SentencepieceIds(line, w, source.piece) for line, w in ids.pairs(lines, want)],
                ours=written.decode_batch(want, skip_special_tokens=False), theirs=source.sp.decode(want))
-    finish_all(ids, decode)
+    finish_all(ids, decode, again)
