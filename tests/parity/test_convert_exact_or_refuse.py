@@ -18,8 +18,10 @@ from sentencepiece import sentencepiece_model_pb2 as pb
 import toksmith
 from tests import llama_cpp_reference
 from tests.conftest import fixture_file, report
+from tests.parity.comparison import Comparison
 
 SPACE = "\u2581"
+SENTENCEPIECE = f"sentencepiece {spm.__version__}"
 
 
 def save_approximately(tok, path):
@@ -74,6 +76,7 @@ def test_spm_bpe_tied_space_runs_to_tokenizer_json_refused(fixtures, corpus_line
     lines = list(dict.fromkeys(corpus_lines["man_en.txt"])) + ["B2SUM(1)" + " " * 25 + "Các"]
     want = sp.encode(lines)
     got = [e.ids for e in hf.encode_batch(lines)]
+    assert len(want) == len(got) == len(lines)
     differ = [line for line, a, b in zip(lines, want, got) if a != b]
     report(f"convert tied-runs BPE .model -> tokenizer.json (approximate): {len(lines)} lines, "
            f"{len(differ)} differ (refused by default)")
@@ -90,9 +93,9 @@ def test_spm_bpe_tied_runs_without_gaps_still_written(fixtures, corpus_lines, tm
     sp = spm.SentencePieceProcessor(model_file=str(model))
     lines = [line for line in dict.fromkeys(corpus_lines["man_en.txt"]) if "   " in line]
     lines.append("B2SUM(1)" + " " * 25 + "Các")
-    got = [e.ids for e in hf.encode_batch(lines)]
-    assert got == sp.encode(lines)
-    report(f"convert llama2 .model -> tokenizer.json, lines with space runs: {len(lines)} lines, 0 mismatches")
+    with Comparison("convert llama2 .model -> tokenizer.json, lines with space runs: ids",
+                    against=f"{SENTENCEPIECE} on the source .model") as check:
+        check.all(lines, ours=[e.ids for e in hf.encode_batch(lines)], theirs=sp.encode(lines))
 
 
 # ------------------------------------------------------------- b) Unigram + byte fallback -> t5 GGUF
@@ -111,6 +114,7 @@ def test_unigram_byte_fallback_to_gguf_refused(corpus_lines, tmp_path):
     lines = list(dict.fromkeys(corpus_lines["man_ja.txt"][:300] + corpus_lines["man_en.txt"][:300] + ["設"]))
     want = sp.encode(lines)
     got = [llama.tokenize(line.encode(), False, False) for line in lines]
+    assert len(want) == len(got) == len(lines)
     differ = [i for i in range(len(lines)) if want[i] != got[i]]
     report(f"convert sentencepiece-demo -> t5 gguf (approximate): {len(lines)} lines, {len(differ)} differ "
            f"(refused by default)")
@@ -168,12 +172,17 @@ def test_approximate_o200k_to_gguf_reports_differences(tmp_path):
     # the file holds what the warning says: toksmith reads it as llama.cpp does
     again = toksmith.load(written)
     from toksmith.writers.approximation import sample_lines
-    differ = [line for line in sample_lines() if again.encode(line, add_special=False)
-              != tok.encode(line, add_special=False)]
+    lines = sample_lines()
+    written_ids, source_ids = (again.encode_batch(list(lines), add_special=False),
+                               tok.encode_batch(list(lines), add_special=False))
+    assert len(written_ids) == len(source_ids) == len(lines)
+    differ = [line for line, a, b in zip(lines, written_ids, source_ids) if a != b]
     assert tuple(differ) == report_.differing_lines
     llama = llama_cpp_reference.load_vocab(written)
-    assert [llama.tokenize(line.encode(), False, False) for line in sample_lines()] \
-        == again.encode_batch(list(sample_lines()), add_special=False)
+    with Comparison("approximate o200k gguf: ids of the approximation's sample lines, toksmith on the written file",
+                    against="llama.cpp on the written file") as check:
+        check.all(sample_lines(), ours=again.encode_batch(list(sample_lines()), add_special=False),
+                  theirs=[llama.tokenize(line.encode(), False, False) for line in sample_lines()])
 
 
 def test_exact_save_unchanged_and_flag_checked(tmp_path):
@@ -217,11 +226,9 @@ def test_approximate_albert_like_unigram_to_tokenizer_json(fixtures, corpus_line
     sp = spm.SentencePieceProcessor(model_file=str(model))
     lines = [line.replace("the", "the [MASK]") for line in corpus_lines["botchan.txt"][:400]]
     want = sp.encode(lines)
-    got = [e.ids for e in hf.encode_batch(lines, add_special_tokens=False)]
-    same = sum(a == b for a, b in zip(want, got))
-    report(f"convert ALBERT-like .model -> tokenizer.json (approximate): {len(lines)} lines, "
-           f"{len(lines) - same} differ (refused by default)")
-    assert same == len(lines)
+    with Comparison("convert ALBERT-like .model -> tokenizer.json (approximate, refused by default): ids of "
+                    "lines holding '[MASK]'", against=f"{SENTENCEPIECE} on the source .model") as check:
+        check.all(lines, ours=[e.ids for e in hf.encode_batch(lines, add_special_tokens=False)], theirs=want)
 
 
 # ------------------------------------------------------------- e) found by the writer-route property test
@@ -238,10 +245,10 @@ def test_bert_gguf_to_tokenizer_json_word_starting_with_space_symbol(fixtures, t
     llama = llama_cpp_reference.load_vocab(source)
     texts = ["\u2581a", "x \u2581a", ",\u2581a", "(\u2581a)", "\u65e5\u2581a", "\u2581\u2581a", "a\u2581b", "\u2581",
              "a \u2581,", "x\u3000\u2581the", "a\x0c\u2581b"]
-    want = [llama.tokenize(t.encode(), False, False) for t in texts]
-    got = [e.ids for e in hf.encode_batch(texts, add_special_tokens=False)]
-    assert got == want
-    report(f"convert bert-bge gguf -> tokenizer.json, words starting with U+2581: {len(texts)} texts, 0 mismatches")
+    with Comparison("convert bert-bge gguf -> tokenizer.json, words starting with U+2581: ids",
+                    against="llama.cpp on the GGUF") as check:
+        check.all(texts, ours=[e.ids for e in hf.encode_batch(texts, add_special_tokens=False)],
+                  theirs=[llama.tokenize(t.encode(), False, False) for t in texts])
 
 
 def test_rwkv_to_gguf_refused(fixtures, tmp_path):

@@ -40,12 +40,13 @@ import tokenizers
 
 import toksmith
 from tests import llama_cpp_reference
-from tests.conftest import fixture_file, report
+from tests.conftest import fixture_file, multilingual_sample, report
 from tests.gguf_copy import copy_gguf
 from tests.gguf_reference import read_metadata
-from tests.parity.test_byte_level_merges import tiktoken_vs_tokenizers
-from tests.parity.test_convert_to_tiktoken import tiktoken_vs_llama_cpp
-from tests.parity.test_spm_bpe_gguf import fail_on
+from tests.parity.comparison import Comparison
+from tests.parity.test_byte_bpe_gguf import spliced
+from tests.parity.test_convert_to_sentencepiece import finish_all
+from tests.parity.test_convert_to_tiktoken import TOKENIZERS, tiktoken_and_llama_cpp, tiktoken_and_tokenizers
 from tests.tiktoken_reference import encoding
 from toksmith.errors import InexactConversionWarning, UnsupportedConversionError
 
@@ -85,10 +86,17 @@ def test_tiktoken_to_tokenizer_json(fixtures, corpus_lines, tmp_path, name):
     enc = encoding(name, fixtures)
     assert {(t.content, i) for i, t in ref.get_added_tokens_decoder().items() if t.special} == \
         set(enc._special_tokens.items())
-    compared, mismatches = tiktoken_vs_tokenizers(enc, ref, corpus_lines, add_special_tokens=True)
-    report(f"convert {name}.tiktoken -> tokenizer.json: {compared} lines, {len(mismatches)} mismatches")
-    fail_on(mismatches)
-    back = toksmith.load(path).save(tmp_path / "back.tiktoken")
+    label = f"convert {name}.tiktoken -> tokenizer.json"
+    again = toksmith.load(path)
+    sample = spliced(multilingual_sample(corpus_lines, 200), sorted(enc.special_tokens_set), seed=7)
+    with_toksmith = Comparison(f"{label} (tricky_strings and 200 lines of each corpus): toksmith on the written file, "
+                               f"ids, parse_special", against=f"{TOKENIZERS} on the written file")
+    ref.encode_special_tokens = False
+    with_toksmith.all(sample, ours=again.encode_batch(sample, parse_special=True),
+                      theirs=[e.ids for e in ref.encode_batch(sample, add_special_tokens=True)])
+    finish_all(*tiktoken_and_tokenizers(enc, ref, corpus_lines, label, written="tokenizers", add_special_tokens=True),
+               with_toksmith)
+    back = again.save(tmp_path / "back.tiktoken")
     assert back.read_bytes() == rank_file(fixtures, name).read_bytes()
 
 
@@ -106,10 +114,8 @@ def test_tiktoken_to_gguf(fixtures, corpus_lines, tmp_path, name):
     assert ref.n_tokens == enc.n_vocab
     unclean = llama_cpp_reference.load_vocab(copy_gguf(path, tmp_path / "no-clean-spaces.gguf",
                                                        {"tokenizer.ggml.pre": "gpt-4o"}))
-    compared, clean_spaces_lines, mismatches = tiktoken_vs_llama_cpp(enc, ref, unclean, corpus_lines, seed=13)
-    report(f"convert {name}.tiktoken -> gguf: {compared} lines, {len(mismatches)} mismatches (decode compared "
-           f"without llama.cpp's clean_spaces, which changes {clean_spaces_lines} lines)")
-    fail_on(mismatches)
+    finish_all(*tiktoken_and_llama_cpp(enc, ref, unclean, corpus_lines, f"convert {name}.tiktoken -> gguf",
+                                       seed=13, written="llama.cpp"))
     with pytest.warns(InexactConversionWarning):
         back = toksmith.load(path).save(tmp_path / "back.tiktoken", exact=False)
     assert back.read_bytes() == rank_file(fixtures, name).read_bytes()

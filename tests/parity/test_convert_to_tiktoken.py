@@ -36,12 +36,13 @@ import tokenizers
 
 import toksmith
 from tests import llama_cpp_reference
-from tests.conftest import first_difference, fixture_file, multilingual_sample, report
+from tests.conftest import fixture_file, multilingual_sample, report
 from tests.gguf_copy import copy_gguf
+from tests.parity.comparison import Comparison
 from tests.parity.test_byte_bpe_gguf import spliced
-from tests.parity.test_byte_level_merges import derived_tokenizer, lines_with_special_text, tiktoken_vs_tokenizers
+from tests.parity.test_byte_level_merges import derived_tokenizer, lines_with_special_text
+from tests.parity.test_convert_to_sentencepiece import finish_all, toksmith_on_written_file
 from tests.parity.test_hf_batch_stream import _gpt2_folder_reference
-from tests.parity.test_spm_bpe_gguf import fail_on
 from tests.tiktoken_reference import encoding
 from toksmith.errors import InexactConversionWarning, UnsupportedConversionError
 from toksmith.formats.tiktoken import KNOWN_ENCODINGS, LLAMA3_SHA256, PATTERN_REGEX
@@ -52,6 +53,8 @@ from toksmith.writers.tiktoken_sources import oniguruma_spelling
 from toksmith.writers.tiktoken_file import rank_file_of_merge_list
 
 RANK_FILES = ("r50k_base", "p50k_base", "cl100k_base", "o200k_base")
+TIKTOKEN = f"tiktoken {tiktoken.__version__}"
+TOKENIZERS = f"tokenizers {tokenizers.__version__}"
 
 
 def read_ranks(path) -> dict[bytes, int]:
@@ -78,24 +81,30 @@ def test_rank_file_written_back_byte_for_byte(fixtures, corpus_lines, tmp_path, 
     written = toksmith.load(source).save(tmp_path / f"{name}.tiktoken")
     assert written.read_bytes() == source.read_bytes()
     assert read_ranks(written) == read_ranks(source)
-    again = toksmith.load(written).spec.byte_level
-    assert again.encoding == name
+    again = toksmith.load(written)
+    assert again.spec.byte_level.encoding == name
     # Same bytes, so tiktoken reads equal ranks and, with the same pattern and special
     # tokens, is the same Encoding: a corpus run adds nothing. A sample shows it runs:
     # tricky_strings.txt whole and the first 200 lines of every other corpus.
     original, copy = encoding(name, fixtures), tiktoken_on(written, name, fixtures)
     specials = sorted(original.special_tokens_set)
     texts = spliced(multilingual_sample(corpus_lines, 200), specials, seed=7)
-    want = original.encode_batch(texts, allowed_special="all", num_threads=1)
-    got = copy.encode_batch(texts, allowed_special="all", num_threads=1)
     ordinary = [texts[i] for i in lines_with_special_text(texts, specials)]
-    mismatches = [f"line {i + 1} {t[:60]!r}" for i, (t, g, w) in enumerate(zip(texts, got, want)) if g != w]
-    mismatches += [f"ordinary {t[:60]!r}" for t in ordinary
-                   if copy.encode_ordinary(t) != original.encode_ordinary(t)]
-    mismatches += [f"decode line {i + 1}" for i, ids in enumerate(want) if copy.decode(ids) != original.decode(ids)]
-    report(f"convert {name}.tiktoken -> tiktoken: {len(texts) + len(ordinary)} lines, {len(mismatches)} "
-           f"mismatches (the file is the fixture byte for byte: equal ranks, so a sample)")
-    fail_on(mismatches)
+    against = f"{TIKTOKEN} on the fixture (the file is the fixture byte for byte: equal ranks, so a sample)"
+    label = f"convert {name}.tiktoken -> tiktoken"
+    ids = Comparison(f"{label}: ids, allowed_special='all'", against=against)
+    ordinary_ids = Comparison(f"{label}: encode_ordinary of the lines holding a special text", against=against)
+    decode = Comparison(f"{label}: decode", against=against)
+    want = original.encode_batch(texts, allowed_special="all", num_threads=1)
+    ids.all(texts, ours=copy.encode_batch(texts, allowed_special="all", num_threads=1), theirs=want)
+    ordinary_ids.all(ordinary, ours=copy.encode_ordinary_batch(ordinary, num_threads=1),
+                     theirs=original.encode_ordinary_batch(ordinary, num_threads=1))
+    decode.all(want, ours=copy.decode_batch(want, num_threads=1), theirs=original.decode_batch(want, num_threads=1))
+    with_toksmith = Comparison(f"{label}: toksmith on the written file, ids, parse_special",
+                               against=f"{TIKTOKEN} on the written file")
+    with_toksmith.all(texts, ours=again.encode_batch(texts, parse_special=True),
+                      theirs=copy.encode_batch(texts, allowed_special="all", num_threads=1))
+    finish_all(ids, ordinary_ids, decode, with_toksmith)
 
 
 @pytest.fixture(scope="module")
@@ -119,40 +128,94 @@ def test_byte_level_tokenizer_json_to_tiktoken(fixtures, corpus_lines, byte_leve
     assert toksmith.load(written).spec.byte_level.encoding == encoding_name
     enc = tiktoken_on(written, encoding_name, fixtures)
     assert set(enc._special_tokens.items()) == {(t.content, i) for i, t in ref.get_added_tokens_decoder().items()}
-    compared, mismatches = tiktoken_vs_tokenizers(enc, ref, corpus_lines)
-    report(f"convert {cell} -> tiktoken: {compared} lines, {len(mismatches)} mismatches")
-    fail_on(mismatches)
+    label = f"convert {cell} -> tiktoken"
+    sample = spliced(multilingual_sample(corpus_lines, 200), sorted(enc.special_tokens_set), seed=7)
+    again = toksmith_on_written_file(f"{label} (tricky_strings and 200 lines of each corpus)", written, sample,
+                                     enc.encode_batch(sample, allowed_special="all", num_threads=1),
+                                     against=f"{TIKTOKEN} on the written file", parse_special=True)
+    finish_all(*tiktoken_and_tokenizers(enc, ref, corpus_lines, label, written="tiktoken"), again)
 
 
-def tiktoken_vs_llama_cpp(enc, ref, unclean, corpus_lines, seed: int) -> tuple[int, int, list[str]]:
-    """tiktoken `enc` against llama.cpp vocabularies `ref` and `unclean` (the same file with its
-    clean_spaces decode rule off) on every corpus line with special texts spliced in:
-    (compared, lines llama.cpp's clean_spaces changes, mismatches).
+def tiktoken_and_tokenizers(enc, ref: tokenizers.Tokenizer, corpus_lines, label: str, *, written: str,
+                            add_special_tokens: bool = False) -> list[Comparison]:
+    """tokenizers `ref` and tiktoken `enc` on every corpus line (special texts spliced into a
+    seeded quarter) with parse_special (encode_special_tokens False vs allowed_special="all"),
+    on the lines holding a special text also without (True vs encode_ordinary; elsewhere the
+    flag cannot change an id), and tokenizers' decode (skip_special_tokens=False) vs
+    tiktoken's of tiktoken's ids. `written` is the side reading toksmith's file ("tiktoken"
+    or "tokenizers"), the other the source's reference; `add_special_tokens` is tokenizers'
+    (tiktoken adds nothing). The comparisons are returned unfinished."""
+    if written not in ("tiktoken", "tokenizers"):
+        raise ValueError(f"written must be 'tiktoken' or 'tokenizers', not {written!r}")
+    against = f"{TOKENIZERS} on the source" if written == "tiktoken" else f"{TIKTOKEN} on the source"
+
+    def compare(check, cases, from_tiktoken, from_tokenizers):
+        if written == "tiktoken":
+            check.all(cases, ours=from_tiktoken, theirs=from_tokenizers)
+        else:
+            check.all(cases, ours=from_tokenizers, theirs=from_tiktoken)
+
+    parsed = Comparison(f"{label}: ids, parse_special", against=against)
+    plain = Comparison(f"{label}: ids without parse_special, lines holding a special text", against=against)
+    decode = Comparison(f"{label}: decode of tiktoken's ids", against=against)
+    specials = sorted(enc.special_tokens_set)
+    for corpus, lines in corpus_lines.items():
+        texts = spliced(lines, specials, seed=len(corpus) + 3)
+        with_special = [texts[i] for i in lines_with_special_text(texts, specials)]
+        ref.encode_special_tokens = False
+        want = enc.encode_batch(texts, allowed_special="all", num_threads=1)
+        compare(parsed, texts, want, [e.ids for e in ref.encode_batch(texts, add_special_tokens=add_special_tokens)])
+        compare(decode, texts, enc.decode_batch(want, num_threads=1), ref.decode_batch(want, skip_special_tokens=False))
+        ref.encode_special_tokens = True
+        compare(plain, with_special, enc.encode_ordinary_batch(with_special, num_threads=1),
+                [e.ids for e in ref.encode_batch(with_special, add_special_tokens=add_special_tokens)])
+    ref.encode_special_tokens = False
+    return [parsed, plain, decode]
+
+
+def tiktoken_and_llama_cpp(enc, ref, unclean, corpus_lines, label: str, *, seed: int,
+                           written: str) -> list[Comparison]:
+    """tiktoken `enc` and llama.cpp vocabulary `ref` on every corpus line with special texts
+    spliced in; `unclean` is the same GGUF with its clean_spaces decode rule off. `written`
+    is the side reading toksmith's file ("tiktoken" or "llama.cpp"), the other the reference.
 
     add_special: llama.cpp adds nothing for these files, tiktoken never does; (True, True) on
     every line and (False, False) on the lines holding a special text give each flag both
-    values where it can matter. Decode of tiktoken's ids is compared with `unclean`'s."""
+    values where it can matter. Decode of tiktoken's ids is compared with `unclean`'s; the
+    lines llama.cpp's own clean_spaces changes are counted and reported (measured: a
+    disagreement of the references). The comparisons are returned unfinished."""
+    if written not in ("tiktoken", "llama.cpp"):
+        raise ValueError(f"written must be 'tiktoken' or 'llama.cpp', not {written!r}")
+    against = "llama.cpp on the GGUF" if written == "tiktoken" else f"{TIKTOKEN} on the source"
+
+    def compare(check, cases, from_tiktoken, from_llama_cpp):
+        if written == "tiktoken":
+            check.all(cases, ours=from_tiktoken, theirs=from_llama_cpp)
+        else:
+            check.all(cases, ours=from_llama_cpp, theirs=from_tiktoken)
+
+    def detokenized(vocab, ids_list):
+        return [vocab.detokenize(ids, False, True).decode("utf-8", "replace") for ids in ids_list]
+
+    parsed = Comparison(f"{label}: ids, add_special and parse_special", against=against)
+    plain = Comparison(f"{label}: ids without add_special and parse_special, lines holding a special text",
+                       against=against)
+    decode = Comparison(f"{label}: decode of tiktoken's ids, llama.cpp without clean_spaces", against=against)
     specials = sorted(enc.special_tokens_set)
-    compared, clean_spaces_lines, mismatches = 0, 0, []
+    clean_spaces_lines = 0
     for corpus, lines in corpus_lines.items():
         texts = spliced(lines, specials, seed=len(corpus) + seed)
         want = enc.encode_batch(texts, allowed_special="all", num_threads=1)
-        for i, (text, ids) in enumerate(zip(texts, want)):
-            got = ref.tokenize(text.encode("utf-8"), True, True)
-            if got != ids:
-                mismatches.append(f"{corpus}:{i + 1} (True, True) {text[:60]!r}: {first_difference(got, ids)}")
-                continue
-            decoded = enc.decode(ids)
-            if unclean.detokenize(ids, False, True).decode("utf-8", "replace") != decoded:
-                mismatches.append(f"{corpus}:{i + 1} decode {text[:60]!r}")
-            if ref.detokenize(ids, False, True).decode("utf-8", "replace") != decoded:
-                clean_spaces_lines += 1
-        for i in lines_with_special_text(texts, specials):
-            if ref.tokenize(texts[i].encode("utf-8"), False, False) != enc.encode_ordinary(texts[i]):
-                mismatches.append(f"{corpus}:{i + 1} (False, False) {texts[i][:60]!r}")
-            compared += 1
-        compared += len(texts)
-    return compared, clean_spaces_lines, mismatches
+        compare(parsed, texts, want, [ref.tokenize(text.encode("utf-8"), True, True) for text in texts])
+        decoded = enc.decode_batch(want, num_threads=1)
+        compare(decode, texts, decoded, detokenized(unclean, want))
+        clean_spaces_lines += sum(a != b for a, b in decode.pairs(detokenized(ref, want), decoded))
+        with_special = [texts[i] for i in lines_with_special_text(texts, specials)]
+        compare(plain, with_special, enc.encode_ordinary_batch(with_special, num_threads=1),
+                [ref.tokenize(text.encode("utf-8"), False, False) for text in with_special])
+    report(f"{label}: llama.cpp's clean_spaces changes the decode of {clean_spaces_lines} lines (measured: "
+           f"a disagreement of the references, not compared)")
+    return [parsed, plain, decode]
 
 
 def test_gpt2_gguf_to_tiktoken(fixtures, corpus_lines, tmp_path):
@@ -170,16 +233,20 @@ def test_gpt2_gguf_to_tiktoken(fixtures, corpus_lines, tmp_path):
     with pytest.warns(InexactConversionWarning, match=r"\\p\{L\} differs"):
         written = toksmith.load(source).save(tmp_path / "gpt2.tiktoken", exact=False)
     assert written.read_bytes() == fixture_file(fixtures, "tiktoken/r50k_base.tiktoken").read_bytes()
-    assert toksmith.load(written).spec.byte_level.encoding == "r50k_base"
+    again = toksmith.load(written)
+    assert again.spec.byte_level.encoding == "r50k_base"
     enc = tiktoken_on(written, "r50k_base", fixtures)
     ref = llama_cpp_reference.load_vocab(source)
     unclean = llama_cpp_reference.load_vocab(copy_gguf(source, tmp_path / "gpt2-no-clean-spaces.gguf",
                                                        {"tokenizer.ggml.pre": "gpt-4o"}))
-    compared, clean_spaces_lines, mismatches = tiktoken_vs_llama_cpp(enc, ref, unclean, corpus_lines, seed=11)
-    report(f"convert ggml-vocab-gpt-2.gguf -> tiktoken: {compared} lines, {len(mismatches)} mismatches "
-           f"(decode compared without llama.cpp's clean_spaces, which changes {clean_spaces_lines} lines: "
-           f"a disagreement of the references)")
-    fail_on(mismatches)
+    label = "convert ggml-vocab-gpt-2.gguf -> tiktoken"
+    sample = spliced(multilingual_sample(corpus_lines, 200), sorted(enc.special_tokens_set), seed=11)
+    with_toksmith = Comparison(f"{label} (tricky_strings and 200 lines of each corpus): toksmith on the written file, "
+                               f"ids, parse_special", against=f"{TIKTOKEN} on the written file")
+    with_toksmith.all(sample, ours=again.encode_batch(sample, parse_special=True),
+                      theirs=enc.encode_batch(sample, allowed_special="all", num_threads=1))
+    finish_all(*tiktoken_and_llama_cpp(enc, ref, unclean, corpus_lines, label, seed=11, written="tiktoken"),
+               with_toksmith)
 
 
 def test_llama3_gguf_refused_for_its_bos_rule_only(fixtures, tmp_path):
