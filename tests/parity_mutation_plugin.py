@@ -21,8 +21,8 @@ module must pass.
 To keep the run short, once a test of a module has failed the module's remaining tests are
 skipped (the run only has to show that the module can fail), and once one parametrization of a
 test function has passed its other parametrizations are skipped. ``--mutation-report`` names a
-JSON file written at the end: per module, the first failure, the tests that passed, and the
-collection error if any.
+JSON file written at the end: per module, the first failure, the tests that passed, the
+collection error if any, and the seconds its tests took (setup, call and teardown).
 """
 from __future__ import annotations
 
@@ -191,7 +191,7 @@ class MutationRun:
     def module(self, nodeid: str) -> dict[str, Any]:
         path = nodeid.split("::")[0]
         return self.modules.setdefault(path, {"failed": None, "failed_test": None, "passed": [],
-                                              "collection_error": None})
+                                              "collection_error": None, "seconds": 0.0})
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionstart(self, session) -> None:
@@ -212,6 +212,7 @@ class MutationRun:
 
     def pytest_runtest_logreport(self, report) -> None:
         outcome = self.module(report.nodeid)
+        outcome["seconds"] += report.duration
         if report.failed and outcome["failed"] is None:
             outcome["failed"] = f"{report.nodeid} ({report.when}): " + _first_line(report)
             outcome["failed_test"] = report.nodeid

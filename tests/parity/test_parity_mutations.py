@@ -21,7 +21,8 @@ module is run again without the mutation, on the same sample, and must pass.
 
 Cost: the corpora shrink to TOKSMITH_PARITY_SAMPLE=SAMPLE_LINES lines, a module's remaining
 tests are skipped once one has failed, and a test function's other parametrizations once one has
-passed (the plugin). Rerun it alone with::
+passed (the plugin); SELECTED_TESTS limits a few modules to cheaper test functions. Rerun it
+alone (TOKSMITH_MUTATION_REPORTS=folder keeps each child run's per-module JSON report) with::
 
     TOKSMITH_FIXTURES=../shared/fixtures python3 -m pytest -n 0 tests/parity/test_parity_mutations.py
 """
@@ -89,6 +90,18 @@ WITHOUT_MUTATION: dict[str, str] = {
     "test_hf_split_replace.py": STAGE + "the Split/Replace regex stages (find_matches, split_text, normalize_text)",
 }
 
+# Modules whose mutation run is limited to some of their test functions, and why: the first
+# tests of the module cost minutes whatever the sample (every code point), or need more of the
+# corpora than the sample holds (they fail unmutated on it, so their failure proves nothing).
+SELECTED_TESTS: dict[str, tuple[tuple[str, ...], str]] = {
+    "test_unicode_code_point_scan.py": (("test_o200k_code_point_unassigned_in_unicode_16",),
+                                        "each scan of every code point takes 85-100 s here"),
+    "test_hf_byte_level_missing_bytes.py": (("test_word_that_is_a_token_holding_an_unknown_byte",),
+                                            "the corpus test asserts its sample holds the bytes the vocabulary lacks"),
+    "test_stream_decode_gguf.py": (("test_random_ids_stream_like_llama_detokenize",),
+                                   "the corpus test asserts its sample gives the clean-up passes work"),
+}
+
 # (mutation, target) of each session; the trainers' target has only the truncated mutation
 # (an empty vocabulary cannot be saved or loaded: every test would fail on that, comparing nothing).
 SESSIONS = [("empty", "api"), ("truncated", "api"), ("empty", "writers"), ("truncated", "writers"),
@@ -104,8 +117,22 @@ def modules_for(target: str) -> list[str]:
             if m not in WITHOUT_MUTATION and target in MODULE_TARGETS.get(m, ("api",))]
 
 
+def child_arguments(modules: list[str]) -> list[str]:
+    """The child pytest's arguments: each module, or its selected test functions."""
+    out = []
+    for module in modules:
+        functions, _ = SELECTED_TESTS.get(module, ((), ""))
+        out += [f"{PARITY_DIR / module}::{f}" for f in functions] or [str(PARITY_DIR / module)]
+    return out
+
+
 def test_module_lists_are_exact():
     modules = set(parity_modules())
+    assert not (SELECTED_TESTS.keys() - modules), f"listed but no such module: {SELECTED_TESTS.keys() - modules}"
+    for module, (functions, _) in SELECTED_TESTS.items():
+        source = (PARITY_DIR / module).read_text(encoding="utf-8")
+        missing = [f for f in functions if f"def {f}(" not in source]
+        assert not missing, f"{module} has no {missing}"
     assert not (MODULE_TARGETS.keys() - modules), f"listed but no such module: {MODULE_TARGETS.keys() - modules}"
     assert not (WITHOUT_MUTATION.keys() - modules), f"listed but no such module: {WITHOUT_MUTATION.keys() - modules}"
     both = MODULE_TARGETS.keys() & WITHOUT_MUTATION.keys()
@@ -125,6 +152,10 @@ def run_session(fixtures: Path, tmp_path: Path, name: str, plugin_args: list[str
                "-o", "addopts=", "-p", "tests.parity_mutation_plugin", *plugin_args,
                f"--mutation-report={out}", *tests]
     run = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=SESSION_TIMEOUT_S)
+    kept = os.environ.get("TOKSMITH_MUTATION_REPORTS")     # a folder to keep the child reports in
+    if kept and out.is_file():
+        Path(kept).mkdir(parents=True, exist_ok=True)
+        (Path(kept) / out.name).write_bytes(out.read_bytes())
     if not out.is_file():
         raise AssertionError(f"{name}: the child pytest wrote no report (exit {run.returncode}):\n"
                              f"{run.stdout[-3000:]}\n{run.stderr[-3000:]}")
@@ -138,7 +169,7 @@ def test_every_parity_module_fails_under_mutation(fixtures, tmp_path, mutation, 
         pytest.skip(f"no parity module answers to the {target} target")
     name = f"{mutation}-{target}"
     outcome = run_session(fixtures, tmp_path, name, [f"--mutation={mutation}", f"--mutation-target={target}"],
-                          [str(PARITY_DIR / m) for m in modules])
+                          child_arguments(modules))
     by_module = {Path(path).name: result for path, result in outcome.items()}
     problems = []
     first_failures = {}
@@ -158,6 +189,8 @@ def test_every_parity_module_fails_under_mutation(fixtures, tmp_path, mutation, 
             if result["failed"] is not None:
                 problems.append(f"{Path(path).name}: its failure under the mutation proves nothing, it fails "
                                 f"without it too (sample {SAMPLE_LINES} lines): {result['failed']}")
+    slowest = sorted(by_module.items(), key=lambda item: -item[1]["seconds"])[:3]
     report(f"mutation check {name}: {len(first_failures)} of {len(modules)} parity modules fail "
-           f"(first failure of each passes unmutated), {len(problems)} problems")
+           f"(first failure of each passes unmutated), {len(problems)} problems; slowest: "
+           + ", ".join(f"{module} {result['seconds']:.0f} s" for module, result in slowest))
     assert not problems, f"{name} (TOKSMITH_PARITY_SAMPLE={SAMPLE_LINES}):\n  " + "\n  ".join(problems)
