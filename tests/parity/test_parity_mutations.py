@@ -191,7 +191,11 @@ def test_every_parity_module_fails_under_mutation(fixtures, tmp_path, mutation, 
                 problems.append(f"{module}: its failure under the mutation proves nothing, {test} does not pass "
                                 f"without it either (sample {SAMPLE_LINES} lines): {result['failed'] or 'skipped'}")
     slowest = sorted(by_module.items(), key=lambda item: -item[1]["seconds"])[:3]
+    # Tests that passed under the mutation compare less than toksmith's outputs (or something
+    # else: a refusal, a table): not a failure of the check, which asks it of modules, but listed.
+    passed = sum(len(result["passed"]) for result in by_module.values())
     report(f"mutation check {name}: {len(first_failures)} of {len(modules)} parity modules fail, "
            f"{len(problems)} problems (a module that does not fail, or whose failure recurs unmutated); "
+           f"{passed} tests passed under the mutation (named in the child report); "
            f"slowest: " + ", ".join(f"{module} {result['seconds']:.0f} s" for module, result in slowest))
     assert not problems, f"{name} (TOKSMITH_PARITY_SAMPLE={SAMPLE_LINES}):\n  " + "\n  ".join(problems)
