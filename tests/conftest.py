@@ -10,12 +10,24 @@ import os
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
+
 
 # The references panic where the tests expect them to (tokenizers' Strip decoder on some
 # token texts): with RUST_BACKTRACE=1 in the environment each panic would symbolize and
 # print a backtrace, about 5 ms apiece (minutes over the decoder suites). Set before any
 # test runs, so before the first panic (Rust reads the variable once).
 os.environ["RUST_BACKTRACE"] = "0"
+
+# Hypothesis, the same examples on every run (tests/property/): derandomized (the seed is a hash
+# of the test function), so a failure in CI's log reruns as it failed, with the same hypothesis
+# version; print_blob adds the @reproduce_failure line. No example database: derandomized runs
+# neither need nor update one, and a shrunk failure belongs in the test as an explicit
+# @example(...). HYPOTHESIS_PROFILE=explore draws new examples locally (kept in the git-ignored
+# .hypothesis/ folder).
+settings.register_profile("ci", derandomize=True, print_blob=True, database=None)
+settings.register_profile("explore", derandomize=False, print_blob=True)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 # Parity lines reported by the test now running in this process, and the lines gathered for
 # the summary from every test's report (with pytest-xdist the tests run in worker processes:

@@ -161,7 +161,7 @@ def _differ(pair, texts, documented) -> list[str]:
 
 
 @pytest.mark.parametrize("source,target", ROUTES)
-@settings(max_examples=40, deadline=None, derandomize=True,
+@settings(max_examples=40, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(texts=st.lists(TEXTS, min_size=1, max_size=16))
 def test_written_file_reads_as_source_on_fuzzed_text(fixtures, out_dir, source, target, texts):

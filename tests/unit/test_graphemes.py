@@ -13,6 +13,7 @@ import random
 import pytest
 import regex
 
+from tests.pinned_versions import require_pinned
 from tools.gen_grapheme_props import UNICODE_17_MARKS, props_table
 from toksmith._core.graphemes import CATEGORY_NAMES, INCB_EXTEND, INCB_LINKER, char_props, grapheme_clusters
 
@@ -31,22 +32,35 @@ SAMPLES = {
 }
 
 
+# \X and the generator's tables follow the `regex` release the test extras pin (Unicode 17.0.0,
+# unicode-segmentation's version): 2026.11.15 and later moved to another Unicode version.
+WHY_PINNED_REGEX = "its \\X follows Unicode 17.0.0, unicode-segmentation 1.13.3's version"
+
+
+def require_pinned_regex() -> None:
+    require_pinned("regex", WHY_PINNED_REGEX)
+
+
 def _regex_has_this_unicode() -> bool:
     return all(regex.match(r"\p{Grapheme_Cluster_Break=Extend}|\p{Grapheme_Cluster_Break=SpacingMark}", chr(cp))
                for cp in UNICODE_17_MARKS)
 
 
+def test_pinned_regex_has_unicode_17():
+    """The pin's reason holds: the pinned regex knows the marks Unicode 17.0.0 added."""
+    require_pinned_regex()
+    assert _regex_has_this_unicode(), "the pinned regex release lacks Unicode 17.0.0's marks: pin another"
+
+
 @pytest.mark.parametrize("family", sorted(SAMPLES))
 def test_synthetic_sequences_match_regex(family):
-    if not _regex_has_this_unicode():
-        pytest.skip("the regex module's Unicode version is not unicode-segmentation's")
+    require_pinned_regex()
     for text in SAMPLES[family]:
         assert grapheme_clusters(text) == regex.findall(r"\X", text), (family, text)
 
 
 def test_random_mixtures_match_regex():
-    if not _regex_has_this_unicode():
-        pytest.skip("the regex module's Unicode version is not unicode-segmentation's")
+    require_pinned_regex()
     pool = [c for text in SAMPLES.values() for s in text for c in s] + list("ab \t") + ["\U0001F3FB", "\u200c"]
     rnd = random.Random(7)
     for _ in range(20000):
@@ -55,8 +69,7 @@ def test_random_mixtures_match_regex():
 
 
 def test_corpora_match_regex(corpus_lines):
-    if not _regex_has_this_unicode():
-        pytest.skip("the regex module's Unicode version is not unicode-segmentation's")
+    require_pinned_regex()
     for lines in corpus_lines.values():
         for line in lines:
             assert grapheme_clusters(line) == regex.findall(r"\X", line), repr(line[:80])
@@ -71,8 +84,7 @@ def test_bytes_in_bytes_out():
 
 def test_table_is_the_generators():
     # the committed .pxi is what tools/gen_grapheme_props.py derives from this regex module
-    if not _regex_has_this_unicode():
-        pytest.skip("the regex module's Unicode version is not unicode-segmentation's")
+    require_pinned_regex()
     expected = props_table()
     for cp in range(0x110000):
         if 0xD800 <= cp <= 0xDFFF:
