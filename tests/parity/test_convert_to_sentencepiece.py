@@ -28,7 +28,7 @@ import sentencepiece as spm
 import toksmith
 from tests import llama_cpp_reference
 from tests.conftest import fixture_file, report
-from tests.parity.comparison import Comparison
+from tests.parity.comparison import Comparison, finish_all
 from tests.parity.excuses.conversions_spm_json_tiktoken import (
     LLAMA_CPP_KEEPS_THE_SPACE_AFTER_AN_EMPTY_FIRST_TOKEN, SAME_PIECES_IN_ANOTHER_ORDER)
 from tests.parity.test_byte_bpe_gguf import spliced
@@ -45,17 +45,6 @@ GGUFS = ["gguf/ggml-vocab-llama-spm.gguf", "gguf/ggml-vocab-phi-3.gguf", "gguf/g
 SENTENCEPIECE = f"sentencepiece {spm.__version__}"
 # toksmith loading a file it wrote is compared with the target's reference on the first lines of each corpus
 SAMPLE_LINES = 300
-
-
-def finish_all(*checks: Comparison) -> None:
-    """Report every comparison's line, then fail with every failed one (not only the first)."""
-    failures = []
-    for check in checks:
-        try:
-            check.finish()
-        except AssertionError as failure:
-            failures.append(str(failure))
-    assert not failures, "\n".join(failures)
 
 
 def toksmith_on_written_file(label: str, path, texts: list[str], theirs: list[list[int]], *, against: str,

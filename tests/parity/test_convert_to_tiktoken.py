@@ -38,10 +38,10 @@ import toksmith
 from tests import llama_cpp_reference
 from tests.conftest import fixture_file, multilingual_sample, report
 from tests.gguf_copy import copy_gguf
-from tests.parity.comparison import Comparison
+from tests.parity.comparison import Comparison, finish_all
 from tests.parity.test_byte_bpe_gguf import spliced
 from tests.parity.test_byte_level_merges import derived_tokenizer, lines_with_special_text
-from tests.parity.test_convert_to_sentencepiece import finish_all, toksmith_on_written_file
+from tests.parity.test_convert_to_sentencepiece import toksmith_on_written_file
 from tests.parity.test_hf_batch_stream import _gpt2_folder_reference
 from tests.tiktoken_reference import encoding
 from toksmith.errors import InexactConversionWarning, UnsupportedConversionError

@@ -11,6 +11,7 @@ import toksmith
 from tests.conftest import fixture_file
 from tests.gguf_reference import read_metadata
 from tests.parity.compare import compare_corpora
+from tests.parity.excuses.spm_tiktoken_training import SENTENCEPIECE
 from tests.parity.comparison import Comparison
 from tests.parity.excuses.gguf import UGM_EXACT_TIE, ScoredText
 
@@ -69,7 +70,8 @@ def test_gguf_with_sentencepiece_rules_matches_sentencepiece(gguf_path, referenc
                                                              invalid_utf8_lines):
     tok = toksmith.load(gguf_path, rules=toksmith.ReferenceRules.SENTENCEPIECE)
     compare_corpora(WithoutSpecials(tok), reference, corpus_lines, invalid_utf8_lines,
-                    f"{GGUF_UGM} (sentencepiece rules)")
+                    f"{GGUF_UGM}: toksmith on the GGUF (sentencepiece rules, add_special=False)",
+                    against=f"{SENTENCEPIECE} on a .model built from the GGUF's pieces (model_proto_from_gguf)")
 
 
 def test_gguf_llama_cpp_rules_differ_from_sentencepiece_only_on_exact_ties(
