@@ -15,7 +15,26 @@ from __future__ import annotations
 
 import random
 
+from tests.conftest import fixture_file
+from tests.gguf_reference import read_metadata
 from tests.parity.comparison import Comparison
+
+BYTE_LEVEL_GGUFS = ("gpt-2", "llama-bpe", "qwen2", "falcon", "starcoder", "refact", "mpt",
+                    "deepseek-coder")
+CONTROL, USER_DEFINED = 3, 4   # GGUF token types
+
+
+def gguf_path(fixtures, name: str):
+    return fixture_file(fixtures, f"gguf/ggml-vocab-{name}.gguf")
+
+
+def special_texts_of(path) -> list[str]:
+    """The CONTROL and USER_DEFINED token texts of a GGUF, read by the gguf package."""
+    meta = read_metadata(path)
+    tokens, types = meta["tokenizer.ggml.tokens"], meta["tokenizer.ggml.token_type"]
+    return [t.decode("utf-8") for t, k in zip(tokens, types, strict=True) if k in (CONTROL, USER_DEFINED)]
+
+
 
 
 def reference_decode(vocab, ids: list[int], skip_special: bool) -> str:

@@ -26,7 +26,7 @@ from tests import llama_cpp_reference
 from tests.conftest import fixture_file, multilingual_sample
 from tests.gguf_copy import copy_gguf
 from tests.parity.comparison import Comparison
-from tests.parity.test_byte_bpe_gguf import special_texts_of, spliced
+from tests.parity.llama_cpp_compare import special_texts_of, spliced
 from toksmith.pretokenizers.llama_cpp import PRE_NAMES
 from toksmith.writers.split_equivalence import ONIGURUMA_VERIFIED_PRE_TYPES
 

@@ -32,7 +32,7 @@ from tests.parity.comparison import Comparison
 from tests.parity.excuses.conversions_gguf import (LLAMA_CPP_KEEPS_LEADING_SPACES, SENTENCEPIECE_REPLACES_INVALID_BYTES,
                                                    SENTENCEPIECE_STRIPS_TRAILING_U2581,
                                                    UNIGRAM_EQUAL_SCORE_SEGMENTATION, EncodeCase)
-from tests.parity.test_byte_bpe_gguf import special_texts_of, spliced
+from tests.parity.llama_cpp_compare import special_texts_of, spliced
 from tests.plamo2_gguf import sentencepiece_pieces, write_plamo2_gguf
 from tests.rwkv_gguf import rwkv_world_tokens, write_rwkv_world_gguf
 from tests.unit import gguf_writer

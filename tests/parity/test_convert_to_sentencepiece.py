@@ -31,7 +31,7 @@ from tests.conftest import fixture_file, report
 from tests.parity.comparison import Comparison, finish_all
 from tests.parity.excuses.conversions_spm_json_tiktoken import (
     LLAMA_CPP_KEEPS_THE_SPACE_AFTER_AN_EMPTY_FIRST_TOKEN, SAME_PIECES_IN_ANOTHER_ORDER)
-from tests.parity.test_byte_bpe_gguf import spliced
+from tests.parity.llama_cpp_compare import spliced
 from toksmith.spec import Algorithm
 from toksmith.vocab import TokenType
 from toksmith.writers.sentencepiece_model import write_sentencepiece_model

@@ -38,7 +38,7 @@ from tests.conftest import CORPUS_FILES, LONG_RUNS, fixture_file, multilingual_s
 from tests.hf_decoders_reference import REFUSED, ours_or_refused, reference_or_refused
 from tests.parity.comparison import Comparison
 from tests.parity.converted_spm import convert, from_tokenizer_class
-from tests.parity.test_byte_bpe_gguf import spliced
+from tests.parity.llama_cpp_compare import spliced
 
 FLAGS = ((False, False), (False, True), (True, False), (True, True))   # add_special, parse_special
 TRAINING_LINES = 1500       # of each corpus

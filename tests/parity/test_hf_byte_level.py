@@ -24,7 +24,7 @@ from tokenizers import AddedToken, decoders, models, pre_tokenizers, processors
 import toksmith
 from tests.conftest import LONG_RUNS, fixture_file, multilingual_sample, report
 from tests.parity.comparison import Comparison
-from tests.parity.test_byte_bpe_gguf import spliced
+from tests.parity.llama_cpp_compare import spliced
 from toksmith.hf.split_patterns import QWEN2_REGEX
 
 TOKENIZERS = f"tokenizers {tokenizers.__version__}"

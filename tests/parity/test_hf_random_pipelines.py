@@ -31,7 +31,7 @@ from tokenizers import AddedToken, Regex, decoders, models, normalizers, pre_tok
 import toksmith
 from tests.conftest import CORPUS_FILES, LONG_RUNS, fixture_file, multilingual_sample, report
 from tests.parity.comparison import Comparison
-from tests.parity.test_byte_bpe_gguf import spliced
+from tests.parity.llama_cpp_compare import spliced
 from toksmith.errors import UnsupportedModelError
 
 # Seed 11 draws Sequence[Replace("日本", ""), Replace("e", "▁"), Precompiled(nmt_nfkc)] with

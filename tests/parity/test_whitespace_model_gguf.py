@@ -32,7 +32,7 @@ from tests.gguf_copy import copy_gguf
 from tests.parity.comparison import Comparison
 from tests.parity.llama_cpp_compare import compare_decodes, compare_encodes, llama_cpp_survives
 from tests.parity.reference_worker import ReferenceWorker
-from tests.parity.test_byte_bpe_gguf import special_texts_of, spliced
+from tests.parity.llama_cpp_compare import special_texts_of, spliced
 
 BASE = "gguf/ggml-vocab-gpt-2.gguf"
 LINES_PER_CORPUS = 60

@@ -28,7 +28,7 @@ from tests.conftest import fixture_file, report
 from tests.gguf_copy import copy_gguf, copy_gguf_with_tokens
 from tests.parity.comparison import Comparison
 from tests.parity.llama_cpp_compare import compare_corpora, compare_decodes, compare_encodes, llama_cpp_survives
-from tests.parity.test_byte_bpe_gguf import special_texts_of
+from tests.parity.llama_cpp_compare import special_texts_of
 from tests.parity.test_spm_bpe_gguf import compare_golden, golden_cases
 
 BGE = "gguf/ggml-vocab-bert-bge.gguf"
