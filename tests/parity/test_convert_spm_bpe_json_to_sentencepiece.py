@@ -48,8 +48,7 @@ from tests.parity.excuses.conversions_spm_json_tiktoken import (
     JSON_PRECOMPILED_MAPS_WHOLE_GRAPHEMES, SENTENCEPIECE_DROPS_SECOND_LEADING_SPACE)
 from tests.parity.llama_cpp_compare import spliced
 from tests.parity.spm_json_cases import SentencepieceIds, SourceLine, SourceModel
-from tests.parity.test_convert_to_sentencepiece import (SAMPLE_LINES, SENTENCEPIECE, model_proto,
-                                                        toksmith_on_written_file)
+from tests.parity.conversion_compare import SAMPLE_LINES, SENTENCEPIECE, model_proto, toksmith_on_written_file
 from toksmith.vocab import TokenType
 from toksmith.writers.sentencepiece_model import write_sentencepiece_model
 

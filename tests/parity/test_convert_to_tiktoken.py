@@ -40,7 +40,7 @@ from tests.conftest import fixture_file, multilingual_sample, report
 from tests.gguf_copy import copy_gguf
 from tests.parity.comparison import Comparison, finish_all
 from tests.parity.llama_cpp_compare import spliced
-from tests.parity.test_convert_to_sentencepiece import toksmith_on_written_file
+from tests.parity.conversion_compare import toksmith_on_written_file
 from tests.parity.test_hf_batch_stream import _gpt2_folder_reference
 from tests.parity.tiktoken_compare import (TIKTOKEN, derived_tokenizer, lines_with_special_text, tiktoken_and_llama_cpp,
                                            tiktoken_and_tokenizers)

@@ -57,7 +57,7 @@ from tests.parity.excuses.conversions_spm_json_tiktoken import (
     TOKENIZERS_KEEPS_SECOND_LEADING_SPACE, UNIGRAM_TAKES_CONTROL_PIECE_FROM_TEXT)
 from tests.parity.spm_json_cases import SentencepieceIds, SourceLine, SourceModel
 from tests.parity.llama_cpp_compare import spliced
-from tests.parity.test_convert_to_sentencepiece import SAMPLE_LINES, toksmith_on_written_file
+from tests.parity.conversion_compare import SAMPLE_LINES, toksmith_on_written_file
 from tests.parity.test_hf_random_pipelines import SEEDS, _pipeline, real_vocabularies
 from tests.parity.test_hf_tokens import _load_both
 from toksmith.hf.json_numbers import serde_json_f64
