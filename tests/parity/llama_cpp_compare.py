@@ -126,3 +126,21 @@ def llama_cpp_survives(raws: list[bytes], *, at_most: int) -> list[bytes]:
     left_out = len(raws) - len(kept)
     assert left_out <= at_most, f"{left_out} inputs left out because llama.cpp aborts on them, at most {at_most}"
     return kept
+
+
+def golden_cases(fixtures, gguf: str) -> list[tuple[str, list[int]]]:
+    """(input, llama.cpp's ids) of a GGUF's golden files (`<gguf>.inp`, `<gguf>.out`)."""
+    inputs = fixture_file(fixtures, f"{gguf}.inp").read_bytes().decode("utf-8")
+    inputs = inputs.split("\n__ggml_vocab_test__\n")
+    assert inputs[-1] == ""
+    inputs = inputs[:-1]
+    outputs = fixture_file(fixtures, f"{gguf}.out").read_text(encoding="utf-8").split("\n")
+    outputs = outputs[:len(inputs)]
+    return [(text, [int(x) for x in ids.split()]) for text, ids in zip(inputs, outputs, strict=True)]
+
+
+def compare_golden(check: Comparison, tok, cases, **flags) -> None:
+    """encode_batch and encode of each golden input against llama.cpp's .out ids."""
+    texts, want = [text for text, _ in cases], [ids for _, ids in cases]
+    check.all(texts, ours=tok.encode_batch(texts, **flags), theirs=want, what="encode_batch")
+    check.all(texts, ours=[tok.encode(t, **flags) for t in texts], theirs=want, what="encode")

@@ -24,8 +24,8 @@ from tests.conftest import report
 from tests.gguf_copy import copy_gguf
 from tests.parity.comparison import Comparison
 from tests.parity.llama_cpp_compare import (BYTE_LEVEL_GGUFS, compare_corpora, compare_decodes, compare_encodes,
-                                            gguf_path, llama_cpp_survives, special_texts_of)
-from tests.parity.test_spm_bpe_gguf import compare_golden, golden_cases
+                                            compare_golden, gguf_path, golden_cases, llama_cpp_survives,
+                                            special_texts_of)
 
 FLAGS = ((False, False), (True, True))   # (add_special, parse_special)
 

@@ -51,8 +51,7 @@ from tests.parity.comparison import Comparison
 from tests.parity.excuses.conversions_gguf import (BYTE_LEVEL_READS_USER_DEFINED_AS_BYTES,
                                                    LLAMA_CPP_KEEPS_SPACE_AFTER_BOS, PRECOMPILED_PER_GRAPHEME,
                                                    TOKENIZERS_STRIPS_UNICODE_WHITESPACE, DecodeCase, EncodeCase)
-from tests.parity.llama_cpp_compare import gguf_path, special_texts_of, spliced
-from tests.parity.test_spm_bpe_gguf import reference_decode
+from tests.parity.llama_cpp_compare import gguf_path, reference_decode, special_texts_of, spliced
 from toksmith.spec import Algorithm
 from toksmith.special_tokens import TokenAttr
 from toksmith.writers.tokenizer_json import write_tokenizer_json

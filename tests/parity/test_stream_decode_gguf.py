@@ -22,8 +22,7 @@ import toksmith
 from tests import llama_cpp_reference   # llama-cpp-python
 from tests.conftest import multilingual_sample, parity_sample
 from tests.parity.comparison import Comparison
-from tests.parity.llama_cpp_compare import llama_cpp_survives, reference_decode
-from tests.parity.llama_cpp_compare import BYTE_LEVEL_GGUFS, gguf_path
+from tests.parity.llama_cpp_compare import BYTE_LEVEL_GGUFS, gguf_path, llama_cpp_survives, reference_decode
 
 LINES_PER_CORPUS = 60
 PASS_LINES_PER_CORPUS = 150

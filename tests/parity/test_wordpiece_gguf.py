@@ -27,9 +27,8 @@ from tests import llama_cpp_reference   # llama-cpp-python
 from tests.conftest import fixture_file, report
 from tests.gguf_copy import copy_gguf, copy_gguf_with_tokens
 from tests.parity.comparison import Comparison
-from tests.parity.llama_cpp_compare import compare_corpora, compare_decodes, compare_encodes, llama_cpp_survives
-from tests.parity.llama_cpp_compare import special_texts_of
-from tests.parity.test_spm_bpe_gguf import compare_golden, golden_cases
+from tests.parity.llama_cpp_compare import (compare_corpora, compare_decodes, compare_encodes, compare_golden,
+                                            golden_cases, llama_cpp_survives, special_texts_of)
 
 BGE = "gguf/ggml-vocab-bert-bge.gguf"
 FLAGS = list(itertools.product((False, True), repeat=2))   # (add_special, parse_special)
