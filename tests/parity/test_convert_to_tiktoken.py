@@ -39,9 +39,9 @@ from tests import llama_cpp_reference
 from tests.conftest import fixture_file, multilingual_sample, report
 from tests.gguf_copy import copy_gguf
 from tests.parity.comparison import Comparison, finish_all
-from tests.parity.llama_cpp_compare import spliced
 from tests.parity.conversion_compare import toksmith_on_written_file
-from tests.parity.test_hf_batch_stream import _gpt2_folder_reference
+from tests.parity.hf_reference import gpt2_folder_reference
+from tests.parity.llama_cpp_compare import spliced
 from tests.parity.tiktoken_compare import (TIKTOKEN, derived_tokenizer, lines_with_special_text, tiktoken_and_llama_cpp,
                                            tiktoken_and_tokenizers)
 from tests.tiktoken_reference import encoding
@@ -112,7 +112,7 @@ def byte_level_sources(fixtures, tmp_path_factory):
     folder = tmp_path_factory.mktemp("to_tiktoken")
     llama3 = folder / "tokenizer.json"
     llama3.write_bytes(gzip.decompress(fixture_file(fixtures, "hf/llama3/tokenizer.json.gz").read_bytes()))
-    return {"hf/gpt2": (fixture_file(fixtures, "hf/gpt2/vocab.json").parent, _gpt2_folder_reference(fixtures),
+    return {"hf/gpt2": (fixture_file(fixtures, "hf/gpt2/vocab.json").parent, gpt2_folder_reference(fixtures),
                         "r50k_base"),
             "hf/llama3/tokenizer.json.gz": (llama3, tokenizers.Tokenizer.from_file(str(llama3)), "llama3")}
 

@@ -10,7 +10,7 @@ skip_special on. The written JSON equals tokenizers' own `to_str()` of the sourc
 read the way serde_json reads them on both sides), so both files deserialize to the same
 Tokenizer: the ids show it on real text, and the other combinations on the lines where the
 flags act. Not achievable for the GPT-2 folder, whose reference is built in code
-(test_hf_tokens._load_both, without transformers' ByteLevel post-processor and with None
+(test_hf_tokens.load_both, without transformers' ByteLevel post-processor and with None
 where toksmith keeps "" for the subword prefix and suffix): ids only there. Padding and
 truncation are written as null (the spec keeps only whether the source had them) and
 switched off in the reference.
@@ -55,11 +55,11 @@ from tests.parity.comparison import Comparison, finish_all
 from tests.parity.excuses.conversions_spm_json_tiktoken import (
     EQUAL_FLOAT32_SCORE, PRECOMPILED_MAPS_WHOLE_GRAPHEMES, SAME_PIECES_IN_ANOTHER_ORDER,
     TOKENIZERS_KEEPS_SECOND_LEADING_SPACE, UNIGRAM_TAKES_CONTROL_PIECE_FROM_TEXT)
-from tests.parity.spm_json_cases import SentencepieceIds, SourceLine, SourceModel
-from tests.parity.llama_cpp_compare import spliced
 from tests.parity.conversion_compare import SAMPLE_LINES, toksmith_on_written_file
+from tests.parity.hf_reference import load_both
+from tests.parity.llama_cpp_compare import spliced
+from tests.parity.spm_json_cases import SentencepieceIds, SourceLine, SourceModel
 from tests.parity.test_hf_random_pipelines import SEEDS, _pipeline, real_vocabularies
-from tests.parity.test_hf_tokens import _load_both
 from toksmith.hf.json_numbers import serde_json_f64
 from toksmith.writers.tokenizer_json import write_tokenizer_json
 
@@ -110,7 +110,7 @@ def same_json(written: bytes, source: tokenizers.Tokenizer) -> bool:
 
 @pytest.mark.parametrize("relative", HF_FILES)
 def test_tokenizer_json_round_trip(fixtures, corpus_lines, tmp_path, relative):
-    tok, source = _load_both(fixtures, tmp_path, relative)
+    tok, source = load_both(fixtures, tmp_path, relative)
     path = write_json(tok, tmp_path, "written.json")
     written = tokenizers.Tokenizer.from_file(str(path))
     if relative != "hf/gpt2":

@@ -26,7 +26,7 @@ from tests.conftest import LONG_RUNS, multilingual_sample, report
 from tests.parity.comparison import Comparison
 from tests.parity.excuses.hf_b import (LOADS, ONIGURUMA_REFUSAL_NOT_FORESEEN, ONIGURUMA_RETRY_LIMIT, REFUSED,
                                        ReferencePanic)
-from tests.parity.test_hf_byte_level import _gpt2_tokenizer
+from tests.parity.hf_reference import gpt2_tokenizer
 from tests.regex_reference import (BEHAVIORS, char_offsets, marker_for, random_pattern, random_text,
                                    reference_matches)
 from toksmith._core.hf_regex_stages import HfReplace, HfSplit
@@ -264,7 +264,7 @@ FILES = {
 
 @pytest.mark.parametrize("name", sorted(FILES))
 def test_byte_level_files_with_split_match_tokenizers(fixtures, corpus_lines, tmp_path, name):
-    ref = _gpt2_tokenizer(fixtures, FILES[name]())
+    ref = gpt2_tokenizer(fixtures, FILES[name]())
     ref.no_padding()
     ref.no_truncation()
     path = tmp_path / "tokenizer.json"
