@@ -189,7 +189,7 @@ def test_stream_matches_llama_detokenize(fixtures, corpus_lines, invalid_utf8_li
     """stream_decoder() in chunks of 1, 2, 3, 7 ids and two random chunkings, against
     llama_detokenize (WPM runs its clean_spaces passes, which hold text back between chunks)."""
     from tests.conftest import multilingual_sample
-    from tests.parity.test_stream_decode_gguf import PASS_BYTES, compare_streams, pass_texts
+    from tests.parity.stream_compare import PASS_BYTES, compare_streams, pass_texts
     path = fixture_file(fixtures, BGE)
     tok = toksmith.load(path)
     ref = llama_cpp_reference.load_vocab(path)
