@@ -58,8 +58,8 @@ from tests.parity.excuses.conversions_spm_json_tiktoken import (
 from tests.parity.conversion_compare import SAMPLE_LINES, toksmith_on_written_file
 from tests.parity.hf_reference import load_both
 from tests.parity.llama_cpp_compare import spliced
+from tests.parity.random_pipelines import SEEDS, random_pipeline, real_vocabularies
 from tests.parity.spm_json_cases import SentencepieceIds, SourceLine, SourceModel
-from tests.parity.test_hf_random_pipelines import SEEDS, _pipeline, real_vocabularies
 from toksmith.hf.json_numbers import serde_json_f64
 from toksmith.writers.tokenizer_json import write_tokenizer_json
 
@@ -145,7 +145,7 @@ def test_random_pipelines_round_trip(fixtures, corpus_lines, tmp_path):
     check = Comparison(f"convert {len(SEEDS)} random pipelines -> tokenizer.json: ids (4 flag combinations) and "
                        f"decode, distinct lines", against=f"{TOKENIZERS} on the source")
     for seed in SEEDS:
-        built = _pipeline(seed, vocabs)
+        built = random_pipeline(seed, vocabs)
         source_path = tmp_path / f"pipeline-{seed}.json"
         built.save(str(source_path))
         path = write_json(toksmith.load(source_path), tmp_path, f"written-{seed}.json")
