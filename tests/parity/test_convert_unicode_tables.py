@@ -26,7 +26,7 @@ from tests.conftest import fixture_file, report
 from tests.gguf_copy import copy_gguf
 from tests.parity.comparison import Comparison
 from tests.parity.hf_reference import gpt2_folder_reference
-from tests.parity.test_convert_gguf_pre_names_to_tokenizer_json import _one_name_per_regex_list
+from tests.parity.pre_names import one_name_per_regex_list
 from toksmith.errors import InexactConversionWarning, UnsupportedConversionError
 from toksmith.writers.class_tables import CATEGORY_CLASSES, SPACE_CLASS, Reference, class_difference
 
@@ -164,7 +164,7 @@ def packed_probes(other: Reference, step: int) -> list[str]:
 
 
 @pytest.mark.filterwarnings("ignore:the text starts with a BOS token")
-@pytest.mark.parametrize("pre", _one_name_per_regex_list())
+@pytest.mark.parametrize("pre", one_name_per_regex_list())
 def test_other_pre_names_to_tokenizer_json_exact_on_table_differences(fixtures, tmp_path, pre):
     """Every other regex list the writer accepts, on the GPT-2 vocabulary under that pre name."""
     path = copy_gguf(fixture_file(fixtures, "gguf/ggml-vocab-gpt-2.gguf"), tmp_path / f"{pre}.gguf",
