@@ -31,11 +31,14 @@ from hypothesis import strategies as st
 import toksmith
 from tests import llama_cpp_reference
 from tests.conftest import fixture_file, report
+from tests.gguf_reference import read_metadata
 from tests.parity.comparison import Comparison
-from tests.parity.excuses.conversions_gguf import SENTENCEPIECE_STRIPS_TRAILING_U2581, EncodeCase
+from tests.parity.excuses.conversions_gguf import (PRECOMPILED_PER_GRAPHEME, SENTENCEPIECE_STRIPS_TRAILING_U2581,
+                                                   EncodeCase)
 from tests.parity.excuses.conversions_spm_json_tiktoken import (PRECOMPILED_MAPS_WHOLE_GRAPHEMES,
                                                                 UNIGRAM_TAKES_CONTROL_PIECE_FROM_TEXT)
 from tests.parity.excuses.writer_routes import UNIGRAM_TAKES_RESERVED_PIECE_FROM_TEXT
+from tests.parity.llama_cpp_compare import reference_decode
 from tests.parity.spm_json_cases import SourceLine, SourceModel
 from tests.tiktoken_reference import encoding
 from toksmith.formats.tiktoken import PATTERN_REGEX
@@ -138,6 +141,8 @@ def out_dir(tmp_path_factory) -> Path:
 #   hold both, the corpora neither); exact by both references agreeing without those texts.
 # - SENTENCEPIECE_STRIPS_TRAILING_U2581 (test_convert_to_gguf.py): sentencepiece strips a
 #   trailing U+2581 with the trailing spaces, llama.cpp's UGM only the spaces.
+# - PRECOMPILED_PER_GRAPHEME (test_convert_gguf_to_tokenizer_json.py): tokenizers' Precompiled
+#   looks the charsmap up per grapheme, llama.cpp's UGM by the longest prefix ("\xa0\u20e3").
 # Bounds: the fuzz draws are fixed (derandomize=True) but change with hypothesis' version, so
 # each fuzz excuse may cover at most FUZZ_EXCUSED_FRACTION of the texts compared; the code
 # point texts are fixed, their bounds are today's counts.
@@ -146,7 +151,8 @@ DOCUMENTED = {("spm-unigram-bytes", ".json"): (UNIGRAM_TAKES_CONTROL_PIECE_FROM_
               ("spm-unigram", ".json"): (UNIGRAM_TAKES_CONTROL_PIECE_FROM_TEXT, UNIGRAM_TAKES_RESERVED_PIECE_FROM_TEXT,
                                                    PRECOMPILED_MAPS_WHOLE_GRAPHEMES),
               ("spm-bpe", ".json"): (PRECOMPILED_MAPS_WHOLE_GRAPHEMES,),
-              ("spm-unigram", ".gguf"): (SENTENCEPIECE_STRIPS_TRAILING_U2581,)}
+              ("spm-unigram", ".gguf"): (SENTENCEPIECE_STRIPS_TRAILING_U2581,),
+              ("gguf-ugm", ".json"): (PRECOMPILED_PER_GRAPHEME,)}
 FUZZ_EXCUSED_FRACTION = 0.25    # today at most 34 of 209 texts (16%, CONTROL pieces on spm-unigram -> .json)
 # The code point texts: no excuse is needed on the .json routes (today 0); one text holding U+2581
 # on spm-unigram -> .gguf is a SENTENCEPIECE_STRIPS_TRAILING_U2581 (today 1).
@@ -158,20 +164,35 @@ def _case_maker(fixtures: Path, out: Path, source: str, target: str):
     """text -> the case the route's excuses judge (the text itself where none is documented)."""
     if not DOCUMENTED.get((source, target)):
         return lambda text: text
-    model_file = _source_path(fixtures, source)
+    model_file, written_path = _source_path(fixtures, source), out / f"{source}{target}"
+    if model_file.suffix == ".gguf":
+        return _gguf_to_json_case_maker(model_file, written_path)
     if target == ".json":
-        written = tokenizers.Tokenizer.from_file(str(out / f"{source}{target}"))
+        written = tokenizers.Tokenizer.from_file(str(written_path))
         written.encode_special_tokens = True            # as reference() reads it
         model = SourceModel(model_file, written)
         return lambda text: SourceLine(model, text)
     sp = spm.SentencePieceProcessor(model_file=str(model_file))
-    llama = llama_cpp_reference.load_vocab(out / f"{source}{target}")
+    llama = llama_cpp_reference.load_vocab(written_path)
     proto = sentencepiece_model_pb2.ModelProto()
     proto.ParseFromString(model_file.read_bytes())
     facts = {"unigram": proto.trainer_spec.model_type == sentencepiece_model_pb2.TrainerSpec.UNIGRAM,
              "scores": [sp.get_score(i) for i in range(sp.get_piece_size())]}
     reference_on = lambda text: llama.tokenize(text.encode("utf-8"), False, False)  # noqa: E731
     return lambda text: EncodeCase(text, reference_on=reference_on, **facts)
+
+
+def _gguf_to_json_case_maker(model_file: Path, written_path: Path):
+    """Cases of a GGUF -> tokenizer.json route, as test_convert_gguf_to_tokenizer_json.py builds
+    them: llama.cpp on the source GGUF, tokenizers on the written file, both as reference() reads."""
+    llama = llama_cpp_reference.load_vocab(model_file)
+    written = tokenizers.Tokenizer.from_file(str(written_path))
+    written.encode_special_tokens = True
+    facts = {"unigram": read_metadata(model_file)["tokenizer.ggml.model"] == b"t5",     # llama.cpp's UGM
+             "reference_on": lambda text: llama.tokenize(text.encode("utf-8"), False, False),
+             "extras": {"spell": functools.partial(reference_decode, llama, skip_special=False),
+                        "ours_on": lambda text: written.encode(text, add_special_tokens=False).ids}}
+    return lambda text: EncodeCase(text, **facts)
 
 
 def _compare(check: Comparison, pair, texts: list[str], case_of) -> None:
