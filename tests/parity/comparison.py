@@ -168,3 +168,14 @@ class Comparison:
     def __exit__(self, kind, value, traceback) -> None:
         if kind is None and not self.finished:
             self.finish()
+
+
+def finish_all(*checks: Comparison) -> None:
+    """Report every comparison's line, then fail with every failed one (not only the first)."""
+    failures = []
+    for check in checks:
+        try:
+            check.finish()
+        except AssertionError as failure:
+            failures.append(str(failure))
+    assert not failures, "\n".join(failures)

@@ -15,7 +15,26 @@ from __future__ import annotations
 
 import random
 
+from tests.conftest import fixture_file
+from tests.gguf_reference import read_metadata
 from tests.parity.comparison import Comparison
+
+BYTE_LEVEL_GGUFS = ("gpt-2", "llama-bpe", "qwen2", "falcon", "starcoder", "refact", "mpt",
+                    "deepseek-coder")
+CONTROL, USER_DEFINED = 3, 4   # GGUF token types
+
+
+def gguf_path(fixtures, name: str):
+    return fixture_file(fixtures, f"gguf/ggml-vocab-{name}.gguf")
+
+
+def special_texts_of(path) -> list[str]:
+    """The CONTROL and USER_DEFINED token texts of a GGUF, read by the gguf package."""
+    meta = read_metadata(path)
+    tokens, types = meta["tokenizer.ggml.tokens"], meta["tokenizer.ggml.token_type"]
+    return [t.decode("utf-8") for t, k in zip(tokens, types, strict=True) if k in (CONTROL, USER_DEFINED)]
+
+
 
 
 def reference_decode(vocab, ids: list[int], skip_special: bool) -> str:
@@ -107,3 +126,21 @@ def llama_cpp_survives(raws: list[bytes], *, at_most: int) -> list[bytes]:
     left_out = len(raws) - len(kept)
     assert left_out <= at_most, f"{left_out} inputs left out because llama.cpp aborts on them, at most {at_most}"
     return kept
+
+
+def golden_cases(fixtures, gguf: str) -> list[tuple[str, list[int]]]:
+    """(input, llama.cpp's ids) of a GGUF's golden files (`<gguf>.inp`, `<gguf>.out`)."""
+    inputs = fixture_file(fixtures, f"{gguf}.inp").read_bytes().decode("utf-8")
+    inputs = inputs.split("\n__ggml_vocab_test__\n")
+    assert inputs[-1] == ""
+    inputs = inputs[:-1]
+    outputs = fixture_file(fixtures, f"{gguf}.out").read_text(encoding="utf-8").split("\n")
+    outputs = outputs[:len(inputs)]
+    return [(text, [int(x) for x in ids.split()]) for text, ids in zip(inputs, outputs, strict=True)]
+
+
+def compare_golden(check: Comparison, tok, cases, **flags) -> None:
+    """encode_batch and encode of each golden input against llama.cpp's .out ids."""
+    texts, want = [text for text, _ in cases], [ids for _, ids in cases]
+    check.all(texts, ours=tok.encode_batch(texts, **flags), theirs=want, what="encode_batch")
+    check.all(texts, ours=[tok.encode(t, **flags) for t in texts], theirs=want, what="encode")

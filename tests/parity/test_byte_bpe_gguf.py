@@ -20,22 +20,14 @@ import pytest
 
 import toksmith
 from tests import llama_cpp_reference   # llama-cpp-python
-from tests.conftest import fixture_file, report
+from tests.conftest import report
 from tests.gguf_copy import copy_gguf
-from tests.gguf_reference import read_metadata
 from tests.parity.comparison import Comparison
-from tests.parity.llama_cpp_compare import (aborts_llama_cpp, compare_corpora, compare_decodes,  # noqa: F401
-                                            compare_encodes, llama_cpp_survives, spliced)
-from tests.parity.test_spm_bpe_gguf import compare_golden, golden_cases
+from tests.parity.llama_cpp_compare import (BYTE_LEVEL_GGUFS, compare_corpora, compare_decodes, compare_encodes,
+                                            compare_golden, gguf_path, golden_cases, llama_cpp_survives,
+                                            special_texts_of)
 
-BYTE_LEVEL_GGUFS = ("gpt-2", "llama-bpe", "qwen2", "falcon", "starcoder", "refact", "mpt",
-                    "deepseek-coder")
-CONTROL, USER_DEFINED = 3, 4   # GGUF token types
 FLAGS = ((False, False), (True, True))   # (add_special, parse_special)
-
-
-def gguf_path(fixtures, name: str):
-    return fixture_file(fixtures, f"gguf/ggml-vocab-{name}.gguf")
 
 
 @pytest.mark.parametrize("name", BYTE_LEVEL_GGUFS)
@@ -74,12 +66,6 @@ def test_qwen35_golden_file_with_forced_pre(fixtures, tmp_path):
     finally:
         qwen35_ref.close()
     assert differ, "no text told qwen35 from qwen2: the test would not see pre= ignored"
-
-
-def special_texts_of(path) -> list[str]:
-    meta = read_metadata(path)
-    tokens, types = meta["tokenizer.ggml.tokens"], meta["tokenizer.ggml.token_type"]
-    return [t.decode("utf-8") for t, k in zip(tokens, types, strict=True) if k in (CONTROL, USER_DEFINED)]
 
 
 @pytest.mark.filterwarnings("ignore:the text starts with a BOS token")   # llama.cpp warns too

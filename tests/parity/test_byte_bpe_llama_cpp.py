@@ -10,40 +10,19 @@ its result is the BPE of that one pre-token.
 from __future__ import annotations
 
 import random
-from array import array
 
 import pytest
 import regex
 
 from tests import llama_cpp_reference
 from tests.conftest import fixture_file
+from tests.parity.byte_bpe_pieces import GPT2, LLAMA3, VOCABS, gguf_copy, whole_under
 from tests.parity.comparison import Comparison
-from tests.parity.model_mutations import KV, T, write_gguf_bytes
 from toksmith._core.wire import parse_gguf_metadata
 from toksmith.formats.gguf import llama_cpp_token_pieces, read_byte_level_gguf
 from toksmith.vocab import TokenType
 
-# Parity: llama-vocab.cpp llm_tokenizer_bpe::llm_tokenizer_bpe regex_exprs, per pre type.
-LLAMA3 = [r"(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"]
-GPT2 = [r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)"]
-QWEN2 = [r"(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"]
-FALCON = [r"[\p{P}\$\+<=>\^~\|`]+", r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)",
-          r"[0-9][0-9][0-9]"]
-STARCODER = [r"\p{N}", r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)"]
-DEEPSEEK_CODER = ["[\r\n]", r"\s?\p{L}+", r"\s?\p{P}+", "[一-龥ࠀ-一가-퟿]+", r"\p{N}"]
-
-VOCABS = {"gpt-2": GPT2, "llama-bpe": LLAMA3, "qwen2": QWEN2, "falcon": FALCON, "starcoder": STARCODER,
-          "refact": STARCODER, "mpt": GPT2, "deepseek-coder": DEEPSEEK_CODER}
 LINES_PER_CORPUS = 400
-
-
-def whole_under(piece: str, exprs: list[str]) -> bool:
-    """llama.cpp's unicode_regex_split keeps a piece whole when each regex matches all of it or nothing."""
-    for expr in exprs:
-        spans = [m.span() for m in regex.finditer(expr, piece)]
-        if spans and spans != [(0, len(piece))]:
-            return False
-    return True
 
 
 @pytest.fixture(scope="module")
@@ -74,23 +53,6 @@ def test_pieces_match_llama_cpp(fixtures, candidate_pieces, name):
                     against="llama.cpp") as check:
         check.all(pieces, ours=model.encode_pieces([p.encode() for p in pieces]),
                   theirs=[ref.tokenize(p.encode(), add_special=False, parse_special=False) for p in pieces])
-
-
-def gguf_copy(src, out, **replace) -> None:
-    """A copy of a GGUF file's metadata with some values replaced (struct writer of model_mutations)."""
-    data = open(src, "rb").read()
-    _version, _tensors, values, types, _end = parse_gguf_metadata(data)
-    kvs = []
-    for key, value in {**values, **replace}.items():
-        vtype = T(types.get(key, T.ARRAY))
-        sub = None
-        if isinstance(value, list):
-            vtype, sub = T.ARRAY, T.STRING
-        elif isinstance(value, array):
-            vtype, sub = T.ARRAY, {"i": T.INT32, "f": T.FLOAT32}[value.typecode]
-            value = value.tolist()
-        kvs.append(KV(key, value, vtype, sub))
-    write_gguf_bytes(kvs, out)
 
 
 def test_merges_naming_unknown_tokens_are_kept_as_llama_cpp_keeps_them(fixtures, tmp_path):

@@ -24,8 +24,8 @@ import tiktoken
 
 from tests import llama_cpp_reference
 from tests.conftest import fixture_file
+from tests.parity.byte_bpe_pieces import GPT2, gguf_copy, whole_under
 from tests.parity.comparison import Comparison
-from tests.parity.test_byte_bpe_llama_cpp import GPT2, gguf_copy, whole_under
 from toksmith._core.byte_bpe import ByteLevelBpe, MergeOrder
 from toksmith._core.byte_unicode import byte_unicode_decode
 from toksmith._core.wire import parse_gguf_metadata

@@ -77,7 +77,7 @@ def test_spm_bpe_tied_space_runs_to_tokenizer_json_refused(fixtures, corpus_line
     want = sp.encode(lines)
     got = [e.ids for e in hf.encode_batch(lines)]
     assert len(want) == len(got) == len(lines)
-    differ = [line for line, a, b in zip(lines, want, got) if a != b]
+    differ = [line for line, a, b in zip(lines, want, got, strict=True) if a != b]
     report(f"convert tied-runs BPE .model -> tokenizer.json (approximate): {len(lines)} lines, "
            f"{len(differ)} differ (refused by default)")
     assert differ and all("  " in line for line in differ)
@@ -176,7 +176,7 @@ def test_approximate_o200k_to_gguf_reports_differences(tmp_path):
     written_ids, source_ids = (again.encode_batch(list(lines), add_special=False),
                                tok.encode_batch(list(lines), add_special=False))
     assert len(written_ids) == len(source_ids) == len(lines)
-    differ = [line for line, a, b in zip(lines, written_ids, source_ids) if a != b]
+    differ = [line for line, a, b in zip(lines, written_ids, source_ids, strict=True) if a != b]
     assert tuple(differ) == report_.differing_lines
     llama = llama_cpp_reference.load_vocab(written)
     with Comparison("approximate o200k gguf: ids of the approximation's sample lines, toksmith on the written file",

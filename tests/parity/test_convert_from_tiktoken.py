@@ -43,10 +43,9 @@ from tests import llama_cpp_reference
 from tests.conftest import fixture_file, multilingual_sample, report
 from tests.gguf_copy import copy_gguf
 from tests.gguf_reference import read_metadata
-from tests.parity.comparison import Comparison
-from tests.parity.test_byte_bpe_gguf import spliced
-from tests.parity.test_convert_to_sentencepiece import finish_all
-from tests.parity.test_convert_to_tiktoken import TOKENIZERS, tiktoken_and_llama_cpp, tiktoken_and_tokenizers
+from tests.parity.comparison import Comparison, finish_all
+from tests.parity.llama_cpp_compare import spliced
+from tests.parity.tiktoken_compare import TOKENIZERS, tiktoken_and_llama_cpp, tiktoken_and_tokenizers
 from tests.tiktoken_reference import encoding
 from toksmith.errors import InexactConversionWarning, UnsupportedConversionError
 

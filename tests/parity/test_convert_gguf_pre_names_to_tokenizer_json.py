@@ -26,23 +26,11 @@ from tests import llama_cpp_reference
 from tests.conftest import fixture_file, multilingual_sample
 from tests.gguf_copy import copy_gguf
 from tests.parity.comparison import Comparison
-from tests.parity.test_byte_bpe_gguf import special_texts_of, spliced
-from toksmith.pretokenizers.llama_cpp import PRE_NAMES
-from toksmith.writers.split_equivalence import ONIGURUMA_VERIFIED_PRE_TYPES
+from tests.parity.llama_cpp_compare import special_texts_of, spliced
+from tests.parity.pre_names import one_name_per_regex_list
 
 BASE = "gguf/ggml-vocab-gpt-2.gguf"
-# Pre names of the fixture GGUFs (their regex lists are compared in test_convert_gguf_to_tokenizer_json.py).
-FIXTURE_PRES = ("gpt-2", "llama-bpe", "falcon", "qwen2", "mpt", "refact", "starcoder", "deepseek-coder")
 UNVERIFIED = ("deepseek-llm", "youtu", "tiny_aya", "kimi-k2", "afmoe")
-
-
-def _one_name_per_regex_list() -> list[str]:
-    covered = {PRE_NAMES[name].regexes for name in FIXTURE_PRES}
-    chosen: dict[tuple[str, ...], str] = {}
-    for name, pre in sorted(PRE_NAMES.items()):
-        if pre.byte_encode and pre.pre_type in ONIGURUMA_VERIFIED_PRE_TYPES and pre.regexes not in covered:
-            chosen.setdefault(pre.regexes, name)
-    return sorted(chosen.values())
 
 
 @pytest.fixture(scope="module")
@@ -55,13 +43,13 @@ def texts(fixtures, corpus_lines) -> list[str]:
 
 
 def test_every_verified_regex_list_is_compared():
-    names = _one_name_per_regex_list()
+    names = one_name_per_regex_list()
     assert len(names) >= 15
     assert not set(names) & set(UNVERIFIED)
 
 
 @pytest.mark.filterwarnings("ignore:the text starts with a BOS token")
-@pytest.mark.parametrize("pre", _one_name_per_regex_list())
+@pytest.mark.parametrize("pre", one_name_per_regex_list())
 def test_pre_name_written_as_tokenizer_json(fixtures, corpus_lines, tmp_path, texts, pre):
     path = copy_gguf(fixture_file(fixtures, BASE), tmp_path / f"{pre}.gguf", {"tokenizer.ggml.pre": pre})
     tok = toksmith.load(path)

@@ -32,9 +32,9 @@ from tests.gguf_copy import copy_gguf, copy_gguf_with_tokens
 from tests.gguf_reference import read_metadata
 from tests.parity.comparison import Comparison
 from tests.parity.excuses.conversions_gguf import LLAMA_CPP_KEEPS_SPACE_AFTER_BOS
-from tests.parity.test_byte_bpe_gguf import gguf_path, special_texts_of, spliced
-from tests.parity.test_convert_gguf_to_tokenizer_json import compare_with_llama_cpp
-from tests.parity.test_convert_to_gguf import compare_llama_cpp_on_both, gguf_fields
+from tests.parity.gguf_compare import compare_llama_cpp_on_both, gguf_fields
+from tests.parity.gguf_to_json_compare import compare_with_llama_cpp
+from tests.parity.llama_cpp_compare import gguf_path, special_texts_of, spliced
 from toksmith.errors import UnsupportedConversionError
 from toksmith.hf import components as c
 from toksmith.tokenizer import Tokenizer

@@ -43,17 +43,17 @@ import tokenizers
 
 import toksmith
 from tests.conftest import fixture_file, report
-from tests.parity.comparison import Comparison
+from tests.parity.comparison import Comparison, finish_all
 from tests.parity.excuses.conversions_spm_json_tiktoken import (
     JSON_PRECOMPILED_MAPS_WHOLE_GRAPHEMES, SENTENCEPIECE_DROPS_SECOND_LEADING_SPACE)
-from tests.parity.test_byte_bpe_gguf import spliced
-from tests.parity.test_convert_to_sentencepiece import (SAMPLE_LINES, SENTENCEPIECE, finish_all, model_proto,
-                                                        toksmith_on_written_file)
-from tests.parity.test_convert_to_tokenizer_json import TOKENIZERS, SentencepieceIds, SourceLine, SourceModel
+from tests.parity.llama_cpp_compare import spliced
+from tests.parity.spm_json_cases import SentencepieceIds, SourceLine, SourceModel
+from tests.parity.conversion_compare import SAMPLE_LINES, SENTENCEPIECE, model_proto, toksmith_on_written_file
 from toksmith.vocab import TokenType
 from toksmith.writers.sentencepiece_model import write_sentencepiece_model
 
 SPACE_SYMBOL = "\u2581"
+TOKENIZERS = f"tokenizers {tokenizers.__version__}"
 MODELS = ["spm/llama2_tokenizer.model", "spm/hf_test_sentencepiece_bpe.model", "spm/llama2c_tok512.model"]
 HOW = ["toksmith", "transformers-legacy"]
 

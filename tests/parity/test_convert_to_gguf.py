@@ -32,38 +32,14 @@ from tests.parity.comparison import Comparison
 from tests.parity.excuses.conversions_gguf import (LLAMA_CPP_KEEPS_LEADING_SPACES, SENTENCEPIECE_REPLACES_INVALID_BYTES,
                                                    SENTENCEPIECE_STRIPS_TRAILING_U2581,
                                                    UNIGRAM_EQUAL_SCORE_SEGMENTATION, EncodeCase)
-from tests.parity.test_byte_bpe_gguf import special_texts_of, spliced
+from tests.parity.gguf_compare import compare_llama_cpp_on_both, gguf_fields
+from tests.parity.llama_cpp_compare import special_texts_of, spliced
 from tests.plamo2_gguf import sentencepiece_pieces, write_plamo2_gguf
 from tests.rwkv_gguf import rwkv_world_tokens, write_rwkv_world_gguf
 from tests.unit import gguf_writer
 
-FLAGS = list(itertools.product((False, True), repeat=2))   # (add_special, parse_special)
 GGUF_FIXTURES = ("bert-bge", "deepseek-coder", "falcon", "gpt-2", "llama-bpe", "llama-spm", "mpt",
                  "nomic-bert-moe", "phi-3", "qwen2", "refact", "starcoder")
-
-
-def gguf_fields(path) -> list[tuple[str, tuple[int, ...], list[bytes]]]:
-    """(key, GGUF types, raw bytes of each value) of every key, in file order, by GGUFReader."""
-    reader = gguf.GGUFReader(str(path))
-    return [(key, tuple(int(t) for t in field.types), [bytes(field.parts[i]) for i in field.data])
-            for key, field in reader.fields.items() if not key.startswith("GGUF.")]
-
-
-def compare_llama_cpp_on_both(original, written, texts: list[str], label: str) -> None:
-    """llama.cpp on `written` against llama.cpp on `original`: ids of every text x FLAGS, and
-    with parse_special both detokenize modes of the original's ids; reported and asserted."""
-    ref, got = llama_cpp_reference.load_vocab(original), llama_cpp_reference.load_vocab(written)
-    assert got.n_tokens == ref.n_tokens
-    check = Comparison(f"convert {label} -> gguf, llama.cpp on the written file", against="llama.cpp on the original")
-    for text, (add_special, parse_special) in itertools.product(texts, FLAGS):
-        raw = text.encode("utf-8")
-        want = ref.tokenize(raw, add_special, parse_special)
-        check.one(text, got.tokenize(raw, add_special, parse_special), want, what=f"ids ({add_special}, {parse_special})")
-        if parse_special:
-            for remove in (False, True):
-                check.one(text, got.detokenize(want, remove, not remove), ref.detokenize(want, remove, not remove),
-                          what=f"decode (remove_special={remove})")
-    check.finish()
 
 
 # ------------------------------------------------------------------ GGUF -> GGUF

@@ -28,10 +28,11 @@ import sentencepiece as spm
 import toksmith
 from tests import llama_cpp_reference
 from tests.conftest import fixture_file, report
-from tests.parity.comparison import Comparison
+from tests.parity.comparison import Comparison, finish_all
+from tests.parity.conversion_compare import SAMPLE_LINES, SENTENCEPIECE, model_proto, toksmith_on_written_file
 from tests.parity.excuses.conversions_spm_json_tiktoken import (
     LLAMA_CPP_KEEPS_THE_SPACE_AFTER_AN_EMPTY_FIRST_TOKEN, SAME_PIECES_IN_ANOTHER_ORDER)
-from tests.parity.test_byte_bpe_gguf import spliced
+from tests.parity.llama_cpp_compare import spliced
 from toksmith.spec import Algorithm
 from toksmith.vocab import TokenType
 from toksmith.writers.sentencepiece_model import write_sentencepiece_model
@@ -40,31 +41,6 @@ SPM_MODELS = ["spm/hf_test_sentencepiece_bpe.model", "spm/llama2_tokenizer.model
               "spm/sentencepiece_test_ja_model.model", "spm/sentencepiece_test_model.model",
               "spm/t5_base_japanese_spiece.model"]
 GGUFS = ["gguf/ggml-vocab-llama-spm.gguf", "gguf/ggml-vocab-phi-3.gguf", "gguf/ggml-vocab-nomic-bert-moe.gguf"]
-
-
-SENTENCEPIECE = f"sentencepiece {spm.__version__}"
-# toksmith loading a file it wrote is compared with the target's reference on the first lines of each corpus
-SAMPLE_LINES = 300
-
-
-def finish_all(*checks: Comparison) -> None:
-    """Report every comparison's line, then fail with every failed one (not only the first)."""
-    failures = []
-    for check in checks:
-        try:
-            check.finish()
-        except AssertionError as failure:
-            failures.append(str(failure))
-    assert not failures, "\n".join(failures)
-
-
-def toksmith_on_written_file(label: str, path, texts: list[str], theirs: list[list[int]], *, against: str,
-                             **flags) -> Comparison:
-    """toksmith loading the file it wrote, against the target's reference on that same file
-    (`theirs`, already computed by the test): unfinished, for the test's finish_all."""
-    check = Comparison(f"{label}: toksmith on the written file, ids", against=against)
-    check.all(texts, ours=toksmith.load(path).encode_batch(texts, **flags), theirs=theirs)
-    return check
 
 
 def special_texts(vocab, limit: int = 40) -> list[str]:
@@ -219,13 +195,6 @@ def test_convert_gguf_to_sentencepiece(fixtures, corpus_lines, tmp_path, gguf):
 # that is sentencepiece's, stage for stage: hf_from_sentencepiece), and that json back as .model.
 UNIGRAM_MODELS = ["spm/sentencepiece_test_model.model", "spm/sentencepiece_test_ja_model.model",
                   "spm/t5_base_japanese_spiece.model"]
-
-
-def model_proto(data: bytes):
-    from sentencepiece import sentencepiece_model_pb2
-    proto = sentencepiece_model_pb2.ModelProto()
-    proto.ParseFromString(data)
-    return proto
 
 
 @pytest.mark.parametrize("model", UNIGRAM_MODELS)

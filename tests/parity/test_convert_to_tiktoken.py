@@ -38,11 +38,12 @@ import toksmith
 from tests import llama_cpp_reference
 from tests.conftest import fixture_file, multilingual_sample, report
 from tests.gguf_copy import copy_gguf
-from tests.parity.comparison import Comparison
-from tests.parity.test_byte_bpe_gguf import spliced
-from tests.parity.test_byte_level_merges import derived_tokenizer, lines_with_special_text
-from tests.parity.test_convert_to_sentencepiece import finish_all, toksmith_on_written_file
-from tests.parity.test_hf_batch_stream import _gpt2_folder_reference
+from tests.parity.comparison import Comparison, finish_all
+from tests.parity.conversion_compare import toksmith_on_written_file
+from tests.parity.hf_reference import gpt2_folder_reference
+from tests.parity.llama_cpp_compare import spliced
+from tests.parity.tiktoken_compare import (TIKTOKEN, derived_tokenizer, lines_with_special_text, tiktoken_and_llama_cpp,
+                                           tiktoken_and_tokenizers)
 from tests.tiktoken_reference import encoding
 from toksmith.errors import InexactConversionWarning, UnsupportedConversionError
 from toksmith.formats.tiktoken import KNOWN_ENCODINGS, LLAMA3_SHA256, PATTERN_REGEX
@@ -53,8 +54,6 @@ from toksmith.writers.tiktoken_sources import oniguruma_spelling
 from toksmith.writers.tiktoken_file import rank_file_of_merge_list
 
 RANK_FILES = ("r50k_base", "p50k_base", "cl100k_base", "o200k_base")
-TIKTOKEN = f"tiktoken {tiktoken.__version__}"
-TOKENIZERS = f"tokenizers {tokenizers.__version__}"
 
 
 def read_ranks(path) -> dict[bytes, int]:
@@ -113,7 +112,7 @@ def byte_level_sources(fixtures, tmp_path_factory):
     folder = tmp_path_factory.mktemp("to_tiktoken")
     llama3 = folder / "tokenizer.json"
     llama3.write_bytes(gzip.decompress(fixture_file(fixtures, "hf/llama3/tokenizer.json.gz").read_bytes()))
-    return {"hf/gpt2": (fixture_file(fixtures, "hf/gpt2/vocab.json").parent, _gpt2_folder_reference(fixtures),
+    return {"hf/gpt2": (fixture_file(fixtures, "hf/gpt2/vocab.json").parent, gpt2_folder_reference(fixtures),
                         "r50k_base"),
             "hf/llama3/tokenizer.json.gz": (llama3, tokenizers.Tokenizer.from_file(str(llama3)), "llama3")}
 
@@ -134,88 +133,6 @@ def test_byte_level_tokenizer_json_to_tiktoken(fixtures, corpus_lines, byte_leve
                                      enc.encode_batch(sample, allowed_special="all", num_threads=1),
                                      against=f"{TIKTOKEN} on the written file", parse_special=True)
     finish_all(*tiktoken_and_tokenizers(enc, ref, corpus_lines, label, written="tiktoken"), again)
-
-
-def tiktoken_and_tokenizers(enc, ref: tokenizers.Tokenizer, corpus_lines, label: str, *, written: str,
-                            add_special_tokens: bool = False) -> list[Comparison]:
-    """tokenizers `ref` and tiktoken `enc` on every corpus line (special texts spliced into a
-    seeded quarter) with parse_special (encode_special_tokens False vs allowed_special="all"),
-    on the lines holding a special text also without (True vs encode_ordinary; elsewhere the
-    flag cannot change an id), and tokenizers' decode (skip_special_tokens=False) vs
-    tiktoken's of tiktoken's ids. `written` is the side reading toksmith's file ("tiktoken"
-    or "tokenizers"), the other the source's reference; `add_special_tokens` is tokenizers'
-    (tiktoken adds nothing). The comparisons are returned unfinished."""
-    if written not in ("tiktoken", "tokenizers"):
-        raise ValueError(f"written must be 'tiktoken' or 'tokenizers', not {written!r}")
-    against = f"{TOKENIZERS} on the source" if written == "tiktoken" else f"{TIKTOKEN} on the source"
-
-    def compare(check, cases, from_tiktoken, from_tokenizers):
-        if written == "tiktoken":
-            check.all(cases, ours=from_tiktoken, theirs=from_tokenizers)
-        else:
-            check.all(cases, ours=from_tokenizers, theirs=from_tiktoken)
-
-    parsed = Comparison(f"{label}: ids, parse_special", against=against)
-    plain = Comparison(f"{label}: ids without parse_special, lines holding a special text", against=against)
-    decode = Comparison(f"{label}: decode of tiktoken's ids", against=against)
-    specials = sorted(enc.special_tokens_set)
-    for corpus, lines in corpus_lines.items():
-        texts = spliced(lines, specials, seed=len(corpus) + 3)
-        with_special = [texts[i] for i in lines_with_special_text(texts, specials)]
-        ref.encode_special_tokens = False
-        want = enc.encode_batch(texts, allowed_special="all", num_threads=1)
-        compare(parsed, texts, want, [e.ids for e in ref.encode_batch(texts, add_special_tokens=add_special_tokens)])
-        compare(decode, texts, enc.decode_batch(want, num_threads=1), ref.decode_batch(want, skip_special_tokens=False))
-        ref.encode_special_tokens = True
-        compare(plain, with_special, enc.encode_ordinary_batch(with_special, num_threads=1),
-                [e.ids for e in ref.encode_batch(with_special, add_special_tokens=add_special_tokens)])
-    ref.encode_special_tokens = False
-    return [parsed, plain, decode]
-
-
-def tiktoken_and_llama_cpp(enc, ref, unclean, corpus_lines, label: str, *, seed: int,
-                           written: str) -> list[Comparison]:
-    """tiktoken `enc` and llama.cpp vocabulary `ref` on every corpus line with special texts
-    spliced in; `unclean` is the same GGUF with its clean_spaces decode rule off. `written`
-    is the side reading toksmith's file ("tiktoken" or "llama.cpp"), the other the reference.
-
-    add_special: llama.cpp adds nothing for these files, tiktoken never does; (True, True) on
-    every line and (False, False) on the lines holding a special text give each flag both
-    values where it can matter. Decode of tiktoken's ids is compared with `unclean`'s; the
-    lines llama.cpp's own clean_spaces changes are counted and reported (measured: a
-    disagreement of the references). The comparisons are returned unfinished."""
-    if written not in ("tiktoken", "llama.cpp"):
-        raise ValueError(f"written must be 'tiktoken' or 'llama.cpp', not {written!r}")
-    against = "llama.cpp on the GGUF" if written == "tiktoken" else f"{TIKTOKEN} on the source"
-
-    def compare(check, cases, from_tiktoken, from_llama_cpp):
-        if written == "tiktoken":
-            check.all(cases, ours=from_tiktoken, theirs=from_llama_cpp)
-        else:
-            check.all(cases, ours=from_llama_cpp, theirs=from_tiktoken)
-
-    def detokenized(vocab, ids_list):
-        return [vocab.detokenize(ids, False, True).decode("utf-8", "replace") for ids in ids_list]
-
-    parsed = Comparison(f"{label}: ids, add_special and parse_special", against=against)
-    plain = Comparison(f"{label}: ids without add_special and parse_special, lines holding a special text",
-                       against=against)
-    decode = Comparison(f"{label}: decode of tiktoken's ids, llama.cpp without clean_spaces", against=against)
-    specials = sorted(enc.special_tokens_set)
-    clean_spaces_lines = 0
-    for corpus, lines in corpus_lines.items():
-        texts = spliced(lines, specials, seed=len(corpus) + seed)
-        want = enc.encode_batch(texts, allowed_special="all", num_threads=1)
-        compare(parsed, texts, want, [ref.tokenize(text.encode("utf-8"), True, True) for text in texts])
-        decoded = enc.decode_batch(want, num_threads=1)
-        compare(decode, texts, decoded, detokenized(unclean, want))
-        clean_spaces_lines += sum(a != b for a, b in decode.pairs(detokenized(ref, want), decoded))
-        with_special = [texts[i] for i in lines_with_special_text(texts, specials)]
-        compare(plain, with_special, enc.encode_ordinary_batch(with_special, num_threads=1),
-                [ref.tokenize(text.encode("utf-8"), False, False) for text in with_special])
-    report(f"{label}: llama.cpp's clean_spaces changes the decode of {clean_spaces_lines} lines (measured: "
-           f"a disagreement of the references, not compared)")
-    return [parsed, plain, decode]
 
 
 def test_gpt2_gguf_to_tiktoken(fixtures, corpus_lines, tmp_path):

@@ -10,7 +10,7 @@ skip_special on. The written JSON equals tokenizers' own `to_str()` of the sourc
 read the way serde_json reads them on both sides), so both files deserialize to the same
 Tokenizer: the ids show it on real text, and the other combinations on the lines where the
 flags act. Not achievable for the GPT-2 folder, whose reference is built in code
-(test_hf_tokens._load_both, without transformers' ByteLevel post-processor and with None
+(test_hf_tokens.load_both, without transformers' ByteLevel post-processor and with None
 where toksmith keeps "" for the subword prefix and suffix): ids only there. Padding and
 truncation are written as null (the spec keeps only whether the source had them) and
 switched off in the reference.
@@ -44,24 +44,22 @@ piece's "▁"; tokenizers' Strip decoder drops one "▁").
 from __future__ import annotations
 
 import json
-from functools import cached_property
 
-import numpy
 import pytest
 import sentencepiece as spm
 import tokenizers
-from sentencepiece import sentencepiece_model_pb2
 
 import toksmith
 from tests.conftest import CORPUS_FILES, fixture_file
-from tests.parity.comparison import Comparison
+from tests.parity.comparison import Comparison, finish_all
 from tests.parity.excuses.conversions_spm_json_tiktoken import (
     EQUAL_FLOAT32_SCORE, PRECOMPILED_MAPS_WHOLE_GRAPHEMES, SAME_PIECES_IN_ANOTHER_ORDER,
     TOKENIZERS_KEEPS_SECOND_LEADING_SPACE, UNIGRAM_TAKES_CONTROL_PIECE_FROM_TEXT)
-from tests.parity.test_byte_bpe_gguf import spliced
-from tests.parity.test_convert_to_sentencepiece import SAMPLE_LINES, finish_all, toksmith_on_written_file
-from tests.parity.test_hf_random_pipelines import SEEDS, _pipeline, real_vocabularies
-from tests.parity.test_hf_tokens import _load_both
+from tests.parity.conversion_compare import SAMPLE_LINES, toksmith_on_written_file
+from tests.parity.hf_reference import load_both
+from tests.parity.llama_cpp_compare import spliced
+from tests.parity.random_pipelines import SEEDS, random_pipeline, real_vocabularies
+from tests.parity.spm_json_cases import SentencepieceIds, SourceLine, SourceModel
 from toksmith.hf.json_numbers import serde_json_f64
 from toksmith.writers.tokenizer_json import write_tokenizer_json
 
@@ -112,7 +110,7 @@ def same_json(written: bytes, source: tokenizers.Tokenizer) -> bool:
 
 @pytest.mark.parametrize("relative", HF_FILES)
 def test_tokenizer_json_round_trip(fixtures, corpus_lines, tmp_path, relative):
-    tok, source = _load_both(fixtures, tmp_path, relative)
+    tok, source = load_both(fixtures, tmp_path, relative)
     path = write_json(tok, tmp_path, "written.json")
     written = tokenizers.Tokenizer.from_file(str(path))
     if relative != "hf/gpt2":
@@ -147,7 +145,7 @@ def test_random_pipelines_round_trip(fixtures, corpus_lines, tmp_path):
     check = Comparison(f"convert {len(SEEDS)} random pipelines -> tokenizer.json: ids (4 flag combinations) and "
                        f"decode, distinct lines", against=f"{TOKENIZERS} on the source")
     for seed in SEEDS:
-        built = _pipeline(seed, vocabs)
+        built = random_pipeline(seed, vocabs)
         source_path = tmp_path / f"pipeline-{seed}.json"
         built.save(str(source_path))
         path = write_json(toksmith.load(source_path), tmp_path, f"written-{seed}.json")
@@ -176,75 +174,6 @@ EXCUSE_BOUNDS = {
         SAME_PIECES_IN_ANOTHER_ORDER: 48, EQUAL_FLOAT32_SCORE: 3},                               # today 40, 2
 }
 DECODE_EXCUSES = {TOKENIZERS_KEEPS_SECOND_LEADING_SPACE}
-
-
-class SourceModel:
-    """The source .model in its reference, and what the excuses look at for a mismatching line;
-    `tokenizer` is the tokenizers side of the comparison (the written json, or the source json)."""
-
-    def __init__(self, model_file, tokenizer: tokenizers.Tokenizer):
-        self.sp = spm.SentencePieceProcessor(model_file=str(model_file))
-        self.tokenizer = tokenizer
-        proto = sentencepiece_model_pb2.ModelProto()
-        proto.ParseFromString(model_file.read_bytes())
-        charsmap = proto.normalizer_spec.precompiled_charsmap
-        # the charsmap alone: sentencepiece with its whitespace rules off; tokenizers' own
-        # Precompiled of the same bytes (not the written file's normalizer)
-        for rule in ("add_dummy_prefix", "remove_extra_whitespaces", "escape_whitespaces"):
-            setattr(proto.normalizer_spec, rule, False)
-        self.charsmap_only = spm.SentencePieceProcessor(model_proto=proto.SerializeToString())
-        self.precompiled = tokenizers.normalizers.Precompiled(list(charsmap)) if charsmap else None
-        self.control_ids = {i for i in range(self.sp.get_piece_size()) if self.sp.is_control(i)}
-        normal = [self.sp.get_score(i) for i in range(self.sp.get_piece_size())
-                  if not (self.sp.is_control(i) or self.sp.is_unknown(i) or self.sp.is_byte(i) or self.sp.is_unused(i))]
-        # Parity: sentencepiece 0.2.3 unigram_model.cc, kUnkPenalty: <unk> scores min_score - 10
-        self.unk_score = numpy.float32(min(normal) - 10.0)
-
-    def piece(self, token: int) -> str:
-        return self.sp.id_to_piece(token)
-
-    def text_of(self, ids: list[int]) -> str:
-        return "".join(map(self.piece, ids))
-
-    def float32_score(self, ids: list[int]) -> numpy.float32:
-        total = numpy.float32(0)
-        for token in ids:
-            total += self.unk_score if self.sp.is_unknown(token) else numpy.float32(self.sp.get_score(token))
-        return total
-
-
-class SourceLine:
-    """A corpus line of a SourceModel, for messages and excuses (attributes computed on demand)."""
-
-    def __init__(self, model: SourceModel, text: str):
-        self.model, self.text = model, text
-        self.control_ids, self.piece = model.control_ids, model.piece
-        self.text_of, self.float32_score = model.text_of, model.float32_score
-
-    @cached_property
-    def sentencepiece_charsmap_text(self) -> str:
-        return self.model.charsmap_only.normalize(self.text)
-
-    @cached_property
-    def tokenizers_charsmap_text(self) -> str:
-        return self.model.precompiled.normalize_str(self.text) if self.model.precompiled else self.text
-
-    @cached_property
-    def tokenizers_ids_of_sentencepiece_normalized(self) -> list[int]:
-        return self.model.tokenizer.encode(self.sentencepiece_charsmap_text, add_special_tokens=True).ids
-
-    def __repr__(self) -> str:
-        return repr(self.text)
-
-
-class SentencepieceIds:
-    """Ids of a line, for decode messages and the excuse that looks at the first two pieces."""
-
-    def __init__(self, text: str, ids: list[int], piece):
-        self.text, self.first_pieces = text, [piece(i) for i in ids[:2]]
-
-    def __repr__(self) -> str:
-        return repr(self.text)
 
 
 @pytest.mark.parametrize("relative", SPM_FILES)

@@ -31,8 +31,8 @@ from tests.parity.comparison import Comparison
 from tests.parity.excuses.conversions_gguf import (BERT_REMOVES_CONTROL_CHARACTERS, LLAMA_CPP_CLEANS_SPACES, TOKENIZERS_UNKNOWN_FOR_LONG_WORD,
                                                    WORDPIECE_DECODERS_SPACE_DIFFERENTLY, WPM_TEXT_READ_OTHERWISE,
                                                    DecodeCase, EncodeCase)
-from tests.parity.test_byte_bpe_gguf import spliced
-from tests.parity.test_convert_to_gguf import FLAGS
+from tests.parity.gguf_compare import FLAGS
+from tests.parity.llama_cpp_compare import spliced
 from toksmith.errors import InexactConversionWarning
 from toksmith.hf.split_patterns import QWEN2_REGEX
 

@@ -25,8 +25,8 @@ from tests import llama_cpp_reference, tiktoken_reference
 from tests.conftest import fixture_file, report
 from tests.gguf_copy import copy_gguf
 from tests.parity.comparison import Comparison
-from tests.parity.test_convert_gguf_pre_names_to_tokenizer_json import _one_name_per_regex_list
-from tests.parity.test_hf_batch_stream import _gpt2_folder_reference
+from tests.parity.hf_reference import gpt2_folder_reference
+from tests.parity.pre_names import one_name_per_regex_list
 from toksmith.errors import InexactConversionWarning, UnsupportedConversionError
 from toksmith.writers.class_tables import CATEGORY_CLASSES, SPACE_CLASS, Reference, class_difference
 
@@ -120,7 +120,7 @@ def test_tokenizer_json_to_gguf_refused_where_tables_differ(fixtures, tmp_path):
     note = save_approximately(tok, tmp_path / "gpt2.gguf")
     assert "\\p{L}" in note and "\\p{N}" in note
     texts = probe_texts(Reference.ONIGURUMA)
-    want = [e.ids for e in _gpt2_folder_reference(fixtures).encode_batch(texts, add_special_tokens=False)]
+    want = [e.ids for e in gpt2_folder_reference(fixtures).encode_batch(texts, add_special_tokens=False)]
     got = llama_cpp_ids(llama_cpp_reference.load_vocab(tmp_path / "gpt2.gguf"), texts)
     assert_reason_shown("tokenizer.json gpt2 -> GGUF (exact=False), llama.cpp on the written file",
                         "tokenizers on the source", texts, got, want)
@@ -164,7 +164,7 @@ def packed_probes(other: Reference, step: int) -> list[str]:
 
 
 @pytest.mark.filterwarnings("ignore:the text starts with a BOS token")
-@pytest.mark.parametrize("pre", _one_name_per_regex_list())
+@pytest.mark.parametrize("pre", one_name_per_regex_list())
 def test_other_pre_names_to_tokenizer_json_exact_on_table_differences(fixtures, tmp_path, pre):
     """Every other regex list the writer accepts, on the GPT-2 vocabulary under that pre name."""
     path = copy_gguf(fixture_file(fixtures, "gguf/ggml-vocab-gpt-2.gguf"), tmp_path / f"{pre}.gguf",

@@ -38,7 +38,8 @@ from tests.conftest import CORPUS_FILES, LONG_RUNS, fixture_file, multilingual_s
 from tests.hf_decoders_reference import REFUSED, ours_or_refused, reference_or_refused
 from tests.parity.comparison import Comparison
 from tests.parity.converted_spm import convert, from_tokenizer_class
-from tests.parity.test_byte_bpe_gguf import spliced
+from tests.parity.hf_reference import gpt2_folder_reference
+from tests.parity.llama_cpp_compare import spliced
 
 FLAGS = ((False, False), (False, True), (True, False), (True, True))   # add_special, parse_special
 TRAINING_LINES = 1500       # of each corpus
@@ -110,15 +111,6 @@ def _wordlevel_ctc(corpus_lines, path) -> str:
     return _finish(tok, path)
 
 
-def _gpt2_folder_reference(fixtures) -> tokenizers.Tokenizer:
-    vocab, merges = fixture_file(fixtures, "hf/gpt2/vocab.json"), fixture_file(fixtures, "hf/gpt2/merges.txt")
-    ref = tokenizers.Tokenizer(models.BPE.from_file(str(vocab), str(merges)))
-    ref.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    ref.decoder = decoders.ByteLevel()
-    ref.add_special_tokens([AddedToken("<|endoftext|>", special=True, normalized=False)])
-    return ref
-
-
 @pytest.fixture(scope="module")
 def files(fixtures, corpus_lines, tmp_path_factory):
     """name -> (what toksmith.load takes, the tokenizers reference)."""
@@ -142,7 +134,7 @@ def files(fixtures, corpus_lines, tmp_path_factory):
     }
     out = {name: (path, tokenizers.Tokenizer.from_file(path)) for name, path in paths.items()}
     out["byte-level-gpt2-folder"] = (fixture_file(fixtures, "hf/gpt2/vocab.json").parent,
-                                     _gpt2_folder_reference(fixtures))
+                                     gpt2_folder_reference(fixtures))
     for _, ref in out.values():
         ref.no_padding()
         ref.no_truncation()

@@ -29,7 +29,7 @@ from tokenizers import AddedToken, Tokenizer, decoders, models, normalizers, pre
 import toksmith
 from tests.conftest import CORPUS_FILES, LONG_RUNS, fixture_file, report
 from tests.parity.comparison import Comparison
-from tests.parity.test_byte_bpe_gguf import spliced
+from tests.parity.llama_cpp_compare import spliced
 
 BYTE_TOKENS = [f"<0x{b:02X}>" for b in range(256)]
 TRAINING_LINES = 3000      # of each corpus

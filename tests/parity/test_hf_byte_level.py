@@ -24,29 +24,12 @@ from tokenizers import AddedToken, decoders, models, pre_tokenizers, processors
 import toksmith
 from tests.conftest import LONG_RUNS, fixture_file, multilingual_sample, report
 from tests.parity.comparison import Comparison
-from tests.parity.test_byte_bpe_gguf import spliced
+from tests.parity.hf_reference import gpt2_tokenizer
+from tests.parity.llama_cpp_compare import spliced
 from toksmith.hf.split_patterns import QWEN2_REGEX
 
 TOKENIZERS = f"tokenizers {tokenizers.__version__}"
 SINGLE_CALLS = 400          # lines of each corpus also encoded one call each
-
-
-def _gpt2_tokenizer(fixtures, pre_tokenizer) -> tokenizers.Tokenizer:
-    vocab, merges = fixture_file(fixtures, "hf/gpt2/vocab.json"), fixture_file(fixtures, "hf/gpt2/merges.txt")
-    tok = tokenizers.Tokenizer(models.BPE.from_file(str(vocab), str(merges)))
-    tok.pre_tokenizer = pre_tokenizer
-    tok.decoder = decoders.ByteLevel()
-    tok.add_special_tokens([AddedToken("<|endoftext|>", special=True, normalized=False)])
-    tok.add_tokens([AddedToken(" New York", lstrip=True),                 # normalized (the default)
-                    AddedToken("toksmith", single_word=True, rstrip=True),
-                    AddedToken("<sep/>", special=True, lstrip=True, rstrip=True, normalized=False),
-                    AddedToken("the cat", normalized=False)])
-    eot = tok.token_to_id("<|endoftext|>")
-    sep = tok.token_to_id("<sep/>")
-    tok.post_processor = processors.TemplateProcessing(
-        single="$A <|endoftext|>", pair="<sep/> $A <|endoftext|> $B:1 <|endoftext|>:1",
-        special_tokens=[("<|endoftext|>", eot), ("<sep/>", sep)])
-    return tok
 
 
 def _files(fixtures, tmp_path_factory) -> dict[str, tuple[str, tokenizers.Tokenizer]]:
@@ -55,8 +38,8 @@ def _files(fixtures, tmp_path_factory) -> dict[str, tuple[str, tokenizers.Tokeni
     llama3.write_bytes(gzip.decompress(fixture_file(fixtures, "hf/llama3/tokenizer.json.gz").read_bytes()))
     files = {"llama3": (str(llama3), tokenizers.Tokenizer.from_file(str(llama3)))}
     built = {
-        "gpt2": _gpt2_tokenizer(fixtures, pre_tokenizers.ByteLevel(add_prefix_space=False)),
-        "gpt2-vocab-qwen2-split": _gpt2_tokenizer(fixtures, pre_tokenizers.Sequence([
+        "gpt2": gpt2_tokenizer(fixtures, pre_tokenizers.ByteLevel(add_prefix_space=False)),
+        "gpt2-vocab-qwen2-split": gpt2_tokenizer(fixtures, pre_tokenizers.Sequence([
             pre_tokenizers.Split(tokenizers.Regex(QWEN2_REGEX), behavior="isolated"),
             pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)])),
     }
@@ -123,7 +106,7 @@ def test_pairs_match_tokenizers(hf_files, corpus_lines, name):
 
 def test_template_without_pair_joins_the_two_sequences(fixtures, tmp_path):
     # tokenizers' TemplateProcessing defaults its pair template to "$A:0 $B:1"
-    ref = _gpt2_tokenizer(fixtures, pre_tokenizers.ByteLevel(add_prefix_space=False))
+    ref = gpt2_tokenizer(fixtures, pre_tokenizers.ByteLevel(add_prefix_space=False))
     ref.post_processor = processors.TemplateProcessing(single="$A <|endoftext|>",
                                                        special_tokens=[("<|endoftext|>", 50256)])
     ref.save(str(tmp_path / "tokenizer.json"))

@@ -57,7 +57,7 @@ import toksmith
 from tests.conftest import LONG_RUNS, fixture_file
 from tests.parity.comparison import Comparison
 from tests.parity.converted_spm import components, convert, from_tokenizer_class
-from tests.parity.test_byte_bpe_gguf import spliced
+from tests.parity.llama_cpp_compare import spliced
 
 FULL = (True, True)                 # add_special, parse_special: every line of the main files
 SAMPLED = ((False, False), (False, True), (True, False))

@@ -37,7 +37,7 @@ import toksmith
 from tests.conftest import CORPUS_FILES, fixture_file
 from tests.parity.comparison import Comparison
 from tests.parity.converted_spm import convert
-from tests.parity.test_byte_bpe_gguf import spliced
+from tests.parity.llama_cpp_compare import spliced
 
 FLAGS = ((True, True), (False, False), (False, True), (True, False))   # add_special, parse_special
 SAMPLE_STEP = 8

@@ -29,7 +29,7 @@ from tests.hf_decoders_reference import (CONFIGS, REFUSED, Reference, describe, 
                                          reference_or_refused, vocabulary)
 from tests.parity.comparison import Comparison
 from tests.parity.excuses.hf_a import DECODE_BYTES_KEEPS_INVALID_UTF8
-from tests.parity.test_byte_bpe_gguf import spliced
+from tests.parity.llama_cpp_compare import spliced
 from toksmith._core.detokenizer import StreamDecoder
 
 TOKENIZERS = f"tokenizers {tokenizers.__version__}"

@@ -31,7 +31,7 @@ from tokenizers import AddedToken, models, normalizers, pre_tokenizers, processo
 import toksmith
 from tests.conftest import fixture_file
 from tests.parity.comparison import Comparison
-from tests.parity.test_byte_bpe_gguf import spliced
+from tests.parity.llama_cpp_compare import spliced
 
 FLAGS = ((False, False), (False, True), (True, False), (True, True))   # add_special, parse_special
 PAIRS = 300

@@ -22,7 +22,7 @@ from tokenizers import AddedToken, Regex, decoders, models, pre_tokenizers, trai
 import toksmith
 from tests.conftest import CORPUS_FILES
 from tests.parity.comparison import Comparison
-from tests.parity.test_byte_bpe_gguf import spliced
+from tests.parity.llama_cpp_compare import spliced
 from toksmith.hf.native_regex import compiled_pattern
 
 SPECIALS = ["[UNK]", "<s>", "</s>"]

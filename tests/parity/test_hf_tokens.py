@@ -9,45 +9,24 @@ apply them (README).
 """
 from __future__ import annotations
 
-import gzip
 import random
 
 import pytest
 import tokenizers
 
 import toksmith
-from tests.conftest import fixture_file, multilingual_sample
+from tests.conftest import multilingual_sample
 from tests.parity.comparison import Comparison
+from tests.parity.hf_reference import load_both
 
 AGAINST = f"tokenizers {tokenizers.__version__} (Encoding.tokens)"
 FILES = ["hf/llama3/tokenizer.json.gz", "hf/rut5-large/tokenizer.json", "hf/all-MiniLM-L6-v2/tokenizer.json",
          "hf/gpt2"]
 
 
-def _load_both(fixtures, tmp_path, relative: str):
-    path = fixture_file(fixtures, relative) if relative != "hf/gpt2" else fixtures / relative
-    if relative.endswith(".gz"):
-        plain = tmp_path / "tokenizer.json"
-        plain.write_bytes(gzip.decompress(path.read_bytes()))
-        path = plain
-    if path.is_dir():
-        # Parity: transformers' GPT2TokenizerFast: the folder's vocab and merges in a
-        # byte-level BPE with GPT-2's pre-tokenizer and decoder, no prefix space.
-        model = tokenizers.models.BPE.from_file(str(path / "vocab.json"), str(path / "merges.txt"))
-        ref = tokenizers.Tokenizer(model)
-        ref.pre_tokenizer = tokenizers.pre_tokenizers.ByteLevel(add_prefix_space=False)
-        ref.decoder = tokenizers.decoders.ByteLevel()
-        ref.add_special_tokens(["<|endoftext|>"])
-    else:
-        ref = tokenizers.Tokenizer.from_file(str(path))
-    ref.no_padding()
-    ref.no_truncation()
-    return toksmith.load(path), ref
-
-
 @pytest.mark.parametrize("relative", FILES)
 def test_tokenize_is_encoding_tokens(fixtures, corpus_lines, tmp_path, relative):
-    ours, ref = _load_both(fixtures, tmp_path, relative)
+    ours, ref = load_both(fixtures, tmp_path, relative)
     specials = [t.content for t in ref.get_added_tokens_decoder().values()] or ["<|endoftext|>"]
     rng = random.Random(9)
     lines = []

@@ -32,7 +32,7 @@ from tokenizers import AddedToken, Regex, decoders, models, normalizers, pre_tok
 import toksmith
 from tests.conftest import CORPUS_FILES, LONG_RUNS, fixture_file
 from tests.parity.comparison import Comparison
-from tests.parity.test_byte_bpe_gguf import spliced
+from tests.parity.llama_cpp_compare import spliced
 
 FLAGS = ((False, False), (False, True), (True, False), (True, True))
 AGAINST = f"tokenizers {tokenizers.__version__}"

@@ -29,7 +29,7 @@ from tokenizers import AddedToken, models, normalizers, pre_tokenizers, processo
 import toksmith
 from tests.conftest import LONG_RUNS, fixture_file, multilingual_sample
 from tests.parity.comparison import Comparison
-from tests.parity.test_byte_bpe_gguf import spliced
+from tests.parity.llama_cpp_compare import spliced
 from toksmith._core import hf_regex_stages
 from toksmith._core.unicode_normalizers import HfCharNormalizer, HfUnicodeNormalizer
 from toksmith._core.bert_pretokenizers import HfBertPreTokenizer, HfPunctuation, HfRunsPreTokenizer

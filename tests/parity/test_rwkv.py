@@ -34,8 +34,7 @@ from tests.conftest import fixture_file, report
 from tests.gguf_copy import copy_gguf, copy_gguf_with_tokens
 from tests.parity.reference_worker import REPO_ROOT
 from tests.parity.comparison import Comparison
-from tests.parity.llama_cpp_compare import compare_corpora, compare_decodes, compare_encodes
-from tests.parity.test_byte_bpe_gguf import special_texts_of
+from tests.parity.llama_cpp_compare import compare_corpora, compare_decodes, compare_encodes, special_texts_of
 from tests.rwkv_gguf import write_rwkv_gguf, write_rwkv_world_gguf
 
 VOCAB_TXT = "rwkv/rwkv_vocab_v20230424.txt"

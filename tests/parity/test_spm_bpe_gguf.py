@@ -27,7 +27,7 @@ import toksmith
 from tests import llama_cpp_reference   # llama-cpp-python
 from tests.conftest import fixture_file, report
 from tests.parity.comparison import Comparison
-from tests.parity.llama_cpp_compare import compare_decodes, flags_tag, reference_decode  # noqa: F401 (others import it here)
+from tests.parity.llama_cpp_compare import compare_decodes, compare_golden, flags_tag, golden_cases
 
 GGUF_LLAMA = "gguf/ggml-vocab-llama-spm.gguf"
 GGUF_PHI3 = "gguf/ggml-vocab-phi-3.gguf"
@@ -41,23 +41,6 @@ def fail_on(mismatches: list[str]) -> None:
 
 
 # ------------------------------------------------------------- llama.cpp's golden files
-
-def golden_cases(fixtures, gguf: str) -> list[tuple[str, list[int]]]:
-    inputs = fixture_file(fixtures, f"{gguf}.inp").read_bytes().decode("utf-8")
-    inputs = inputs.split("\n__ggml_vocab_test__\n")
-    assert inputs[-1] == ""
-    inputs = inputs[:-1]
-    outputs = fixture_file(fixtures, f"{gguf}.out").read_text(encoding="utf-8").split("\n")
-    outputs = outputs[:len(inputs)]
-    return [(text, [int(x) for x in ids.split()]) for text, ids in zip(inputs, outputs, strict=True)]
-
-
-def compare_golden(check: Comparison, tok, cases, **flags) -> None:
-    """encode_batch and encode of each golden input against llama.cpp's .out ids."""
-    texts, want = [text for text, _ in cases], [ids for _, ids in cases]
-    check.all(texts, ours=tok.encode_batch(texts, **flags), theirs=want, what="encode_batch")
-    check.all(texts, ours=[tok.encode(t, **flags) for t in texts], theirs=want, what="encode")
-
 
 @pytest.mark.parametrize("gguf", [GGUF_LLAMA, GGUF_PHI3])
 def test_llama_cpp_golden_files(fixtures, gguf):

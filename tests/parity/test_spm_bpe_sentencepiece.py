@@ -75,7 +75,7 @@ def test_unused_models_really_resegment(trained_bpe_models, corpus_lines):
         plain = spm.SentencePieceProcessor(model_file=str(trained_bpe_models[base]))
         unused_ids, plain_ids = unused.encode(lines), plain.encode(lines)
         assert len(unused_ids) == len(plain_ids) == len(lines)
-        changed = sum(a != b for a, b in zip(unused_ids, plain_ids))
+        changed = sum(a != b for a, b in zip(unused_ids, plain_ids, strict=True))
         assert changed > len(lines) // 10, (name, changed)
 
 

@@ -22,33 +22,13 @@ import toksmith
 from tests import llama_cpp_reference   # llama-cpp-python
 from tests.conftest import multilingual_sample, parity_sample
 from tests.parity.comparison import Comparison
-from tests.parity.llama_cpp_compare import llama_cpp_survives, reference_decode
-from tests.parity.test_byte_bpe_gguf import BYTE_LEVEL_GGUFS, gguf_path
+from tests.parity.llama_cpp_compare import BYTE_LEVEL_GGUFS, gguf_path, llama_cpp_survives
+from tests.parity.stream_compare import CHUNK_SIZES, PASS_BYTES, compare_streams, pass_texts
 
 LINES_PER_CORPUS = 60
 PASS_LINES_PER_CORPUS = 150
 # what llama.cpp's clean_spaces passes rewrite: a space before ?!., or an apostrophe
 PASS_PATTERN = re.compile(r" [?!.,']")
-PASS_BYTES = re.compile(rb" [?!.,']")
-CHUNK_SIZES = (1, 2, 3, 7)
-
-
-def pass_texts() -> list[str]:
-    """Texts made for the clean-up passes, each also with trailing spaces (which a chunk may end on)."""
-    texts = []
-    for p in "?!.,":
-        texts += [f"word {p}", f"a {p} b", f"a  {p}", f" {p}", f"{p} ", f"x {p}{p} {p}", f"Really {p}{p}{p} Yes {p}"]
-    for tail in ("s", "m", "re", "ve", "t", "d", "ll", "S", "RE", "x", "", "r", "v"):
-        texts += [f"it '{tail}", f"it '{tail} more", f" '{tail}", f"it  '{tail}", f"it ' {tail}", f"it '{tail}."]
-    texts += [
-        "don't", "don 't", " n't", "can n't", "I 'm here , you 're there . We 've won !",
-        "' ", " ' ", "a ' b", "a ' ' b", " ' ' ' ", "'' ''", "a ' 's", "x ' 're", "' '",
-        "\" quoted \" , and 'single' ' quotes ' .", "\u00ab a \u00bb , \u2018 b \u2019 .", "``hi'' ,",
-        "a   .", "   '   ", "\t.", " \n.", "a \u3000.", "\u00e9 .", "\u65e5\u672c 's\u3060",
-        "\U0001f600 ' \U0001f600", "tail ", "tail  ", "tail '", "tail 'r", "tail 'v", "x , y , z ...",
-        "Hello , world ! How are you ? I 'm fine .", "print ( 'a' , 'b' )", "x = ' , '.join ( y )",
-    ]
-    return texts + [t + "  " for t in texts]
 
 
 @pytest.fixture(scope="module")
@@ -58,33 +38,6 @@ def sample(corpus_lines) -> list[str]:
         if name != "tricky_strings.txt":
             lines += [line for line in corpus[LINES_PER_CORPUS:] if PASS_PATTERN.search(line)][:PASS_LINES_PER_CORPUS]
     return lines + pass_texts()
-
-
-def chunkings(ids: list[int], rnd: random.Random):
-    """(name, feeds): fixed chunk sizes, then two random chunkings."""
-    for size in CHUNK_SIZES:
-        yield f"size {size}", [ids[i:i + size] for i in range(0, len(ids), size)]
-    for k in range(2):
-        feeds, start = [], 0
-        while start < len(ids):
-            size = rnd.randint(1, 6)
-            feeds.append(ids[start:start + size])
-            start += size
-        yield f"random #{k}", feeds
-
-
-def streamed(tok, feeds, skip_special: bool) -> str:
-    stream = tok.stream_decoder(skip_special=skip_special)
-    return "".join(stream.feed(feed) for feed in feeds) + stream.finish()
-
-
-def compare_streams(check: Comparison, tok, ref, ids: list[int], rnd: random.Random) -> None:
-    """The stream's text for each chunking of `ids`, both skip_special values, against llama_detokenize."""
-    for skip_special in (False, True):
-        want = reference_decode(ref, ids, skip_special)
-        for name, feeds in chunkings(ids, rnd):
-            check.one(ids, streamed(tok, feeds, skip_special), want,
-                      what=f"skip_special={skip_special}, chunks of {name}")
 
 
 @pytest.mark.filterwarnings("ignore:the text starts with a BOS token")

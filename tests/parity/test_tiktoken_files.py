@@ -17,7 +17,7 @@ import toksmith
 from tests.conftest import fixture_file
 from tests.parity.comparison import Comparison
 from tests.parity.excuses.spm_tiktoken_training import TIKTOKEN
-from tests.parity.test_byte_bpe_gguf import spliced
+from tests.parity.llama_cpp_compare import spliced
 from tests.tiktoken_reference import RANK_FILES, encoding
 
 ENCODINGS = ("r50k_base", "p50k_base", "p50k_edit", "cl100k_base", "o200k_base", "o200k_harmony")

@@ -32,7 +32,7 @@ from tests.conftest import CORPUS_FILES, fixture_file, multilingual_sample
 from tests.parity.bpe_training_pipelines import compare_trained_json, merges_of, write_pipeline
 from tests.parity.comparison import Comparison
 from tests.parity.excuses.spm_tiktoken_training import TOKENIZERS
-from tests.parity.test_byte_bpe_gguf import spliced
+from tests.parity.llama_cpp_compare import spliced
 from toksmith._core.word_count import char_counts
 from toksmith.training.bpe import BpeTrainerOptions
 from toksmith.training.bpe_vocab import learn_merges

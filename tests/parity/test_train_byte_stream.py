@@ -27,7 +27,7 @@ from tests.conftest import CORPUS_FILES, fixture_file
 from tests.gpt2_bytes import gpt2_bytes_to_unicode
 from tests.parity.comparison import Comparison
 from tests.parity.excuses.spm_tiktoken_training import TOKENIZERS
-from tests.parity.test_byte_bpe_gguf import spliced
+from tests.parity.llama_cpp_compare import spliced
 
 SPECIALS = ["<|unk|>", "<|bos|>", "<|eos|>", "<|pad|>"]
 ASCII = bytes([9, 10, 13]) + bytes(range(0x20, 0x7F))

@@ -6,34 +6,15 @@ token types, charsmap and whitespace flags; toksmith loads the GGUF file.
 from __future__ import annotations
 
 import pytest
+import sentencepiece as spm
 
 import toksmith
 from tests.conftest import fixture_file
-from tests.gguf_reference import read_metadata
 from tests.parity.compare import compare_corpora
 from tests.parity.comparison import Comparison
 from tests.parity.excuses.gguf import UGM_EXACT_TIE, ScoredText
-
-import sentencepiece as spm
-from sentencepiece import sentencepiece_model_pb2 as pb
-
-GGUF_UGM = "gguf/ggml-vocab-nomic-bert-moe.gguf"
-
-
-def model_proto_from_gguf(path) -> bytes:
-    """A sentencepiece ModelProto with the GGUF's vocabulary (read by tests.gguf_reference)."""
-    meta = read_metadata(path)
-    proto = pb.ModelProto()
-    for text, score, kind in zip(meta["tokenizer.ggml.tokens"], meta["tokenizer.ggml.scores"],
-                                 meta["tokenizer.ggml.token_type"], strict=True):
-        piece = proto.pieces.add()
-        piece.piece, piece.score, piece.type = text.decode("utf-8"), score, kind
-    proto.trainer_spec.model_type = pb.TrainerSpec.UNIGRAM
-    proto.normalizer_spec.name = "precompiled"
-    proto.normalizer_spec.precompiled_charsmap = bytes(meta["tokenizer.ggml.precompiled_charsmap"])
-    proto.normalizer_spec.add_dummy_prefix = meta["tokenizer.ggml.add_space_prefix"]
-    proto.normalizer_spec.remove_extra_whitespaces = meta["tokenizer.ggml.remove_extra_whitespaces"]
-    return proto.SerializeToString()
+from tests.parity.excuses.spm_tiktoken_training import SENTENCEPIECE
+from tests.parity.ugm_reference import GGUF_UGM, model_proto_from_gguf
 
 
 @pytest.fixture(scope="module")
@@ -69,7 +50,8 @@ def test_gguf_with_sentencepiece_rules_matches_sentencepiece(gguf_path, referenc
                                                              invalid_utf8_lines):
     tok = toksmith.load(gguf_path, rules=toksmith.ReferenceRules.SENTENCEPIECE)
     compare_corpora(WithoutSpecials(tok), reference, corpus_lines, invalid_utf8_lines,
-                    f"{GGUF_UGM} (sentencepiece rules)")
+                    f"{GGUF_UGM}: toksmith on the GGUF (sentencepiece rules, add_special=False)",
+                    against=f"{SENTENCEPIECE} on a .model built from the GGUF's pieces (model_proto_from_gguf)")
 
 
 def test_gguf_llama_cpp_rules_differ_from_sentencepiece_only_on_exact_ties(

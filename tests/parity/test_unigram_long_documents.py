@@ -20,10 +20,10 @@ import toksmith
 from tests import llama_cpp_reference   # llama-cpp-python
 from tests.conftest import CORPUS_FILES, fixture_file
 from tests.parity.comparison import Comparison
-from tests.parity.excuses.spm_tiktoken_training import SENTENCEPIECE
 from tests.parity.conftest import UNIGRAM_FIXTURE_MODELS
-from tests.parity.test_ugm_gguf import GGUF_UGM, model_proto_from_gguf
+from tests.parity.excuses.spm_tiktoken_training import SENTENCEPIECE
 from tests.parity.trained_models import UNIGRAM_CONFIGS
+from tests.parity.ugm_reference import GGUF_UGM, model_proto_from_gguf
 
 
 @pytest.fixture(scope="module")

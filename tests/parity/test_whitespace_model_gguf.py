@@ -30,9 +30,9 @@ from tests import llama_cpp_reference   # llama-cpp-python
 from tests.conftest import LONG_RUNS, fixture_file, multilingual_sample
 from tests.gguf_copy import copy_gguf
 from tests.parity.comparison import Comparison
-from tests.parity.llama_cpp_compare import compare_decodes, compare_encodes, llama_cpp_survives
+from tests.parity.llama_cpp_compare import (compare_decodes, compare_encodes, llama_cpp_survives, special_texts_of,
+                                            spliced)
 from tests.parity.reference_worker import ReferenceWorker
-from tests.parity.test_byte_bpe_gguf import special_texts_of, spliced
 
 BASE = "gguf/ggml-vocab-gpt-2.gguf"
 LINES_PER_CORPUS = 60

@@ -27,9 +27,8 @@ from tests import llama_cpp_reference   # llama-cpp-python
 from tests.conftest import fixture_file, report
 from tests.gguf_copy import copy_gguf, copy_gguf_with_tokens
 from tests.parity.comparison import Comparison
-from tests.parity.llama_cpp_compare import compare_corpora, compare_decodes, compare_encodes, llama_cpp_survives
-from tests.parity.test_byte_bpe_gguf import special_texts_of
-from tests.parity.test_spm_bpe_gguf import compare_golden, golden_cases
+from tests.parity.llama_cpp_compare import (compare_corpora, compare_decodes, compare_encodes, compare_golden,
+                                            golden_cases, llama_cpp_survives, special_texts_of)
 
 BGE = "gguf/ggml-vocab-bert-bge.gguf"
 FLAGS = list(itertools.product((False, True), repeat=2))   # (add_special, parse_special)
@@ -190,7 +189,7 @@ def test_stream_matches_llama_detokenize(fixtures, corpus_lines, invalid_utf8_li
     """stream_decoder() in chunks of 1, 2, 3, 7 ids and two random chunkings, against
     llama_detokenize (WPM runs its clean_spaces passes, which hold text back between chunks)."""
     from tests.conftest import multilingual_sample
-    from tests.parity.test_stream_decode_gguf import PASS_BYTES, compare_streams, pass_texts
+    from tests.parity.stream_compare import PASS_BYTES, compare_streams, pass_texts
     path = fixture_file(fixtures, BGE)
     tok = toksmith.load(path)
     ref = llama_cpp_reference.load_vocab(path)

@@ -9,8 +9,9 @@ llama.cpp for a GGUF (add_special and parse_special off), tiktoken for a rank fi
 (encode_ordinary, with the pattern of the encoding the tokenizer was read as), the rwkv
 package's TRIE_TOKENIZER for an RWKV vocabulary .txt.
 
-Texts on which the two references are documented to disagree are left out, route by
-route (DOCUMENTED below; the parity test that measures each is named there).
+Each comparison goes through tests/parity/comparison.py; a text on which the two references
+are documented to disagree passes only as one of the narrowed excuses of the parity tests,
+route by route and bounded (DOCUMENTED below; the parity test that measures each is named there).
 """
 from __future__ import annotations
 
@@ -23,12 +24,22 @@ import sentencepiece as spm
 import tiktoken
 import tiktoken.load
 import tokenizers
+from sentencepiece import sentencepiece_model_pb2
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import toksmith
 from tests import llama_cpp_reference
 from tests.conftest import fixture_file, report
+from tests.gguf_reference import read_metadata
+from tests.parity.comparison import Comparison
+from tests.parity.excuses.conversions_gguf import (PRECOMPILED_PER_GRAPHEME, SENTENCEPIECE_STRIPS_TRAILING_U2581,
+                                                   EncodeCase)
+from tests.parity.excuses.conversions_spm_json_tiktoken import (PRECOMPILED_MAPS_WHOLE_GRAPHEMES,
+                                                                UNIGRAM_TAKES_CONTROL_PIECE_FROM_TEXT)
+from tests.parity.excuses.writer_routes import UNIGRAM_TAKES_RESERVED_PIECE_FROM_TEXT
+from tests.parity.llama_cpp_compare import reference_decode
+from tests.parity.spm_json_cases import SourceLine, SourceModel
 from tests.tiktoken_reference import encoding
 from toksmith.formats.tiktoken import PATTERN_REGEX
 
@@ -117,59 +128,102 @@ def out_dir(tmp_path_factory) -> Path:
     return tmp_path_factory.mktemp("routes")
 
 
-def _reserved_texts(fixtures: Path, source: str) -> list[str]:
-    sp = spm.SentencePieceProcessor(model_file=str(_source_path(fixtures, source)))
-    return [sp.id_to_piece(i) for i in range(sp.get_piece_size()) if sp.is_control(i) or sp.is_unknown(i)]
-
-
-# (source, target) -> the references' documented disagreements on that route, each measured
-# by the parity test named:
-# - CONTROL_TEXT (test_convert_to_tokenizer_json.py): sentencepiece keeps CONTROL and UNKNOWN
-#   pieces out of the Unigram lattice, tokenizers' Unigram matches every piece of its vocab
-#   (encode_special_tokens only stops the added-token split): a text holding "<s>" or "<unk>".
-# - PRECOMPILED_GRAPHEMES (same test): tokenizers' Precompiled normalizer maps whole graphemes
-#   where sentencepiece maps the longest charsmap prefix: the normalized texts differ.
-# - LITERAL_SPACE_SYMBOL (test_convert_to_gguf.py): sentencepiece's remove_extra_whitespaces
-#   strips trailing U+2581 after escaping spaces, a literal one too; llama.cpp's UGM strips
-#   only spaces: a text holding U+2581.
-DOCUMENTED = {("spm-unigram-bytes", ".json"): ("CONTROL_TEXT", "PRECOMPILED_GRAPHEMES"),
-              ("spm-unigram", ".json"): ("CONTROL_TEXT", "PRECOMPILED_GRAPHEMES"),
-              ("spm-bpe", ".json"): ("PRECOMPILED_GRAPHEMES",),
-              ("spm-unigram", ".gguf"): ("LITERAL_SPACE_SYMBOL",)}
+# (source, target) -> the references' documented disagreements on that route: the narrowed
+# excuses of the parity test that measures each, decided from the source model and the
+# references (never from the written file's own normalizer, which would excuse a writer bug):
+# - UNIGRAM_TAKES_CONTROL_PIECE_FROM_TEXT, PRECOMPILED_MAPS_WHOLE_GRAPHEMES
+#   (test_convert_to_tokenizer_json.py): tokenizers' Unigram matches a CONTROL piece's text,
+#   sentencepiece keeps it out of its lattice; tokenizers' Precompiled (built from the source
+#   .model's charsmap) maps whole graphemes where sentencepiece maps the longest prefix.
+# - UNIGRAM_TAKES_RESERVED_PIECE_FROM_TEXT (tests/parity/excuses/writer_routes.py): the same
+#   disagreement where the parity test's excuse does not reach: an UNKNOWN piece's text
+#   ('<unk>'), or a reserved text that tokenizers reads after a lone '▁' (the fuzzed texts
+#   hold both, the corpora neither); exact by both references agreeing without those texts.
+# - SENTENCEPIECE_STRIPS_TRAILING_U2581 (test_convert_to_gguf.py): sentencepiece strips a
+#   trailing U+2581 with the trailing spaces, llama.cpp's UGM only the spaces.
+# - PRECOMPILED_PER_GRAPHEME (test_convert_gguf_to_tokenizer_json.py): tokenizers' Precompiled
+#   looks the charsmap up per grapheme, llama.cpp's UGM by the longest prefix ("\xa0\u20e3").
+# Bounds: the fuzz draws are fixed (derandomize=True) but change with hypothesis' version, so
+# each fuzz excuse may cover at most FUZZ_EXCUSED_FRACTION of the texts compared; the code
+# point texts are fixed, their bounds are today's counts.
+DOCUMENTED = {("spm-unigram-bytes", ".json"): (UNIGRAM_TAKES_CONTROL_PIECE_FROM_TEXT, UNIGRAM_TAKES_RESERVED_PIECE_FROM_TEXT,
+                                                   PRECOMPILED_MAPS_WHOLE_GRAPHEMES),
+              ("spm-unigram", ".json"): (UNIGRAM_TAKES_CONTROL_PIECE_FROM_TEXT, UNIGRAM_TAKES_RESERVED_PIECE_FROM_TEXT,
+                                                   PRECOMPILED_MAPS_WHOLE_GRAPHEMES),
+              ("spm-bpe", ".json"): (PRECOMPILED_MAPS_WHOLE_GRAPHEMES,),
+              ("spm-unigram", ".gguf"): (SENTENCEPIECE_STRIPS_TRAILING_U2581,),
+              ("gguf-ugm", ".json"): (PRECOMPILED_PER_GRAPHEME,)}
+FUZZ_EXCUSED_FRACTION = 0.25    # today at most 34 of 209 texts (16%, CONTROL pieces on spm-unigram -> .json)
+# The code point texts: no excuse is needed on the .json routes (today 0); one text holding U+2581
+# on spm-unigram -> .gguf is a SENTENCEPIECE_STRIPS_TRAILING_U2581 (today 1).
+CODE_POINT_BOUNDS = {("spm-unigram", ".gguf"): {SENTENCEPIECE_STRIPS_TRAILING_U2581: 1}}
 
 
 @functools.cache
-def _documented(fixtures: Path, out: Path, source: str, target: str):
-    """A predicate: is this text one of the route's documented disagreements?"""
-    checks = []
-    kinds = DOCUMENTED.get((source, target), ())
-    if "CONTROL_TEXT" in kinds:
-        reserved = _reserved_texts(fixtures, source)
-        checks.append(lambda text: any(r in text for r in reserved))
-    if "PRECOMPILED_GRAPHEMES" in kinds:
-        sp = spm.SentencePieceProcessor(model_file=str(_source_path(fixtures, source)))
-        normalizer = tokenizers.Tokenizer.from_file(str(out / f"{source}{target}")).normalizer
-        checks.append(lambda text: sp.normalize(text) != normalizer.normalize_str(text))
-    if "LITERAL_SPACE_SYMBOL" in kinds:
-        checks.append(lambda text: "\u2581" in text)
-    return lambda text: any(check(text) for check in checks)
+def _case_maker(fixtures: Path, out: Path, source: str, target: str):
+    """text -> the case the route's excuses judge (the text itself where none is documented)."""
+    if not DOCUMENTED.get((source, target)):
+        return lambda text: text
+    model_file, written_path = _source_path(fixtures, source), out / f"{source}{target}"
+    if model_file.suffix == ".gguf":
+        return _gguf_to_json_case_maker(model_file, written_path)
+    if target == ".json":
+        written = tokenizers.Tokenizer.from_file(str(written_path))
+        written.encode_special_tokens = True            # as reference() reads it
+        model = SourceModel(model_file, written)
+        return lambda text: SourceLine(model, text)
+    sp = spm.SentencePieceProcessor(model_file=str(model_file))
+    llama = llama_cpp_reference.load_vocab(written_path)
+    proto = sentencepiece_model_pb2.ModelProto()
+    proto.ParseFromString(model_file.read_bytes())
+    facts = {"unigram": proto.trainer_spec.model_type == sentencepiece_model_pb2.TrainerSpec.UNIGRAM,
+             "scores": [sp.get_score(i) for i in range(sp.get_piece_size())]}
+    reference_on = lambda text: llama.tokenize(text.encode("utf-8"), False, False)  # noqa: E731
+    return lambda text: EncodeCase(text, reference_on=reference_on, **facts)
 
 
-def _differ(pair, texts, documented) -> list[str]:
+def _gguf_to_json_case_maker(model_file: Path, written_path: Path):
+    """Cases of a GGUF -> tokenizer.json route, as test_convert_gguf_to_tokenizer_json.py builds
+    them: llama.cpp on the source GGUF, tokenizers on the written file, both as reference() reads."""
+    llama = llama_cpp_reference.load_vocab(model_file)
+    written = tokenizers.Tokenizer.from_file(str(written_path))
+    written.encode_special_tokens = True
+    facts = {"unigram": read_metadata(model_file)["tokenizer.ggml.model"] == b"t5",     # llama.cpp's UGM
+             "reference_on": lambda text: llama.tokenize(text.encode("utf-8"), False, False),
+             "extras": {"spell": functools.partial(reference_decode, llama, skip_special=False),
+                        "ours_on": lambda text: written.encode(text, add_special_tokens=False).ids}}
+    return lambda text: EncodeCase(text, **facts)
+
+
+def _compare(check: Comparison, pair, texts: list[str], case_of) -> None:
+    """The target's reference on the written file (ours) against the source's reference."""
     source_ref, target_ref = pair
-    return [t for t, a, b in zip(texts, source_ref(texts), target_ref(texts)) if a != b and not documented(t)]
+    check.all([case_of(t) for t in texts], ours=target_ref(texts), theirs=source_ref(texts))
 
 
 @pytest.mark.parametrize("source,target", ROUTES)
-@settings(max_examples=40, deadline=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
-@given(texts=st.lists(TEXTS, min_size=1, max_size=16))
-def test_written_file_reads_as_source_on_fuzzed_text(fixtures, out_dir, source, target, texts):
+def test_written_file_reads_as_source_on_fuzzed_text(fixtures, out_dir, source, target):
     pair = _written(fixtures, out_dir, source, target)
     if pair is None:
         return                              # refused: nothing written, nothing to read otherwise
-    differ = _differ(pair, texts, _documented(fixtures, out_dir, source, target))
-    assert not differ, f"{source} -> {target}: {differ[0]!r}"
+    case_of = _case_maker(fixtures, out_dir, source, target)
+    documented = DOCUMENTED.get((source, target), ())
+    # the bounds are set below, once the number of texts compared is known
+    check = Comparison(f"writer route {source} -> {target}: fuzzed texts, ids by the target's reference on "
+                       f"the written file", against="the source's reference on the source",
+                       excuses={excuse: 0 for excuse in documented})
+
+    @settings(max_examples=40, deadline=None, derandomize=True, database=None,
+              suppress_health_check=[HealthCheck.too_slow])
+    @given(texts=st.lists(TEXTS, min_size=1, max_size=16))
+    def each_draw(texts):
+        before = check.mismatch_count
+        _compare(check, pair, texts, case_of)
+        assert check.mismatch_count == before, f"{source} -> {target}: " + "\n".join(check.mismatches[-1:])
+
+    each_draw()
+    check.excuses = {excuse: int(FUZZ_EXCUSED_FRACTION * check.compared) for excuse in documented}
+    check.finish()
 
 
 # Every code point but the surrogates: alone in planes 0, 1 and 14 (every script, symbol,
@@ -192,8 +246,8 @@ def test_written_file_reads_as_source_on_every_code_point(fixtures, out_dir, sou
     if pair is None:
         report(f"writer route {source} -> {target}: refused")
         return
-    differ = _differ(pair, CODE_POINTS, _documented(fixtures, out_dir, source, target))
-    report(f"writer route {source} -> {target}: {len(ALONE)} code points alone, {len(RUNS)} runs and "
-           f"{len(IN_CONTEXT)} texts of them in context, {len(differ)} mismatches")
-    assert not differ, f"{source} -> {target}: {len(differ)} texts, e.g. " \
-                       f"{', '.join(ascii(text[:24]) for text in differ[:4])}"
+    with Comparison(f"writer route {source} -> {target}: {len(ALONE)} code points alone, {len(RUNS)} runs and "
+                    f"{len(IN_CONTEXT)} texts of them in context, ids by the target's reference on the written file",
+                    against="the source's reference on the source",
+                    excuses=CODE_POINT_BOUNDS.get((source, target), {})) as check:
+        _compare(check, pair, CODE_POINTS, _case_maker(fixtures, out_dir, source, target))

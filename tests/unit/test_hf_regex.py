@@ -138,7 +138,7 @@ def test_long_runs(pattern, unit):
 
 
 def test_dfa_and_passes_agree(corpus_lines):
-    from tests.parity.test_hf_split_replace import REAL_PATTERNS
+    from tests.real_patterns import REAL_PATTERNS
     from tests.conftest import multilingual_sample
     texts = multilingual_sample(corpus_lines, 30)
     for pattern in REAL_PATTERNS.values():
