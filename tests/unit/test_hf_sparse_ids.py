@@ -209,9 +209,12 @@ def test_sparse_ids_survive_save_and_pickle(tmp_path):
 
 
 @pytest.mark.parametrize("suffix", [".gguf", ".model", ".tiktoken"])
-def test_formats_numbering_by_position_refuse_sparse_ids(suffix, tmp_path):
+def test_formats_numbering_by_position_refuse_far_sparse_ids(suffix, tmp_path):
+    # A few gaps are filled as each format's converter fills them (the cl100k/o200k
+    # conversions of tests/parity/test_convert_*tiktoken.py): 2**31 - 6 are too many.
     tok = toksmith.load(saved(tmp_path, "t.json", sparse_file("BPE", 2**31)))
-    with pytest.raises(toksmith.UnsupportedConversionError, match=r"id 3\b.*no token"):
+    with pytest.raises(toksmith.UnsupportedConversionError,
+                       match=r"ids up to 2147483648, 2147483643 ids below it without a token, the first 3;"):
         tok.save(tmp_path / f"out{suffix}")
     assert not (tmp_path / f"out{suffix}").exists()
 

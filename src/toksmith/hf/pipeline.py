@@ -12,6 +12,8 @@ run approximately.
 """
 from __future__ import annotations
 
+import dataclasses
+
 from typing import Callable
 
 from toksmith._core.byte_unicode import byte_unicode_decode_or_keep
@@ -26,7 +28,7 @@ from toksmith.errors import ModelFormatError, UnsupportedModelError
 from toksmith.hf import components as c
 from toksmith.hf._fields import shown_component
 from toksmith.hf.post_processing import engine_post_processor
-from toksmith.hf.sparse_ids import densify
+from toksmith.hf.sparse_ids import densify, file_components
 from toksmith.hf.special_roles import special_ids_of
 from toksmith.hf.split_patterns import byte_level_splitter
 from toksmith.models.common import bad_data_names_file
@@ -35,14 +37,16 @@ from toksmith.vocab import ByteLevelVocab, MergeOrder, TokenType, Vocab
 
 
 def hf_tokenizer_spec(hf: c.HfTokenizerSpec, source_data: bytes | None = None,
-                      named_specials: dict[str, str] | None = None) -> TokenizerSpec:
+                      named_specials: dict[str, str] | None = None, *, renumber: bool = True) -> TokenizerSpec:
     """The `TokenizerSpec` of a tokenizer.json: every id's piece as tokenizers'
     `id_to_token` shows it (the model's token, or the added token's content), typed
     NORMAL, CONTROL (special added token) or USER_DEFINED (other added token); its
     special ids from the file and `named_specials` (a model folder's config files,
     `toksmith.hf.special_roles`). A file whose ids are not 0..n-1 is held renumbered
-    (`toksmith.hf.sparse_ids`): the spec's `sparse_ids` gives the file's ids back."""
-    hf, sparse_ids = densify(hf)
+    (`toksmith.hf.sparse_ids`): the spec's `sparse_ids` gives the file's ids back. With
+    `renumber` false the ids stay the file's, each id without a token a gap (see
+    `spec_by_file_ids`)."""
+    hf, sparse_ids = densify(hf) if renumber else (hf, None)
     size = max(_model_id_end(hf.model), max([t.id + 1 for t in hf.added_tokens], default=0))
     if size == 0:
         raise ModelFormatError(hf.source, "$.model.vocab: the vocabulary is empty")
@@ -54,6 +58,22 @@ def hf_tokenizer_spec(hf: c.HfTokenizerSpec, source_data: bytes | None = None,
                          rules=ReferenceRules.HF, vocab=Vocab(pieces=pieces, scores=[0.0] * size, types=bytes(types),
                                                               special=special_ids_of(hf, pieces, named_specials)),
                          normalizer=None, decoder=None, source_data=source_data, hf=hf, sparse_ids=sparse_ids)
+
+
+def spec_by_file_ids(spec: TokenizerSpec) -> TokenizerSpec:
+    """A tokenizer.json's spec held renumbered (`spec.sparse_ids`), held by the file's own ids
+    instead, each id without a token a gap: what the writers of formats that number tokens by
+    position (GGUF, .model, .tiktoken) write, filling each gap as that format's converter does
+    (a cl100k-derived file: its specials start at 100257, past its 100256 ranks). The caller
+    checks that the gaps are few (`SparseIds.gaps_are_few`).
+
+    >>> spec_by_file_ids(toksmith.load("cl100k.json").spec).vocab.piece(100256)   # doctest: +SKIP
+    ''
+    """
+    sparse = spec.sparse_ids
+    by_file_ids = hf_tokenizer_spec(file_components(spec.hf, sparse), spec.source_data, renumber=False)
+    vocab = dataclasses.replace(by_file_ids.vocab, special=sparse.outward_special(spec.vocab.special))
+    return dataclasses.replace(by_file_ids, vocab=vocab)
 
 
 def _model_id_end(model: c.Model) -> int:

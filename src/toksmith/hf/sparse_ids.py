@@ -29,6 +29,12 @@ from toksmith.vocab import SpecialIds
 from . import components as c
 
 
+# Gaps a file's ids may have and still be written to GGUF, .model or .tiktoken, a filler token
+# each (about 60 bytes while writing): a format numbering tokens by position cannot hold more
+# in a file of a sensible size.
+MAX_WRITTEN_GAPS = 1 << 20
+
+
 class SparseIds:
     """The file's id of each core id (ascending: core id i is the file's i-th smallest id)."""
 
@@ -67,9 +73,18 @@ class SparseIds:
 
     def gap_description(self) -> str:
         """Why a format numbering tokens by position cannot hold these ids."""
-        return (f"token ids that are not 0..n-1 (the file's {len(self)} tokens have ids up to "
-                f"{self.file_ids[-1]}; id {self.first_gap()} is no token): the format numbers tokens "
-                "by position; save as a tokenizer.json")
+        largest = self.file_ids[-1]
+        return (f"token ids far from 0..n-1 (the file's {len(self)} tokens have ids up to {largest}, "
+                f"{largest + 1 - len(self)} ids below it without a token, the first {self.first_gap()}; "
+                f"at most max(the token count, {MAX_WRITTEN_GAPS}) are filled): the format numbers "
+                "tokens by position; save as a tokenizer.json")
+
+    def gaps_are_few(self) -> bool:
+        """The ids without a token below the largest are at most max(the token count,
+        MAX_WRITTEN_GAPS), and the largest id fits the core's int32: the file's ids can be
+        written to a format that numbers tokens by position, each gap filled."""
+        largest = self.file_ids[-1]
+        return largest <= 2**31 - 1 and largest + 1 - len(self) <= max(len(self), MAX_WRITTEN_GAPS)
 
     def outward_special(self, special: SpecialIds) -> SpecialIds:
         return SpecialIds(**{role: self.outward_one(i) for role, i in vars(special).items()})

@@ -103,10 +103,14 @@ TARGET_NAMES: dict[FileFormat, str] = {
 def to_bytes(spec: TokenizerSpec, file_format: FileFormat) -> bytes:
     """The bytes of `spec` written as a `file_format` file (raises UnsupportedConversionError)."""
     if spec.sparse_ids is not None and file_format is not FileFormat.HF_JSON:
-        # GGUF, .model and tiktoken files number their tokens by position: they cannot
-        # hold a tokenizer.json's ids that are not 0..n-1 (toksmith.hf.sparse_ids)
-        from toksmith.writers.common import cannot_write
-        raise cannot_write(spec, TARGET_NAMES[file_format], [spec.sparse_ids.gap_description()])
+        # GGUF, .model and tiktoken files number their tokens by position: a tokenizer.json's
+        # ids that are not 0..n-1 are written by the file's ids, each gap filled as the
+        # format's converter fills it, where the gaps are few (toksmith.hf.sparse_ids)
+        if not spec.sparse_ids.gaps_are_few():
+            from toksmith.writers.common import cannot_write
+            raise cannot_write(spec, TARGET_NAMES[file_format], [spec.sparse_ids.gap_description()])
+        from toksmith.hf.pipeline import spec_by_file_ids
+        spec = spec_by_file_ids(spec)
     return WRITERS[file_format](spec)
 
 
