@@ -13,7 +13,10 @@ emptied or cut compares less than its report says.
 - ``--mutation-target``: what is broken. ``api`` (the default) is the Tokenizer methods above;
   ``writers`` the bytes of every file toksmith writes (empty: an empty file; truncated: its first
   merges or best pieces taken out, tests/parity/written_file_mutations.py); ``trainers`` what
-  the trainers learn (truncated only: one merge or piece less).
+  the trainers learn (truncated only: one merge or piece less); ``stages`` the outputs of the
+  compiled stages that test code builds itself (a model's encode_piece/encode_pieces, a
+  splitter's split_text, a normalizer's normalize_text, a regex's find_matches, llama.cpp's token
+  pieces): every id list, piece list, text or match list emptied or cut by its last item.
 
 ``--mutation=none`` patches nothing: the control run, where the first failing test of each
 module must pass.
@@ -27,6 +30,7 @@ collection error if any, and the seconds its tests took (setup, call and teardow
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -34,7 +38,7 @@ from typing import Any
 import pytest
 
 MUTATIONS = ("empty", "truncated", "none")   # none: the control run, nothing patched
-TARGETS = ("api", "writers", "trainers")
+TARGETS = ("api", "writers", "trainers", "stages")
 
 
 def pytest_addoption(parser) -> None:
@@ -42,7 +46,8 @@ def pytest_addoption(parser) -> None:
     group.addoption("--mutation", choices=MUTATIONS, required=True,
                     help="how toksmith's outputs are broken: emptied or cut by one item (none: the control)")
     group.addoption("--mutation-target", choices=TARGETS, default="api",
-                    help="what is broken: the Tokenizer API, the file writers, or the trainers")
+                    help="what is broken: the Tokenizer API, the file writers, the trainers, or the "
+                         "compiled stages that tests build")
     group.addoption("--mutation-report", default=None, help="JSON file for the per-module outcome")
 
 
@@ -168,7 +173,152 @@ def _patch_trainers(monkeypatch: pytest.MonkeyPatch, mutation: str) -> None:
         monkeypatch.setattr(toksmith, name, one_entry_short, raising=False)   # toksmith.__getattr__ serves it otherwise
 
 
-PATCHES = {"api": _patch_api, "writers": _patch_writers, "trainers": _patch_trainers}
+# ---- the stages target: the compiled stages test code builds and calls directly
+
+# The output methods of the compiled stages the parity modules call (ByteLevelBpe, LlamaSplitter,
+# the tokenizer.json normalizers, pre-tokenizers and Split/Replace stages, LinearRegex).
+STAGE_OUTPUTS = ("encode_piece", "encode_pieces", "split_text", "normalize_text", "find_matches")
+
+# Stage classes (module, class names) replaced in their module by a factory: the parity modules
+# import them (or look them up on the module) after the session has started.
+STAGE_CLASSES = {
+    "toksmith._core.byte_bpe": ("ByteLevelBpe",),
+    "toksmith._core.pretok_llama": ("LlamaSplitter",),
+    "toksmith._core.hf_precompiled": ("HfPrecompiledNormalizer",),
+    "toksmith._core.hf_normalizers": ("HfStrip", "HfPrepend", "HfByteLevelNormalizer", "HfNmt"),
+    "toksmith._core.hf_pretokenizers": ("HfDigits", "HfCharDelimiterSplit", "HfFixedLength", "HfUnicodeScripts",
+                                        "HfByteLevel"),
+    "toksmith._core.hf_regex_stages": ("HfReplace", "HfSplit"),
+}
+
+# Python functions that build and return a stage (module, function names).
+STAGE_FUNCTIONS = {
+    "toksmith.hf.split_patterns": ("oniguruma_splitter",),
+    "toksmith.hf.native_pretokenizers": ("byte_level_pretokenizer",),
+    "toksmith.hf.native_normalizers": ("replace_stage",),
+    "toksmith.hf.native_regex": ("compiled_pattern",),
+}
+
+
+def _called_from_tests(depth: int = 2) -> bool:
+    """Whether the caller `depth` frames up is test code: toksmith's own pipeline keeps the real
+    stages (what it does with them is the api target's), and only the stages a test builds and
+    compares are mutated."""
+    return sys._getframe(depth).f_globals.get("__name__", "").startswith("tests.")
+
+
+def _unwrapped(value: Any) -> Any:
+    """The compiled stage inside a proxy (a stage built from another, e.g. HfSplit(regex))."""
+    return value._inner if isinstance(value, _MutatedStage) else value
+
+
+class _MutatedStage:
+    """A compiled stage whose output methods (STAGE_OUTPUTS) are mutated; every other attribute
+    is the stage's own. Pickled, it is the stage itself."""
+
+    def __init__(self, inner, mutate: Callable[[Any], Any]):
+        self._inner = inner
+        self._mutate = mutate
+
+    def __getattr__(self, name):
+        if name in ("_inner", "_mutate"):        # not set yet (copy, unpickling): no recursion
+            raise AttributeError(name)
+        value = getattr(self._inner, name)
+        if name not in STAGE_OUTPUTS:
+            return value
+        if name == "encode_pieces":            # ids per piece: each piece's ids mutated (empty: no pieces)
+            return lambda *a, **k: self._mutate_each(value(*a, **k))
+        return lambda *a, **k: self._mutate(value(*a, **k))
+
+    def _mutate_each(self, per_piece: list) -> list:
+        if self._mutate is _emptied:
+            return []
+        return [self._mutate(ids) for ids in per_piece]
+
+    def __reduce__(self):
+        return self._inner.__reduce__()
+
+    def __repr__(self) -> str:
+        return f"<mutated {self._inner!r}>"
+
+
+class _StageFactory:
+    """Stands for a compiled stage class in its module: the stages test code builds are mutated
+    (arguments that are mutated stages are handed over unwrapped); every class attribute is the
+    class's own. ByteLevelBpe.build: the model with character starts (its default) is mutated,
+    the one merging from bytes (char_starts=False, what test_char_starts_vocabs compares the
+    character-start path with) is left whole."""
+
+    def __init__(self, cls, mutate: Callable[[Any], Any]):
+        self._cls = cls
+        self._mutate = mutate
+
+    def _built(self, stage, from_tests: bool):
+        return _MutatedStage(stage, self._mutate) if from_tests and stage is not None else stage
+
+    def __call__(self, *args, **kwargs):
+        from_tests = _called_from_tests()
+        args = [_unwrapped(a) for a in args]
+        kwargs = {k: _unwrapped(v) for k, v in kwargs.items()}
+        return self._built(self._cls(*args, **kwargs), from_tests)
+
+    def __getattr__(self, name):
+        if name in ("_cls", "_mutate"):
+            raise AttributeError(name)
+        value = getattr(self._cls, name)
+        if name != "build":
+            return value
+
+        def build(*args, **kwargs):
+            from_tests = _called_from_tests() and kwargs.get("char_starts", True)
+            return self._built(value(*args, **kwargs), from_tests)
+        return build
+
+
+def _patch_stages(monkeypatch: pytest.MonkeyPatch, mutation: str) -> None:
+    """Every stage that test code builds (STAGE_CLASSES, STAGE_FUNCTIONS, ByteLevelVocab.build_model)
+    returns mutated outputs, and llama_cpp_token_pieces (its list) is mutated. Side effect for
+    the session: instances of the replaced classes do not pickle by reference (pickle finds the
+    factory in their module); the proxies pickle as the stage itself."""
+    import importlib
+
+    from toksmith.formats import gguf
+    from toksmith.vocab import ByteLevelVocab
+    mutate = _emptied if mutation == "empty" else _cut
+    for module_name, names in STAGE_CLASSES.items():
+        module = importlib.import_module(module_name)
+        for name in names:
+            monkeypatch.setattr(module, name, _StageFactory(getattr(module, name), mutate))
+    for module_name, names in STAGE_FUNCTIONS.items():
+        module = importlib.import_module(module_name)
+        for name in names:
+            monkeypatch.setattr(module, name, _stage_function(getattr(module, name), mutate))
+    build_model = ByteLevelVocab.build_model
+
+    def mutated_build_model(self):
+        from_tests = _called_from_tests()
+        model = build_model(self)
+        return _MutatedStage(model, mutate) if from_tests else model
+    monkeypatch.setattr(ByteLevelVocab, "build_model", mutated_build_model)
+    token_pieces = gguf.llama_cpp_token_pieces
+
+    def mutated_token_pieces(*args, **kwargs):
+        from_tests = _called_from_tests()
+        pieces = token_pieces(*args, **kwargs)
+        return mutate(pieces) if from_tests else pieces
+    monkeypatch.setattr(gguf, "llama_cpp_token_pieces", mutated_token_pieces)
+
+
+def _stage_function(function: Callable, mutate: Callable[[Any], Any]) -> Callable:
+    """`function` whose stage (when test code calls it, and there is one) is mutated."""
+    def mutated(*args, **kwargs):
+        from_tests = _called_from_tests()
+        stage = function(*args, **kwargs)
+        return _MutatedStage(stage, mutate) if from_tests and stage is not None else stage
+    return mutated
+
+
+PATCHES = {"api": _patch_api, "writers": _patch_writers, "trainers": _patch_trainers, "stages": _patch_stages}
 
 
 # ---------------------------------------------------------------- the run

@@ -10,7 +10,10 @@ tests/parity_mutation_plugin.py, which patches toksmith at session start:
 - target ``writers``: every file toksmith writes emptied, or cut by its first merges or best
   pieces (for modules that compare what a reference reads from toksmith's file);
 - target ``trainers``: every trainer learning one entry less (for modules that compare a
-  trained model).
+  trained model);
+- target ``stages``: the outputs of the compiled stages a test builds itself emptied or cut
+  (for modules that compare a model's encode_piece(s), a splitter's split_text, a normalizer's
+  normalize_text, a regex's find_matches or llama.cpp's token pieces one stage at a time).
 
 MODULE_TARGETS says which modules answer to which target (``api`` unless listed);
 WITHOUT_MUTATION lists, with the reason, the modules that no target reaches. Both are checked
@@ -25,6 +28,8 @@ passed (the plugin); SELECTED_TESTS limits a few modules to cheaper test functio
 alone (TOKSMITH_MUTATION_REPORTS=folder keeps each child run's per-module JSON report) with::
 
     TOKSMITH_FIXTURES=../shared/fixtures python3 -m pytest -n 0 tests/parity/test_parity_mutations.py
+
+and one target's sessions with ``-k stages`` (the session ids are ``mutation-target``).
 """
 from __future__ import annotations
 
@@ -71,24 +76,22 @@ MODULE_TARGETS: dict[str, tuple[str, ...]] = {
     "test_train_byte_stream.py": ("trainers",),
     "test_train_spm_bpe_sentencepiece.py": ("api", "trainers"),   # ".model in sentencepiece vs toksmith"
     "test_train_unigram_sentencepiece.py": ("trainers",),
+    # compiled stages compared one by one with the reference's (the model's encode_piece(s),
+    # llama_cpp_token_pieces, a splitter's split_text, a normalizer's normalize_text, a regex's
+    # find_matches), built by the test itself
+    "test_byte_bpe_llama_cpp.py": ("stages",),
+    "test_byte_bpe_long_pieces.py": ("stages",),
+    "test_byte_bpe_tiktoken.py": ("stages",),
+    "test_char_starts_vocabs.py": ("stages",),     # the character-start path (vs itself: the path from bytes)
+    "test_hf_oniguruma_splitters.py": ("stages",),
+    "test_hf_precompiled.py": ("stages",),
+    "test_hf_simple_components.py": ("stages",),
+    "test_hf_split_replace.py": ("stages",),
 }
 
 # Modules that no mutation target reaches, and why (exact: a module listed here that a target
 # reaches, or that no longer exists, fails the check).
-# They compare one compiled stage with the reference's (the model's encode_piece, a splitter's
-# split_text, a normalizer's normalize_text): each stage class has its own output methods, and
-# a "stages" target wrapping them is not built yet.
-STAGE = "compares compiled stages directly, not Tokenizer outputs, files or trainers: "
-WITHOUT_MUTATION: dict[str, str] = {
-    "test_byte_bpe_llama_cpp.py": STAGE + "the byte-level BPE model stage with llama.cpp, one pre-token at a time",
-    "test_byte_bpe_long_pieces.py": STAGE + "ByteLevelBpe.encode_piece with tiktoken and llama.cpp on long pieces",
-    "test_byte_bpe_tiktoken.py": STAGE + "the rank file's model stage (encode_pieces) with tiktoken's encode_single_piece",
-    "test_char_starts_vocabs.py": STAGE + "ByteLevelBpe's character-start path with its byte path (vs itself)",
-    "test_hf_oniguruma_splitters.py": STAGE + "the Oniguruma-spelled splitters' split_text with tokenizers' Split",
-    "test_hf_precompiled.py": STAGE + "the Precompiled normalizer with tokenizers' on every code point",
-    "test_hf_simple_components.py": STAGE + "normalizers and pre-tokenizers one by one with tokenizers' components",
-    "test_hf_split_replace.py": STAGE + "the Split/Replace regex stages (find_matches, split_text, normalize_text)",
-}
+WITHOUT_MUTATION: dict[str, str] = {}
 
 # Modules whose mutation run is limited to some of their test functions, and why: the first
 # tests of the module cost minutes whatever the sample (every code point), or need more of the
@@ -105,7 +108,7 @@ SELECTED_TESTS: dict[str, tuple[tuple[str, ...], str]] = {
 # (mutation, target) of each session; the trainers' target has only the truncated mutation
 # (an empty vocabulary cannot be saved or loaded: every test would fail on that, comparing nothing).
 SESSIONS = [("empty", "api"), ("truncated", "api"), ("empty", "writers"), ("truncated", "writers"),
-            ("truncated", "trainers")]
+            ("truncated", "trainers"), ("empty", "stages"), ("truncated", "stages")]
 
 
 def parity_modules() -> list[str]:
@@ -138,7 +141,7 @@ def test_module_lists_are_exact():
     both = MODULE_TARGETS.keys() & WITHOUT_MUTATION.keys()
     assert not both, f"given a target and said to have none: {both}"
     targets = {t for ts in MODULE_TARGETS.values() for t in ts}
-    assert targets <= {"api", "writers", "trainers"}, targets
+    assert targets <= {"api", "writers", "trainers", "stages"}, targets
     assert all(reason.strip() for reason in WITHOUT_MUTATION.values())
 
 
