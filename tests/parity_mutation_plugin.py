@@ -189,6 +189,12 @@ STAGE_CLASSES = {
     "toksmith._core.hf_pretokenizers": ("HfDigits", "HfCharDelimiterSplit", "HfFixedLength", "HfUnicodeScripts",
                                         "HfByteLevel"),
     "toksmith._core.hf_regex_stages": ("HfReplace", "HfSplit"),
+    "toksmith._core.stage_sequences": ("NormalizerSequence",),    # of stages a test built
+}
+
+# Compiled functions that take a stage (module, function names): handed the real stage.
+STAGE_TAKERS = {
+    "toksmith._core.hf_normalizers": ("starts_late",),
 }
 
 # Python functions that build and return a stage (module, function names).
@@ -208,7 +214,10 @@ def _called_from_tests(depth: int = 2) -> bool:
 
 
 def _unwrapped(value: Any) -> Any:
-    """The compiled stage inside a proxy (a stage built from another, e.g. HfSplit(regex))."""
+    """The compiled stage inside a proxy (a stage built from others: HfSplit(regex),
+    NormalizerSequence([stages]))."""
+    if isinstance(value, list):
+        return [_unwrapped(v) for v in value]
     return value._inner if isinstance(value, _MutatedStage) else value
 
 
@@ -277,7 +286,8 @@ class _StageFactory:
 
 def _patch_stages(monkeypatch: pytest.MonkeyPatch, mutation: str) -> None:
     """Every stage that test code builds (STAGE_CLASSES, STAGE_FUNCTIONS, ByteLevelVocab.build_model)
-    returns mutated outputs, and llama_cpp_token_pieces (its list) is mutated. Side effect for
+    returns mutated outputs (STAGE_TAKERS get the real stage), and llama_cpp_token_pieces (its
+    list) is mutated. Side effect for
     the session: instances of the replaced classes do not pickle by reference (pickle finds the
     factory in their module); the proxies pickle as the stage itself."""
     import importlib
@@ -293,6 +303,10 @@ def _patch_stages(monkeypatch: pytest.MonkeyPatch, mutation: str) -> None:
         module = importlib.import_module(module_name)
         for name in names:
             monkeypatch.setattr(module, name, _stage_function(getattr(module, name), mutate))
+    for module_name, names in STAGE_TAKERS.items():
+        module = importlib.import_module(module_name)
+        for name in names:
+            monkeypatch.setattr(module, name, _taking_real_stages(getattr(module, name)))
     build_model = ByteLevelVocab.build_model
 
     def mutated_build_model(self):
@@ -307,6 +321,13 @@ def _patch_stages(monkeypatch: pytest.MonkeyPatch, mutation: str) -> None:
         pieces = token_pieces(*args, **kwargs)
         return mutate(pieces) if from_tests else pieces
     monkeypatch.setattr(gguf, "llama_cpp_token_pieces", mutated_token_pieces)
+
+
+def _taking_real_stages(function: Callable) -> Callable:
+    """`function` handed the real stages inside the proxies among its arguments."""
+    def unwrapping(*args, **kwargs):
+        return function(*[_unwrapped(a) for a in args], **{k: _unwrapped(v) for k, v in kwargs.items()})
+    return unwrapping
 
 
 def _stage_function(function: Callable, mutate: Callable[[Any], Any]) -> Callable:
