@@ -223,7 +223,8 @@ def _unwrapped(value: Any) -> Any:
 
 class _MutatedStage:
     """A compiled stage whose output methods (STAGE_OUTPUTS) are mutated; every other attribute
-    is the stage's own. Pickled, it is the stage itself."""
+    is the stage's own (special methods such as len() are not forwarded: no parity module uses
+    them on a stage). Pickled, it is the stage itself."""
 
     def __init__(self, inner, mutate: Callable[[Any], Any]):
         self._inner = inner
