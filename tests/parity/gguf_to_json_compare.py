@@ -14,21 +14,13 @@ from tests import llama_cpp_reference
 from tests.gpt2_bytes import gpt2_bytes_to_unicode
 from tests.parity.comparison import Comparison
 from tests.parity.excuses.conversions_gguf import DecodeCase, EncodeCase
-from tests.parity.llama_cpp_compare import reference_decode, special_texts_of, spliced
+from tests.parity.hf_reference import tokenizers_ids
+from tests.parity.llama_cpp_compare import llama_cpp_ids, reference_decode, special_texts_of, spliced
 from toksmith.spec import Algorithm
 from toksmith.special_tokens import TokenAttr
 from toksmith.writers.tokenizer_json import write_tokenizer_json
 
 GPT2_CHARS = frozenset(gpt2_bytes_to_unicode().values())
-
-
-def _llama_cpp_ids(ref, text: str, *, add_special: bool, parse_special: bool) -> list[int]:
-    return ref.tokenize(text.encode("utf-8"), add_special, parse_special)
-
-
-def _tokenizers_ids(written: tokenizers.Tokenizer, text: str, *, add_special: bool) -> list[int]:
-    """tokenizers' ids on the written file (its encode_special_tokens as the caller set it)."""
-    return written.encode(text, add_special_tokens=add_special).ids
 
 
 def _user_defined_read_as_bytes(tok) -> dict[int, str]:
@@ -86,8 +78,8 @@ def compare_with_llama_cpp(path, corpus_lines: dict[str, list[str]], written_pat
         written.encode_special_tokens = not parse_special
         got = [e.ids for e in written.encode_batch(subset, add_special_tokens=add_special)]
         want = [ref.tokenize(text.encode("utf-8"), add_special, parse_special) for text in subset]
-        reference_on = functools.partial(_llama_cpp_ids, ref, add_special=add_special, parse_special=parse_special)
-        ours_on = functools.partial(_tokenizers_ids, written, add_special=add_special)
+        reference_on = functools.partial(llama_cpp_ids, ref, add_special=add_special, parse_special=parse_special)
+        ours_on = functools.partial(tokenizers_ids, written, add_special=add_special)
         for text, ours, theirs in ids_check.pairs(subset, got, want):
             ids_check.one(EncodeCase(text, reference_on=reference_on, unigram=unigram, strip_tokens=strip_tokens,
                                      extras={"spell": spell, "ours_on": ours_on}),

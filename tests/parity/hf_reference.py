@@ -11,6 +11,12 @@ import toksmith
 from tests.conftest import fixture_file
 
 
+def tokenizers_ids(tokenizer: tokenizers.Tokenizer, text: str, *, add_special: bool) -> list[int]:
+    """tokenizers' ids of `text` (its encode_special_tokens as the caller set it; for
+    functools.partial: an excuse case's `ours_on` / `theirs_on`)."""
+    return tokenizer.encode(text, add_special_tokens=add_special).ids
+
+
 def gpt2_folder_reference(fixtures) -> tokenizers.Tokenizer:
     """GPT-2's folder (vocab.json, merges.txt) in tokenizers, with <|endoftext|>, no prefix space."""
     vocab, merges = fixture_file(fixtures, "hf/gpt2/vocab.json"), fixture_file(fixtures, "hf/gpt2/merges.txt")

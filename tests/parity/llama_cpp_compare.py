@@ -42,6 +42,11 @@ def reference_decode(vocab, ids: list[int], skip_special: bool) -> str:
     return raw.decode("utf-8", errors="replace")
 
 
+def llama_cpp_ids(ref, text: str, *, add_special: bool, parse_special: bool = False) -> list[int]:
+    """llama.cpp's ids of `text` (for functools.partial: an excuse case's `reference_on`)."""
+    return ref.tokenize(text.encode("utf-8"), add_special, parse_special)
+
+
 def spliced(lines: list[str], specials: list[str], seed: int) -> list[str]:
     """Each line, a seeded quarter of them with a special-token text inserted somewhere."""
     rnd = random.Random(seed)

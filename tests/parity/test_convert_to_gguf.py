@@ -33,7 +33,7 @@ from tests.parity.excuses.conversions_gguf import (LLAMA_CPP_KEEPS_LEADING_SPACE
                                                    SENTENCEPIECE_STRIPS_TRAILING_U2581,
                                                    UNIGRAM_EQUAL_SCORE_SEGMENTATION, EncodeCase)
 from tests.parity.gguf_compare import compare_llama_cpp_on_both, gguf_fields
-from tests.parity.llama_cpp_compare import special_texts_of, spliced
+from tests.parity.llama_cpp_compare import llama_cpp_ids, special_texts_of, spliced
 from tests.plamo2_gguf import sentencepiece_pieces, write_plamo2_gguf
 from tests.rwkv_gguf import rwkv_world_tokens, write_rwkv_world_gguf
 from tests.unit import gguf_writer
@@ -215,23 +215,19 @@ def test_sentencepiece_model_to_gguf_matches_sentencepiece(fixtures, corpus_line
         for add_special in (True, False) if corpus == "tricky_strings.txt" else (True,):
             expected = sp.encode(texts, add_bos=add_special and add_bos, add_eos=add_special and add_eos)
             got = [ref.tokenize(text.encode("utf-8"), add_special, False) for text in texts]
-            reference_on = functools.partial(_llama_cpp_ids, ref, add_special=add_special)
+            reference_on = functools.partial(llama_cpp_ids, ref, add_special=add_special)
             for i, text, ours, theirs in ids_check.pairs(range(len(texts)), texts, got, expected):
                 ids_check.one(EncodeCase(text, reference_on=reference_on, **facts), ours, theirs,
                               what=f"{corpus}:{i + 1} add_special={add_special}")
                 if not add_special:           # decode sentencepiece's ids (BOS/EOS-free) by both
                     decode_check.one(text, ref.detokenize(theirs, remove_special=True, unparse_special=False)
                                      .decode("utf-8", "replace"), sp_decode.decode(theirs), what=f"{corpus}:{i + 1} decode")
-    reference_on = functools.partial(_llama_cpp_ids, ref, add_special=False)
+    reference_on = functools.partial(llama_cpp_ids, ref, add_special=False)
     for raw in invalid_utf8_lines:
         ids_check.one(EncodeCase("", reference_on=reference_on, extras={"raw": raw}, **facts),
                       ref.tokenize(raw, False, False), sp.encode(raw), what="invalid UTF-8")
     for check in (ids_check, decode_check):
         check.finish()
-
-
-def _llama_cpp_ids(ref, text: str, *, add_special: bool) -> list[int]:
-    return ref.tokenize(text.encode("utf-8"), add_special, False)
 
 
 @pytest.mark.parametrize("name,missing", [

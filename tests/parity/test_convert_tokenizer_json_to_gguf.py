@@ -32,7 +32,8 @@ from tests.parity.excuses.conversions_gguf import (BERT_REMOVES_CONTROL_CHARACTE
                                                    WORDPIECE_DECODERS_SPACE_DIFFERENTLY, WPM_TEXT_READ_OTHERWISE,
                                                    DecodeCase, EncodeCase)
 from tests.parity.gguf_compare import FLAGS
-from tests.parity.llama_cpp_compare import spliced
+from tests.parity.hf_reference import tokenizers_ids
+from tests.parity.llama_cpp_compare import llama_cpp_ids, spliced
 from toksmith.errors import InexactConversionWarning
 from toksmith.hf.split_patterns import QWEN2_REGEX
 
@@ -94,9 +95,9 @@ def compare_hf_with_llama_cpp(hf, gguf_path, corpus_lines, label: str, *, adds_t
             hf.encode_special_tokens = not parse_special
             want = [e.ids for e in hf.encode_batch_fast([texts[i] for i in chosen], add_special_tokens=add_special)]
             got = [ref.tokenize(texts[i].encode("utf-8"), add_special, parse_special) for i in chosen]
-            reference_on = functools.partial(_llama_cpp_ids, ref, add_special=False, parse_special=parse_special)
-            same_flags = functools.partial(_llama_cpp_ids, ref, add_special=add_special, parse_special=parse_special)
-            theirs_on = functools.partial(_tokenizers_ids, hf, add_special=add_special)
+            reference_on = functools.partial(llama_cpp_ids, ref, add_special=False, parse_special=parse_special)
+            same_flags = functools.partial(llama_cpp_ids, ref, add_special=add_special, parse_special=parse_special)
+            theirs_on = functools.partial(tokenizers_ids, hf, add_special=add_special)
             for i, ours, theirs in ids_check.pairs(chosen, got, want):
                 ids_check.one(EncodeCase(texts[i], reference_on=reference_on, unknown_id=unknown_id,
                                          max_word_chars=max_chars, extras={"reference_same_flags": same_flags,
@@ -115,15 +116,6 @@ def compare_hf_with_llama_cpp(hf, gguf_path, corpus_lines, label: str, *, adds_t
     hf.encode_special_tokens = False
     for check in (ids_check, decode_check):
         check.finish()
-
-
-def _llama_cpp_ids(ref, text: str, *, add_special: bool, parse_special: bool) -> list[int]:
-    return ref.tokenize(text.encode("utf-8"), add_special, parse_special)
-
-
-def _tokenizers_ids(hf, text: str, *, add_special: bool) -> list[int]:
-    """tokenizers' ids on the source (its encode_special_tokens as the caller set it)."""
-    return hf.encode(text, add_special_tokens=add_special).ids
 
 
 def gpt2_tokenizer(fixtures, *, added: bool = False, pre_tokenizer=None) -> tokenizers.Tokenizer:
